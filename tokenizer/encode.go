@@ -1,0 +1,83 @@
+package tokenizer
+
+import (
+	"runtime"
+	"sync"
+)
+
+// Encode returns the ids and offsets of text, without adding special tokens.
+// Added tokens written in the text (such as "<|im_start|>") are recognised
+// and encoded as their single id, as the reference does.
+func (t *Tokenizer) Encode(text string) Encoding {
+	var e Encoding
+	t.encode(text, &e.IDs, &e.Offsets)
+	return e
+}
+
+// EncodeIDs is Encode without offsets, for the scoring hot path.
+func (t *Tokenizer) EncodeIDs(text string) []int {
+	var ids []int
+	t.encode(text, &ids, nil)
+	return ids
+}
+
+// EncodeBatch encodes texts in parallel (up to GOMAXPROCS goroutines); the
+// result is in input order and equals encoding each text alone.
+func (t *Tokenizer) EncodeBatch(texts []string) []Encoding {
+	out := make([]Encoding, len(texts))
+	workers := min(runtime.GOMAXPROCS(0), len(texts))
+	if workers <= 1 {
+		for i, s := range texts {
+			out[i] = t.Encode(s)
+		}
+		return out
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = t.Encode(texts[i])
+			}
+		}()
+	}
+	for i := range texts {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+func (t *Tokenizer) encode(text string, ids *[]int, offs *[]Offset) {
+	var segBuf [8]segment
+	var wordBuf [64]span
+	for _, seg := range t.matcher.split(text, segBuf[:0]) {
+		if seg.added >= 0 {
+			*ids = append(*ids, t.added[seg.added].id)
+			if offs != nil {
+				*offs = append(*offs, Offset{seg.start, seg.end})
+			}
+			continue
+		}
+		a := normalize(text[seg.start:seg.end], seg.start)
+		for _, w := range splitWords(a.text, wordBuf[:0]) {
+			word := a.text[w.start:w.end]
+			pieces, ok := t.cache.get(word)
+			if !ok {
+				pieces = t.bpeWord(word)
+				t.cache.put(word, pieces)
+			}
+			pos := w.start
+			for _, p := range pieces {
+				*ids = append(*ids, int(p.id))
+				if offs != nil {
+					*offs = append(*offs, a.span(pos, pos+int(p.len)))
+				}
+				pos += int(p.len)
+			}
+		}
+	}
+}
