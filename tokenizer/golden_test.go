@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"testing"
-
 )
 
 // goldenCase is one line of testdata/golden.jsonl, written by the Rust
@@ -105,7 +104,7 @@ func TestGoldenEncodingConsistency(t *testing.T) {
 
 // checkOffsets: one offset per id, inside the text, never going backwards,
 // and together covering every byte of the text.
-func checkOffsets(t *testing.T, text string, e Encoding) {
+func checkOffsets(t testing.TB, text string, e Encoding) {
 	t.Helper()
 	if len(e.Offsets) != len(e.IDs) {
 		t.Fatalf("%q: %d offsets for %d ids", text, len(e.Offsets), len(e.IDs))

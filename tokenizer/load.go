@@ -211,6 +211,11 @@ func build(f *fileJSON) (*Tokenizer, []error) {
 		}
 		size = max(size, int(a.Id)+1)
 	}
+	// Ids must be dense; checking before allocating keeps a hostile file
+	// claiming id 1e12 from exhausting memory.
+	if n := len(f.Model.Vocab) + len(f.AddedTokens); size > n {
+		errs = append(errs, fmt.Errorf("largest id %d but only %d tokens: ids must be contiguous from 0", size-1, n))
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/rerankd/rerankd/tokenizer"
+)
+
+// maxLine bounds one input line so a stream without newlines cannot exhaust
+// memory. A variable so tests can lower it.
+var maxLine = 64 << 20
+
+type tokenizeIn struct {
+	Text *string `json:"text"`
+}
+
+type tokenizeOut struct {
+	IDs     []int    `json:"ids"`
+	Offsets [][2]int `json:"offsets,omitempty"` // [start, end) byte ranges, as HF writes them
+}
+
+// runTokenize implements the CLI contract other tooling depends on: JSON
+// lines {"text": "..."} on stdin, one {"ids": [...]} line per input on
+// stdout, in order, without added special tokens (special tokens written in
+// the text are still recognised). Blank lines are skipped. The first bad line
+// stops the run with its line number on stderr and exit status 1; the output
+// written before it stays valid.
+func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("tokenizer", defaultTokenizer(), "tokenizer.json or a folder holding it (env RERANKD_TOKENIZER)")
+	offsets := fs.Bool("offsets", false, "also write the byte offsets [start, end) of each token")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q (input is read from stdin)", errUsage, fs.Arg(0))
+	}
+	tk, err := tokenizer.Load(*path)
+	if err != nil {
+		return fmt.Errorf("%w (run scripts/setup.sh, or pass --tokenizer)", err)
+	}
+	in := bufio.NewReaderSize(stdin, 1<<20)
+	out := bufio.NewWriterSize(stdout, 1<<20)
+	defer out.Flush() //nolint:errcheck // the normal path flushes and checks; this one only runs after another error
+	enc := json.NewEncoder(out)
+	for lineNo := 1; ; lineNo++ {
+		line, err := readLine(in)
+		if errors.Is(err, io.EOF) {
+			return out.Flush()
+		}
+		if err != nil {
+			return fmt.Errorf("line %d: %w", lineNo, err)
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var req tokenizeIn
+		if err := json.Unmarshal(line, &req); err != nil {
+			return fmt.Errorf("line %d: want a JSON object {\"text\": \"...\"}: %w", lineNo, err)
+		}
+		if req.Text == nil {
+			return fmt.Errorf("line %d: missing \"text\"", lineNo)
+		}
+		var res tokenizeOut
+		if *offsets {
+			e := tk.Encode(*req.Text)
+			res.IDs = e.IDs
+			res.Offsets = make([][2]int, len(e.Offsets))
+			for i, o := range e.Offsets {
+				res.Offsets[i] = [2]int{o.Start, o.End}
+			}
+		} else {
+			res.IDs = tk.EncodeIDs(*req.Text)
+		}
+		if res.IDs == nil {
+			res.IDs = []int{} // "ids": [] for empty text, never null
+		}
+		if err := enc.Encode(res); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+	}
+}
+
+// readLine returns the next line without its newline, io.EOF at the end, or
+// an error for a line longer than maxLine.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if len(buf) > maxLine {
+			return nil, fmt.Errorf("line longer than %d bytes", maxLine)
+		}
+		switch {
+		case err == nil:
+			return bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r")), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(buf) > 0:
+			return buf, nil
+		default:
+			return nil, err
+		}
+	}
+}
