@@ -1,10 +1,10 @@
 package tokenizer
 
 import (
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/rerankd/rerankd/internal/testenv"
 )
 
 // The real Qwen3 tokenizer is installed by scripts/setup.sh (make test runs
@@ -16,21 +16,7 @@ var (
 	qwenErr  error
 )
 
-func qwenPath() string {
-	if p := os.Getenv("RERANKD_TOKENIZER"); p != "" {
-		return p
-	}
-	cache := os.Getenv("RERANKD_CACHE")
-	if cache == "" {
-		base := os.Getenv("XDG_CACHE_HOME")
-		if base == "" {
-			home, _ := os.UserHomeDir()
-			base = filepath.Join(home, ".cache")
-		}
-		cache = filepath.Join(base, "rerankd")
-	}
-	return filepath.Join(cache, "tokenizers", "qwen3")
-}
+func qwenPath() string { return testenv.TokenizerDir() }
 
 func qwen(tb testing.TB) *Tokenizer {
 	tb.Helper()

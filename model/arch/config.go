@@ -1,0 +1,157 @@
+package arch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// Config holds the config.json fields that size a Qwen3 decoder. Field names
+// and JSON keys follow Hugging Face's Qwen3Config.
+type Config struct {
+	Architectures []string `json:"architectures,omitempty"`
+	ModelType     string   `json:"model_type"` // "qwen3"
+	// HiddenSize is the width of the residual stream.
+	HiddenSize int `json:"hidden_size"`
+	// NumHiddenLayers is the number of decoder blocks.
+	NumHiddenLayers int `json:"num_hidden_layers"`
+	// NumAttentionHeads query heads; NumKeyValueHeads key/value heads
+	// (grouped-query attention: each kv head serves Heads/KVHeads q heads).
+	NumAttentionHeads int `json:"num_attention_heads"`
+	NumKeyValueHeads  int `json:"num_key_value_heads"`
+	// HeadDim is set explicitly in Qwen3 (128) and need not equal
+	// HiddenSize/NumAttentionHeads.
+	HeadDim int `json:"head_dim"`
+	// IntermediateSize is the SwiGLU width: down(silu(gate(x)) * up(x)).
+	IntermediateSize int `json:"intermediate_size"`
+	// RMSNormEps is added to the mean square in every RMSNorm.
+	RMSNormEps float64 `json:"rms_norm_eps"`
+	// RopeTheta is the rotary base (1e6 for Qwen3).
+	RopeTheta float64 `json:"rope_theta"`
+	// VocabSize is the embedding rows (151,669 for Qwen3; the tokenizer may
+	// have fewer ids than rows).
+	VocabSize int `json:"vocab_size"`
+	// TieWordEmbeddings: the output head reuses embed_tokens (no lm_head).
+	TieWordEmbeddings bool `json:"tie_word_embeddings"`
+	// MaxPositionEmbeddings bounds sequence length.
+	MaxPositionEmbeddings int `json:"max_position_embeddings,omitempty"`
+	// TorchDtype is the checkpoint's storage type ("bfloat16", ...); informational.
+	TorchDtype string `json:"torch_dtype,omitempty"`
+}
+
+// Qwen3Reranker06B returns the dimensions of Qwen3-Reranker-0.6B.
+func Qwen3Reranker06B() Config {
+	return Config{
+		Architectures: []string{"Qwen3ForCausalLM"}, ModelType: "qwen3",
+		HiddenSize: 1024, NumHiddenLayers: 28, NumAttentionHeads: 16, NumKeyValueHeads: 8,
+		HeadDim: 128, IntermediateSize: 3072, RMSNormEps: 1e-6, RopeTheta: 1e6,
+		VocabSize: 151669, TieWordEmbeddings: true, MaxPositionEmbeddings: 40960, TorchDtype: "float32",
+	}
+}
+
+// Tiny returns a 2-layer model with the real Qwen3 vocabulary, small enough
+// for unit tests (about 10M parameters, nearly all in the embedding).
+func Tiny() Config {
+	c := Qwen3Reranker06B()
+	c.HiddenSize, c.NumHiddenLayers, c.NumAttentionHeads, c.NumKeyValueHeads = 64, 2, 4, 2
+	c.HeadDim, c.IntermediateSize = 16, 128
+	return c
+}
+
+// Validate reports every problem at once.
+func (c Config) Validate() error {
+	var errs []error
+	pos := func(name string, v int) {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be > 0, got %d", name, v))
+		}
+	}
+	pos("hidden_size", c.HiddenSize)
+	pos("num_hidden_layers", c.NumHiddenLayers)
+	pos("num_attention_heads", c.NumAttentionHeads)
+	pos("num_key_value_heads", c.NumKeyValueHeads)
+	pos("head_dim", c.HeadDim)
+	pos("intermediate_size", c.IntermediateSize)
+	pos("vocab_size", c.VocabSize)
+	if c.NumKeyValueHeads > 0 && c.NumAttentionHeads%c.NumKeyValueHeads != 0 {
+		errs = append(errs, fmt.Errorf("num_attention_heads %d is not a multiple of num_key_value_heads %d",
+			c.NumAttentionHeads, c.NumKeyValueHeads))
+	}
+	if c.HeadDim%2 != 0 {
+		errs = append(errs, fmt.Errorf("head_dim %d must be even (rotary halves)", c.HeadDim))
+	}
+	if !(c.RMSNormEps > 0) {
+		errs = append(errs, fmt.Errorf("rms_norm_eps must be > 0, got %v", c.RMSNormEps))
+	}
+	if !(c.RopeTheta > 0) {
+		errs = append(errs, fmt.Errorf("rope_theta must be > 0, got %v", c.RopeTheta))
+	}
+	if c.ModelType != "" && c.ModelType != "qwen3" {
+		errs = append(errs, fmt.Errorf("model_type %q: only qwen3 is supported", c.ModelType))
+	}
+	return errors.Join(errs...)
+}
+
+// ReadConfig reads and validates a config.json. Hugging Face configs omit
+// head_dim in some Qwen-family releases; it then defaults to
+// hidden_size / num_attention_heads, as transformers does.
+func ReadConfig(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	var c Config
+	if err := json.Unmarshal(data, &c); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	if c.HeadDim == 0 && c.NumAttentionHeads > 0 {
+		c.HeadDim = c.HiddenSize / c.NumAttentionHeads
+	}
+	if c.NumKeyValueHeads == 0 {
+		c.NumKeyValueHeads = c.NumAttentionHeads
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// WriteConfig writes c as indented JSON.
+func WriteConfig(path string, c Config) error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// Params returns the number of parameters (embedding and head counted once
+// when tied).
+func (c Config) Params() int64 {
+	h, hd := int64(c.HiddenSize), int64(c.HeadDim)
+	q, kv := int64(c.NumAttentionHeads)*hd, int64(c.NumKeyValueHeads)*hd
+	layer := 2*h + 2*hd + h*q + 2*h*kv + q*h + 3*h*int64(c.IntermediateSize)
+	n := int64(c.VocabSize)*h + int64(c.NumHiddenLayers)*layer + h
+	if !c.TieWordEmbeddings {
+		n += int64(c.VocabSize) * h
+	}
+	return n
+}
+
+// FLOPsPerToken is the multiply-add work (2 FLOPs each) of one token through
+// the decoder's matrices, excluding attention scores (which grow with
+// context) and the embedding lookup; the folded yes/no head is negligible.
+func (c Config) FLOPsPerToken() float64 {
+	h, hd := float64(c.HiddenSize), float64(c.HeadDim)
+	q, kv := float64(c.NumAttentionHeads)*hd, float64(c.NumKeyValueHeads)*hd
+	perLayer := h*q + 2*h*kv + q*h + 3*h*float64(c.IntermediateSize)
+	return 2 * perLayer * float64(c.NumHiddenLayers)
+}
+
+// AttentionFLOPs is the extra work of attention scores and weighted values
+// for a sequence of n tokens with causal masking (n(n+1)/2 query-key pairs).
+func (c Config) AttentionFLOPs(n int) float64 {
+	pairs := float64(n) * float64(n+1) / 2
+	return 2 * 2 * pairs * float64(c.NumAttentionHeads*c.HeadDim) * float64(c.NumHiddenLayers)
+}

@@ -1,0 +1,187 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// ONNX Runtime is one process-wide environment; these guard it.
+var (
+	envMu   sync.Mutex
+	envPath string
+)
+
+// RequiredORT is the ONNX Runtime release rerankd is built and tested with
+// (scripts/setup.sh installs it). Other 1.2x+ releases usually work: the
+// binding needs C API version 24 or newer.
+const RequiredORT = "1.30.0"
+
+// InitRuntime loads the ONNX Runtime shared library at libPath and creates
+// the process-wide environment. Calling it again with the same path is a
+// no-op; with another path it is an error (the library cannot be swapped in
+// a running process).
+func InitRuntime(libPath string) error {
+	envMu.Lock()
+	defer envMu.Unlock()
+	if ort.IsInitialized() {
+		if libPath != envPath {
+			return fmt.Errorf("onnx runtime already loaded from %s, cannot load %s", envPath, libPath)
+		}
+		return nil
+	}
+	if _, err := os.Stat(libPath); err != nil {
+		return fmt.Errorf("onnx runtime library not found at %s (run scripts/setup.sh, or set ORT_LIB to libonnxruntime.so.1 of release %s): %w",
+			libPath, RequiredORT, err)
+	}
+	ort.SetSharedLibraryPath(libPath)
+	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
+		return fmt.Errorf("onnx runtime at %s could not be initialised (rerankd needs release %s, C API >= 24; run scripts/setup.sh): %w",
+			libPath, RequiredORT, err)
+	}
+	envPath = libPath
+	return nil
+}
+
+// RuntimeVersion returns the loaded ONNX Runtime's version, or "" before
+// InitRuntime.
+func RuntimeVersion() string {
+	if !ort.IsInitialized() {
+		return ""
+	}
+	return ort.GetVersion()
+}
+
+// Provider names an execution provider.
+type Provider string
+
+// Execution providers. CUDA and TensorRT need the GPU build of ONNX Runtime
+// (libonnxruntime_providers_cuda.so etc. of the same release beside the
+// library, CUDA 12, cuDNN 9); without them opening a session fails with an
+// error saying so, never a crash.
+const (
+	ProviderCPU      Provider = "cpu"
+	ProviderCUDA     Provider = "cuda"
+	ProviderTensorRT Provider = "tensorrt"
+)
+
+// SessionConfig sets how a model is run.
+type SessionConfig struct {
+	// Provider is cpu (default), cuda or tensorrt.
+	Provider Provider
+	// DeviceID selects the GPU for cuda/tensorrt.
+	DeviceID int
+	// IntraOpThreads is ONNX Runtime's thread count per run; 0 lets it pick
+	// (one per core).
+	IntraOpThreads int
+	// Spinning keeps idle threads spinning between runs: lower latency for
+	// back-to-back runs, a busy core when idle. Off costs ~25% on short
+	// sequences (NOTES.md) but frees the CPU for the rest of the server.
+	Spinning bool
+	// DisablePrepacking skips weight prepacking: a 2.4 GB model loads in
+	// ~1 s instead of ~8 s, at some cost per run.
+	DisablePrepacking bool
+}
+
+// DefaultSessionConfig returns CPU with ONNX Runtime's thread choice.
+func DefaultSessionConfig() SessionConfig {
+	return SessionConfig{Provider: ProviderCPU, Spinning: true}
+}
+
+// Validate reports every problem at once.
+func (c SessionConfig) Validate() error {
+	var errs []error
+	switch c.Provider {
+	case ProviderCPU, ProviderCUDA, ProviderTensorRT, "":
+	default:
+		errs = append(errs, fmt.Errorf("provider %q: want cpu, cuda or tensorrt", c.Provider))
+	}
+	if c.DeviceID < 0 {
+		errs = append(errs, fmt.Errorf("device id %d: want >= 0", c.DeviceID))
+	}
+	if c.IntraOpThreads < 0 {
+		errs = append(errs, fmt.Errorf("intra-op threads %d: want >= 0", c.IntraOpThreads))
+	}
+	return errors.Join(errs...)
+}
+
+func (c SessionConfig) options() (*ort.SessionOptions, error) {
+	o, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*ort.SessionOptions, error) {
+		release(o)
+		return nil, err
+	}
+	if c.IntraOpThreads > 0 {
+		if err := o.SetIntraOpNumThreads(c.IntraOpThreads); err != nil {
+			return fail(err)
+		}
+	}
+	spin := "0"
+	if c.Spinning {
+		spin = "1"
+	}
+	if err := o.AddSessionConfigEntry("session.intra_op.allow_spinning", spin); err != nil {
+		return fail(err)
+	}
+	if c.DisablePrepacking {
+		if err := o.AddSessionConfigEntry("session.disable_prepacking", "1"); err != nil {
+			return fail(err)
+		}
+	}
+	switch c.Provider {
+	case ProviderCUDA:
+		if err := appendCUDA(o, c.DeviceID); err != nil {
+			return fail(providerError(c.Provider, err))
+		}
+	case ProviderTensorRT:
+		if err := appendTensorRT(o, c.DeviceID); err != nil {
+			return fail(providerError(c.Provider, err))
+		}
+	}
+	return o, nil
+}
+
+func appendCUDA(o *ort.SessionOptions, device int) error {
+	cuda, err := ort.NewCUDAProviderOptions()
+	if err != nil {
+		return err
+	}
+	defer release(cuda)
+	if err := cuda.Update(map[string]string{"device_id": fmt.Sprint(device)}); err != nil {
+		return err
+	}
+	return o.AppendExecutionProviderCUDA(cuda)
+}
+
+func appendTensorRT(o *ort.SessionOptions, device int) error {
+	trt, err := ort.NewTensorRTProviderOptions()
+	if err != nil {
+		return err
+	}
+	defer release(trt)
+	if err := trt.Update(map[string]string{"device_id": fmt.Sprint(device)}); err != nil {
+		return err
+	}
+	return o.AppendExecutionProviderTensorRT(trt)
+}
+
+// ErrProviderUnavailable wraps failures to enable a GPU provider.
+var ErrProviderUnavailable = errors.New("execution provider unavailable")
+
+func providerError(p Provider, err error) error {
+	hint := "the GPU build of ONNX Runtime " + RequiredORT + " (libonnxruntime_providers_shared.so and libonnxruntime_providers_" +
+		strings.ToLower(string(p)) + ".so beside the library), CUDA 12 and cuDNN 9"
+	return fmt.Errorf("%w: %s needs %s: %w", ErrProviderUnavailable, p, hint, err)
+}
+
+// release frees an ONNX Runtime object. Its error is dropped on purpose:
+// a failed release leaks memory in the C library and nothing in Go can act
+// on it.
+func release(d interface{ Destroy() error }) { _ = d.Destroy() }

@@ -1,0 +1,160 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/rerankd/rerankd/tokenizer"
+)
+
+// Engine computes one relevance logit per token sequence. Implementations:
+// *Session (ONNX Runtime) and *ReferenceEngine (plain Go). An engine must
+// give each sequence the logit it would get alone.
+type Engine interface {
+	Logits(ctx context.Context, seqs [][]int) ([]float32, error)
+	Close() error
+}
+
+// ScorerConfig sets prompt building and batching.
+type ScorerConfig struct {
+	Prompt PromptConfig
+	// BatchTokens bounds one engine call: rows × longest row (padding
+	// counted, since the engine computes it).
+	BatchTokens int
+	// MaxBatch bounds the rows of one engine call.
+	MaxBatch int
+}
+
+// DefaultScorerConfig returns the defaults.
+func DefaultScorerConfig() ScorerConfig {
+	return ScorerConfig{Prompt: DefaultPromptConfig(), BatchTokens: 8192, MaxBatch: 32}
+}
+
+// Validate reports every problem at once.
+func (c ScorerConfig) Validate() error {
+	errs := []error{c.Prompt.Validate()}
+	if c.BatchTokens < c.Prompt.MaxLength {
+		errs = append(errs, fmt.Errorf("batch tokens %d: want >= max length %d (one full prompt)", c.BatchTokens, c.Prompt.MaxLength))
+	}
+	if c.MaxBatch < 1 {
+		errs = append(errs, fmt.Errorf("max batch %d: want >= 1", c.MaxBatch))
+	}
+	return errors.Join(errs...)
+}
+
+// Request is one query against several documents.
+type Request struct {
+	Instruction string   // "" means DefaultInstruction
+	Query       string   // required
+	Context     []string // recent conversation turns, oldest first (optional)
+	Docs        []string
+}
+
+// Score is one document's result, in request order.
+type Score struct {
+	Score     float64 // sigmoid(Logit), in (0, 1)
+	Logit     float64 // yes minus no
+	Tokens    int     // prompt tokens scored
+	Truncated bool    // document (or query) was cut to fit
+}
+
+// Scorer turns requests into scores: prompt, truncation, length-sorted
+// batches, engine, sigmoid. Safe for concurrent use when its engine is.
+type Scorer struct {
+	tok    *tokenizer.Tokenizer
+	prompt *promptEncoder
+	engine Engine
+	cfg    ScorerConfig
+}
+
+// NewScorer combines a tokenizer and an engine.
+func NewScorer(tok *tokenizer.Tokenizer, engine Engine, cfg ScorerConfig) (*Scorer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p, err := newPromptEncoder(tok, cfg.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	return &Scorer{tok: tok, prompt: p, engine: engine, cfg: cfg}, nil
+}
+
+// ErrEmptyQuery is returned for a request whose query is empty.
+var ErrEmptyQuery = errors.New("empty query")
+
+// Score scores every document of r against its query.
+func (s *Scorer) Score(ctx context.Context, r Request) ([]Score, error) {
+	if r.Query == "" {
+		return nil, ErrEmptyQuery
+	}
+	q, err := s.prompt.encodeQuery(r.Instruction, r.Query, r.Context)
+	if err != nil {
+		return nil, err
+	}
+	prompts := make([]Prompt, len(r.Docs))
+	for i, d := range r.Docs {
+		prompts[i] = s.prompt.encodeDoc(q, d)
+	}
+	logits, err := s.run(ctx, prompts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Score, len(prompts))
+	for i, p := range prompts {
+		out[i] = Score{Score: Sigmoid(float64(logits[i])), Logit: float64(logits[i]), Tokens: len(p.IDs), Truncated: p.Truncated}
+	}
+	return out, nil
+}
+
+// run scores prompts in batches of similar length (less padding), under
+// the token budget, and returns logits in input order.
+func (s *Scorer) run(ctx context.Context, prompts []Prompt) ([]float32, error) {
+	order := make([]int, len(prompts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(prompts[a].IDs) - len(prompts[b].IDs) })
+	logits := make([]float32, len(prompts))
+	for start := 0; start < len(order); {
+		end := start
+		for end < len(order) && end-start < s.cfg.MaxBatch &&
+			(end-start+1)*len(prompts[order[end]].IDs) <= s.cfg.BatchTokens {
+			end++
+		}
+		end = max(end, start+1) // one over-long prompt still runs alone
+		seqs := make([][]int, 0, end-start)
+		for _, i := range order[start:end] {
+			seqs = append(seqs, prompts[i].IDs)
+		}
+		out, err := s.engine.Logits(ctx, seqs)
+		if err != nil {
+			return nil, err
+		}
+		if len(out) != len(seqs) {
+			return nil, fmt.Errorf("engine returned %d logits for %d sequences", len(out), len(seqs))
+		}
+		for k, i := range order[start:end] {
+			logits[i] = out[k]
+		}
+		start = end
+	}
+	return logits, nil
+}
+
+// Sigmoid maps a logit to a probability without overflow.
+func Sigmoid(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+// Tokenizer returns the scorer's tokenizer.
+func (s *Scorer) Tokenizer() *tokenizer.Tokenizer { return s.tok }
+
+// Close closes the engine.
+func (s *Scorer) Close() error { return s.engine.Close() }
