@@ -1,0 +1,21 @@
+// Package onnx writes rerankd's models as ONNX graphs for ONNX Runtime.
+//
+// We build graphs in Go, from arch.Weights, instead of exporting them from
+// PyTorch: the serving machine has no Python, the graph then fits the exact
+// contract the runtime expects (right-padded int64 input_ids and
+// attention_mask in, one float32 logit per sequence out), and the ops are
+// chosen so ORT fuses them (RMSNorm written with Pow becomes
+// SimplifiedLayerNormalization; x*sigmoid(x) becomes QuickGelu).
+//
+// The default head computes dot(final hidden state at the last real token,
+// head[yes] - head[no]) instead of full-vocabulary logits: the reranker's
+// score only needs sigmoid(yes - no), and a [batch, seq, 151669] tensor is
+// what blows up memory in other servers. Full-vocabulary heads exist only
+// to test the runtime against community exports.
+//
+// Weights stay in their Hugging Face [out, in] layout, multiplied with
+// Gemm(transB=1), so initializers keep arch's names and shapes. Models whose
+// weights exceed protobuf's 2 GiB limit (any real checkpoint) are saved with
+// an external data file of page-aligned tensors that ORT can memory-map.
+// The oracle for every graph written here is model/ref.
+package onnx

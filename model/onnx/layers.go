@@ -1,0 +1,162 @@
+package onnx
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/onnx/onnxpb"
+)
+
+// maskValue is added to the scores of keys a query must not see. Finite, so
+// a row with no visible key (a fully padded sequence) softmaxes to a uniform
+// distribution instead of NaN.
+const maskValue = -1e9
+
+// decoder builds the Qwen3 graph. The residual stream is kept 2-D as
+// [batch*seq, hidden] so every projection is one Gemm with transB=1 against
+// the weight in its Hugging Face [out, in] layout: initializers keep arch's
+// names and shapes and need no transposed copy.
+type decoder struct {
+	*graph
+	cfg arch.Config
+	w   *arch.Weights
+
+	batch, seq   string // 0-D int64 batch and sequence sizes
+	batch1, seq1 string // the same as 1-element vectors, for building shapes
+	cos, sin     string // [seq, 1, head_dim]; sin carries rotate-half's sign
+	mask         string // additive attention mask [batch, 1, 1, seq, seq]
+	shapes       map[string]string
+}
+
+// weight adds a tensor of w as an initializer (once) and returns its name.
+func (d *decoder) weight(name string) (string, error) {
+	if _, ok := d.consts["w:"+name]; ok {
+		return name, nil
+	}
+	t, ok := d.w.Tensors[name]
+	if !ok {
+		return "", fmt.Errorf("missing tensor %s", name)
+	}
+	d.consts["w:"+name] = name
+	return d.floatInit(name, t.Shape, t.Data), nil
+}
+
+// shapeBS returns the shape vector [batch, seq, rest...].
+func (d *decoder) shapeBS(rest ...int64) string {
+	key := fmt.Sprint(rest)
+	if n, ok := d.shapes[key]; ok {
+		return n
+	}
+	n := d.op("Concat", []string{d.batch1, d.seq1, d.ints(rest...)}, attrInt("axis", 0))
+	d.shapes[key] = n
+	return n
+}
+
+// prologue derives batch/seq sizes, RoPE tables and the attention mask from
+// the inputs; every layer shares them.
+func (d *decoder) prologue(ids, mask string) {
+	d.scope = "prologue"
+	shp := d.op("Shape", []string{ids})
+	d.batch = d.op("Gather", []string{shp, d.scalarInt(0)}, attrInt("axis", 0))
+	d.seq = d.op("Gather", []string{shp, d.scalarInt(1)}, attrInt("axis", 0))
+	d.batch1 = d.op("Unsqueeze", []string{d.batch, d.ints(0)})
+	d.seq1 = d.op("Unsqueeze", []string{d.seq, d.ints(0)})
+	pos := d.op("Range", []string{d.scalarInt(0), d.seq, d.scalarInt(1)}) // [seq] int64
+
+	// RoPE: angle[p, i] = p * inv_freq[i] for i < head_dim/2, in float32 as
+	// Hugging Face computes it; cos/sin repeated for both halves.
+	hd := d.cfg.HeadDim
+	inv := make([]float32, hd/2)
+	for i := range inv {
+		inv[i] = float32(math.Pow(d.cfg.RopeTheta, -float64(2*i)/float64(hd)))
+	}
+	invFreq := d.floatInit("rope.inv_freq", []int{hd / 2}, inv)
+	posF := d.op("Cast", []string{pos}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
+	ang := d.op("Mul", []string{d.op("Unsqueeze", []string{posF, d.ints(1)}), invFreq}) // [seq, hd/2]
+	c, s := d.op("Cos", []string{ang}), d.op("Sin", []string{ang})
+	cos := d.op("Concat", []string{c, c}, attrInt("axis", -1))
+	sin := d.op("Concat", []string{d.op("Neg", []string{s}), s}, attrInt("axis", -1))
+	d.cos = d.op("Unsqueeze", []string{cos, d.ints(1)})
+	d.sin = d.op("Unsqueeze", []string{sin, d.ints(1)})
+
+	// Mask: query i sees key j iff j <= i and key j is a real token.
+	row := d.op("Unsqueeze", []string{pos, d.ints(1)}) // [seq, 1] = i
+	col := d.op("Unsqueeze", []string{pos, d.ints(0)}) // [1, seq] = j
+	causal := d.op("LessOrEqual", []string{col, row})  // [seq, seq]
+	keyOK := d.op("Cast", []string{mask}, attrInt("to", int64(onnxpb.TensorProto_BOOL)))
+	keyOK = d.op("Unsqueeze", []string{keyOK, d.ints(1)}) // [batch, 1, seq]
+	allowed := d.op("And", []string{causal, keyOK})       // [batch, seq, seq]
+	add := d.op("Where", []string{allowed, d.scalarFloat(0), d.scalarFloat(maskValue)})
+	d.mask = d.op("Unsqueeze", []string{add, d.ints(1, 2)})
+}
+
+// rmsNorm writes x / sqrt(mean(x², last axis) + eps) * weight in the form
+// ORT fuses into SimplifiedLayerNormalization.
+func (d *decoder) rmsNorm(x, weight string) string {
+	sq := d.op("Pow", []string{x, d.scalarFloat(2)})
+	ms := d.op("ReduceMean", []string{sq, d.ints(-1)}, attrInt("keepdims", 1))
+	rms := d.op("Sqrt", []string{d.op("Add", []string{ms, d.scalarFloat(float32(d.cfg.RMSNormEps))})})
+	return d.op("Mul", []string{d.op("Div", []string{x, rms}), weight})
+}
+
+// linear computes x·Wᵀ for x [rows, in] and W [out, in].
+func (d *decoder) linear(x, weight string) string {
+	return d.op("Gemm", []string{x, weight}, attrInt("transB", 1))
+}
+
+// rope rotates x [batch, seq, heads, head_dim]: x*cos + rotate_half(x)*sin,
+// with rotate_half([x1, x2]) = [-x2, x1] (the sign lives in d.sin).
+func (d *decoder) rope(x string) string {
+	halves := d.opN("Split", 2, []string{x}, attrInt("axis", -1), attrInt("num_outputs", 2))
+	rot := d.op("Concat", []string{halves[1], halves[0]}, attrInt("axis", -1))
+	return d.op("Add", []string{d.op("Mul", []string{x, d.cos}), d.op("Mul", []string{rot, d.sin})})
+}
+
+// layer appends decoder block l to the residual stream h [batch*seq, hidden].
+func (d *decoder) layer(l int, h string) (string, error) {
+	c := d.cfg
+	ws := map[string]string{}
+	for _, n := range []string{arch.InputNorm, arch.QProj, arch.KProj, arch.VProj, arch.OProj,
+		arch.QNorm, arch.KNorm, arch.PostNorm, arch.GateProj, arch.UpProj, arch.DownProj} {
+		name, err := d.weight(arch.LayerTensor(l, n))
+		if err != nil {
+			return "", err
+		}
+		ws[n] = name
+	}
+	nh, nkv, hd := int64(c.NumAttentionHeads), int64(c.NumKeyValueHeads), int64(c.HeadDim)
+	group := nh / nkv
+
+	d.scope = fmt.Sprintf("layers.%d/attn", l)
+	a := d.rmsNorm(h, ws[arch.InputNorm])
+	// q: [B,S,nh,hd] -> norm, rope, scale -> [B,nkv,group,S,hd]; query head
+	// kvh*group+j uses kv head kvh, as in Hugging Face's repeat_kv.
+	q := d.op("Reshape", []string{d.linear(a, ws[arch.QProj]), d.shapeBS(nh, hd)})
+	q = d.rope(d.rmsNorm(q, ws[arch.QNorm]))
+	q = d.op("Mul", []string{q, d.scalarFloat(float32(1 / math.Sqrt(float64(hd))))})
+	q = d.op("Reshape", []string{q, d.shapeBS(nkv, group, hd)})
+	q = d.op("Transpose", []string{q}, attrInts("perm", 0, 2, 3, 1, 4))
+	// k: [B,S,nkv,hd] -> norm, rope -> kᵀ [B,nkv,1,hd,S] (broadcast over group).
+	k := d.op("Reshape", []string{d.linear(a, ws[arch.KProj]), d.shapeBS(nkv, hd)})
+	k = d.rope(d.rmsNorm(k, ws[arch.KNorm]))
+	k = d.op("Reshape", []string{k, d.shapeBS(nkv, 1, hd)})
+	k = d.op("Transpose", []string{k}, attrInts("perm", 0, 2, 3, 4, 1))
+	// v: [B,nkv,1,S,hd].
+	v := d.op("Reshape", []string{d.linear(a, ws[arch.VProj]), d.shapeBS(nkv, 1, hd)})
+	v = d.op("Transpose", []string{v}, attrInts("perm", 0, 2, 3, 1, 4))
+
+	scores := d.op("Add", []string{d.op("MatMul", []string{q, k}), d.mask}) // [B,nkv,group,S,S]
+	p := d.op("Softmax", []string{scores}, attrInt("axis", -1))
+	o := d.op("MatMul", []string{p, v})                                 // [B,nkv,group,S,hd]
+	o = d.op("Transpose", []string{o}, attrInts("perm", 0, 3, 1, 2, 4)) // [B,S,nkv,group,hd]
+	o = d.op("Reshape", []string{o, d.ints(-1, nh*hd)})
+	h = d.op("Add", []string{h, d.linear(o, ws[arch.OProj])})
+
+	d.scope = fmt.Sprintf("layers.%d/mlp", l)
+	m := d.rmsNorm(h, ws[arch.PostNorm])
+	gate := d.linear(m, ws[arch.GateProj])
+	act := d.op("Mul", []string{gate, d.op("Sigmoid", []string{gate})}) // silu
+	act = d.op("Mul", []string{act, d.linear(m, ws[arch.UpProj])})
+	return d.op("Add", []string{h, d.linear(act, ws[arch.DownProj])}), nil
+}

@@ -1,0 +1,103 @@
+package onnx
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/onnx/onnxpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Graph input and output names: the I/O contract with the runtime.
+const (
+	InputIDs      = "input_ids"      // int64 [batch, seq], right-padded
+	AttentionMask = "attention_mask" // int64 [batch, seq], 1 real, 0 padding
+	OutputLogits  = "logits"         // float32, shape per Head
+)
+
+// Metadata keys (ModelProto.metadata_props) written by BuildReranker.
+const (
+	MetaConfig = "rerankd.config" // arch.Config as JSON
+	MetaHead   = "rerankd.head"   // Head.String()
+	MetaYesID  = "rerankd.yes_id" // decimal
+	MetaNoID   = "rerankd.no_id"  // decimal
+)
+
+// Versions written into every model.
+const (
+	IRVersion = 8
+	Opset     = 18
+	Producer  = "rerankd"
+)
+
+// BuildReranker writes the Qwen3 decoder of w as an ONNX graph with the
+// output selected by opts.Head. The model shares memory with w's tensors:
+// do not modify w while the model is in use.
+func BuildReranker(w *arch.Weights, opts Options) (*Model, error) {
+	if w == nil {
+		return nil, errors.New("onnx: nil weights")
+	}
+	var errs []error
+	if err := opts.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := w.Check(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("onnx: build reranker: %w", err)
+	}
+	c := w.Config
+	if opts.YesID >= c.VocabSize || opts.NoID >= c.VocabSize {
+		return nil, fmt.Errorf("onnx: yes/no ids %d/%d outside vocabulary of %d", opts.YesID, opts.NoID, c.VocabSize)
+	}
+
+	d := &decoder{graph: newGraph(), cfg: c, w: w, shapes: map[string]string{}}
+	ids := d.input(InputIDs, onnxpb.TensorProto_INT64, "batch", "seq")
+	mask := d.input(AttentionMask, onnxpb.TensorProto_INT64, "batch", "seq")
+	d.prologue(ids, mask)
+
+	d.scope = "embed"
+	embed, err := d.weight(arch.EmbedTokens)
+	if err != nil {
+		return nil, fmt.Errorf("onnx: %w", err)
+	}
+	h := d.op("Gather", []string{embed, d.op("Reshape", []string{ids, d.ints(-1)})}, attrInt("axis", 0))
+	for l := range c.NumHiddenLayers {
+		if h, err = d.layer(l, h); err != nil {
+			return nil, fmt.Errorf("onnx: layer %d: %w", l, err)
+		}
+	}
+	if err := d.head(h, mask, opts); err != nil {
+		return nil, fmt.Errorf("onnx: head %v: %w", opts.Head, err)
+	}
+
+	cfgJSON, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("onnx: config: %w", err)
+	}
+	doc := fmt.Sprintf("Qwen3 reranker (%d layers, hidden %d), head %v, yes/no ids %d/%d. "+
+		"Inputs right-padded; see github.com/rerankd/rerankd/model/onnx.",
+		c.NumHiddenLayers, c.HiddenSize, opts.Head, opts.YesID, opts.NoID)
+	m := newModel(d.proto("rerankd_reranker", doc), doc, opts.Storage)
+	m.setMeta(MetaConfig, string(cfgJSON))
+	m.setMeta(MetaHead, opts.Head.String())
+	m.setMeta(MetaYesID, strconv.Itoa(opts.YesID))
+	m.setMeta(MetaNoID, strconv.Itoa(opts.NoID))
+	return m, nil
+}
+
+func newModel(g *onnxpb.GraphProto, doc string, s Storage) *Model {
+	return &Model{
+		Proto: &onnxpb.ModelProto{
+			IrVersion:    proto.Int64(IRVersion),
+			OpsetImport:  []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(Opset)}},
+			ProducerName: proto.String(Producer), ProducerVersion: proto.String("1"),
+			DocString: proto.String(doc), Graph: g,
+		},
+		Storage: s,
+	}
+}

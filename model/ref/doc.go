@@ -1,0 +1,9 @@
+// Package ref is a plain-Go forward pass of the Qwen3 reranker: slow,
+// obvious loops with float64 accumulation and no padding or batching.
+//
+// It exists as the oracle: the ONNX graphs of model/onnx (and whatever ORT
+// makes of them) are checked against it, and `--engine reference` uses it to
+// score without ONNX Runtime when debugging a suspicious score. Its code
+// follows Hugging Face's Qwen3 modeling file step by step, so keep it
+// simple rather than fast.
+package ref
