@@ -23,5 +23,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "model tests need ONNX Runtime (run scripts/setup.sh):", err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "rerankd-model-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fixtureDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir) // test scratch space
+	os.Exit(code)
 }

@@ -1,0 +1,135 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/hf"
+	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/tokenizer"
+)
+
+// BuildOptions configure WriteTestModel and Convert.
+type BuildOptions struct {
+	// Tokenizer is a folder with tokenizer.json (+ tokenizer_config.json)
+	// copied into the output when the source has none.
+	Tokenizer string
+	// Head selects the graph output; onnx.HeadLogit unless producing
+	// community-style layouts for tests.
+	Head onnx.Head
+	// ForceExternal writes weights to model.onnx.data even when small.
+	ForceExternal bool
+}
+
+// WriteTestModel writes a complete model folder (model.onnx [+ data],
+// config.json, tokenizer files) with seeded random weights of cfg. Such
+// models exercise every code path at the real architecture, but their
+// scores mean nothing: never use them to judge quality.
+func WriteTestModel(out string, cfg arch.Config, seed uint64, o BuildOptions) error {
+	w, err := arch.Random(cfg, seed)
+	if err != nil {
+		return err
+	}
+	return writeFolder(out, w, o.Tokenizer, o)
+}
+
+// Convert reads a Hugging Face checkpoint folder (config.json, safetensors,
+// tokenizer files) and writes our ONNX model folder to out.
+func Convert(src, out string, o BuildOptions) error {
+	w, err := hf.LoadCheckpoint(src)
+	if err != nil {
+		return err
+	}
+	tokDir := o.Tokenizer
+	if _, err := os.Stat(filepath.Join(src, tokenizer.FileName)); err == nil {
+		tokDir = src
+	}
+	return writeFolder(out, w, tokDir, o)
+}
+
+func writeFolder(out string, w *arch.Weights, tokDir string, o BuildOptions) error {
+	if tokDir == "" {
+		return errors.New("no tokenizer: the source has no tokenizer.json and none was given")
+	}
+	tok, err := tokenizer.Load(tokDir)
+	if err != nil {
+		return err
+	}
+	yes, no, _, err := specialIDs(tok)
+	if err != nil {
+		return err
+	}
+	opts := onnx.NewOptions(yes, no)
+	opts.Head = o.Head
+	opts.Storage.ForceExternal = o.ForceExternal
+	m, err := onnx.BuildReranker(w, opts)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if err := m.Save(out); err != nil {
+		return err
+	}
+	if err := arch.WriteConfig(filepath.Join(out, "config.json"), w.Config); err != nil {
+		return err
+	}
+	tokFile := tokDir
+	if st, err := os.Stat(tokDir); err == nil && st.IsDir() {
+		tokFile = filepath.Join(tokDir, tokenizer.FileName)
+	}
+	for _, name := range []string{tokenizer.FileName, tokenizer.ConfigFileName} {
+		src := filepath.Join(filepath.Dir(tokFile), name)
+		err := copyFile(src, filepath.Join(out, name))
+		optional := name == tokenizer.ConfigFileName && errors.Is(err, os.ErrNotExist)
+		if err != nil && !optional {
+			return fmt.Errorf("copy %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// copyFile copies via a temporary file and rename, so dst is never partial.
+func copyFile(src, dst string) error {
+	if same, _ := sameFile(src, dst); same {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close() //nolint:errcheck // read-only
+	tmp := dst + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, in)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		_ = os.Remove(tmp) // the copy failed; the error says why
+	}
+	return err
+}
+
+func sameFile(a, b string) (bool, error) {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	sb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(sa, sb), nil
+}

@@ -1,0 +1,78 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/onnx"
+)
+
+// fixtureDir holds the generated test models of this package's run.
+var fixtureDir string
+
+var (
+	fixtureMu sync.Mutex
+	fixtures  = map[string]error{}
+)
+
+// tinyModel writes (once per run) a tiny random model with the given head
+// and returns its folder.
+func tinyModel(t testing.TB, head onnx.Head, external bool) string {
+	t.Helper()
+	name := fmt.Sprintf("tiny-%v-ext%v", head, external)
+	dir := filepath.Join(fixtureDir, name)
+	fixtureMu.Lock()
+	defer fixtureMu.Unlock()
+	err, done := fixtures[name]
+	if !done {
+		err = WriteTestModel(dir, arch.Tiny(), 7, BuildOptions{Tokenizer: testenv.TokenizerDir(), Head: head, ForceExternal: external})
+		fixtures[name] = err
+	}
+	if err != nil {
+		t.Fatalf("write %s: %v", name, err)
+	}
+	return dir
+}
+
+func openModel(t testing.TB, dir string, engine EngineKind, cfg ScorerConfig) *Scorer {
+	t.Helper()
+	o := DefaultOptions()
+	o.Engine, o.RuntimeLib, o.Scorer = engine, testenv.ORTLib(), cfg
+	o.Session.IntraOpThreads = 2
+	s, _, err := Open(dir, o)
+	if err != nil {
+		t.Fatalf("open %s (%s): %v", dir, engine, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// mixedDocs returns n documents of very different lengths.
+func mixedDocs(n int) []string {
+	words := []string{"Caroline", "went", "to", "the", "support", "group", "yesterday", "and", "felt", "empowered",
+		"Melanie", "painted", "a", "sunset", "over", "lake", "camping", "kids", "loved", "it", "2023", "May", "7"}
+	docs := make([]string, n)
+	for i := range docs {
+		k := 1 + (i*37)%90 // 1..90 words
+		s := ""
+		for j := range k {
+			s += words[(i*7+j*3)%len(words)] + " "
+		}
+		docs[i] = fmt.Sprintf("Turn %d: %s", i, s)
+	}
+	return docs
+}
+
+func scoreAll(t testing.TB, s *Scorer, r Request) []Score {
+	t.Helper()
+	out, err := s.Score(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -1,0 +1,150 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/tokenizer"
+)
+
+// EngineKind selects how a model folder is run.
+type EngineKind string
+
+// Engines.
+const (
+	EngineONNX      EngineKind = "onnx"      // ONNX Runtime (default)
+	EngineReference EngineKind = "reference" // plain-Go pass over the same weights
+)
+
+// Options configure Open.
+type Options struct {
+	// Engine is onnx (default) or reference.
+	Engine EngineKind
+	// RuntimeLib is the ONNX Runtime shared library (onnx engine).
+	RuntimeLib string
+	// Session configures ONNX Runtime (threads, provider).
+	Session SessionConfig
+	// Scorer configures prompts and batching.
+	Scorer ScorerConfig
+	// Tokenizer is used when the folder has no tokenizer.json (community
+	// exports often ship the ONNX file alone).
+	Tokenizer string
+}
+
+// DefaultOptions returns the defaults; RuntimeLib must still be set for the
+// onnx engine.
+func DefaultOptions() Options {
+	return Options{Engine: EngineONNX, Session: DefaultSessionConfig(), Scorer: DefaultScorerConfig()}
+}
+
+// Validate reports every problem at once.
+func (o Options) Validate() error {
+	errs := []error{o.Session.Validate(), o.Scorer.Validate()}
+	switch o.Engine {
+	case EngineONNX:
+		if o.RuntimeLib == "" {
+			errs = append(errs, errors.New("onnx engine needs the ONNX Runtime library path"))
+		}
+	case EngineReference:
+	default:
+		errs = append(errs, fmt.Errorf("engine %q: want onnx or reference", o.Engine))
+	}
+	return errors.Join(errs...)
+}
+
+// Info describes an opened model.
+type Info struct {
+	Dir         string
+	Engine      EngineKind
+	Output      OutputKind   // onnx engine: the detected output layout
+	Config      *arch.Config // from config.json, when present
+	YesID, NoID int
+	PadID       int
+	Runtime     string // ONNX Runtime version (onnx engine)
+}
+
+// Open loads a model folder: model.onnx (+ model.onnx.data), tokenizer.json
+// and tokenizer_config.json, and config.json when present.
+func Open(dir string, o Options) (*Scorer, Info, error) {
+	if err := o.Validate(); err != nil {
+		return nil, Info{}, err
+	}
+	info := Info{Dir: dir, Engine: o.Engine}
+	modelPath := filepath.Join(dir, onnx.ModelFile)
+	if _, err := os.Stat(modelPath); err != nil {
+		return nil, info, fmt.Errorf("model folder %s: %w", dir, err)
+	}
+	tok, err := loadTokenizer(dir, o.Tokenizer)
+	if err != nil {
+		return nil, info, err
+	}
+	if info.YesID, info.NoID, info.PadID, err = specialIDs(tok); err != nil {
+		return nil, info, err
+	}
+	if c, err := arch.ReadConfig(filepath.Join(dir, "config.json")); err == nil {
+		info.Config = &c
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, info, err
+	}
+	var engine Engine
+	switch o.Engine {
+	case EngineReference:
+		m, err := onnx.Load(dir)
+		if err != nil {
+			return nil, info, err
+		}
+		w, head, err := m.Weights()
+		if err != nil {
+			return nil, info, err
+		}
+		engine = NewReferenceEngine(w, head)
+	default:
+		if err := InitRuntime(o.RuntimeLib); err != nil {
+			return nil, info, err
+		}
+		s, err := OpenSession(modelPath, SessionSpec{YesID: info.YesID, NoID: info.NoID, PadID: info.PadID}, o.Session)
+		if err != nil {
+			return nil, info, err
+		}
+		info.Output, info.Runtime = s.Kind(), RuntimeVersion()
+		engine = s
+	}
+	sc, err := NewScorer(tok, engine, o.Scorer)
+	if err != nil {
+		_ = engine.Close()
+		return nil, info, err
+	}
+	return sc, info, nil
+}
+
+func loadTokenizer(dir, fallback string) (*tokenizer.Tokenizer, error) {
+	path := filepath.Join(dir, tokenizer.FileName)
+	if _, err := os.Stat(path); err != nil {
+		if fallback == "" {
+			return nil, fmt.Errorf("model folder %s has no %s and no tokenizer was given", dir, tokenizer.FileName)
+		}
+		path = fallback
+	}
+	return tokenizer.Load(path)
+}
+
+// specialIDs reads the ids the runtime needs from the tokenizer: "yes" and
+// "no" (the reranker's answer tokens) and the padding token.
+func specialIDs(tok *tokenizer.Tokenizer) (yes, no, pad int, err error) {
+	yes, okY := tok.TokenID("yes")
+	no, okN := tok.TokenID("no")
+	if !okY || !okN {
+		return 0, 0, 0, errors.New(`tokenizer has no "yes"/"no" tokens: not a Qwen3-Reranker tokenizer`)
+	}
+	switch {
+	case tok.Pad().Set:
+		pad = tok.Pad().ID
+	case tok.EOS().Set:
+		pad = tok.EOS().ID
+	}
+	return yes, no, pad, nil
+}
