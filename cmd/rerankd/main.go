@@ -1,5 +1,6 @@
 // Command rerankd decides which of an agent's memories matter for a query.
-// This build has the tokenizer; see README.md for what is planned.
+// This build has the tokenizer and the model runtime; see README.md for what
+// is planned.
 package main
 
 import (
@@ -24,6 +25,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"tokenize", "encode JSON lines {\"text\": ...} to {\"ids\": [...]} with the Qwen3 tokenizer", runTokenize},
+		{"score", "score documents against a query with a model folder", runScore},
+		{"testmodel", "write a model folder with seeded random weights (tests, speed work)", runTestModel},
+		{"convert", "convert a Hugging Face checkpoint (folder or hub repo) to a model folder", runConvert},
 		{"version", "print the version", func(_ []string, _ io.Reader, stdout, _ io.Writer) error {
 			_, err := fmt.Fprintln(stdout, "rerankd", version)
 			return err

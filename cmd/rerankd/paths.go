@@ -30,3 +30,10 @@ func defaultTokenizer() string {
 	}
 	return filepath.Join(cacheDir(), "tokenizers", "qwen3")
 }
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

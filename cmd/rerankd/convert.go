@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+
+	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/model/hf"
+	"github.com/schollz/progressbar/v3"
+)
+
+// runConvert implements `rerankd convert`: a Hugging Face checkpoint
+// (local folder, or a hub repo id downloaded first) to our ONNX folder.
+func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
+	from := fs.String("from", "", "checkpoint folder, or a hub repo id such as Qwen/Qwen3-Reranker-0.6B (required)")
+	out := fs.String("out", "", "output model folder (required)")
+	revision := fs.String("revision", "main", "hub revision (branch, tag or commit)")
+	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the checkpoint has none (env RERANKD_TOKENIZER)")
+	external := fs.Bool("external-data", false, "always write weights to model.onnx.data (always done above 1.5 GB)")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if *from == "" || *out == "" {
+		return fmt.Errorf("%w: --from and --out are required", errUsage)
+	}
+	src := *from
+	if st, err := os.Stat(src); err != nil || !st.IsDir() {
+		if verr := hf.ValidateRepoID(src); verr != nil {
+			return fmt.Errorf("%w: --from %q is neither a folder nor a repo id: %w", errUsage, src, verr)
+		}
+		dir, err := download(src, *revision, stderr)
+		if err != nil {
+			return err
+		}
+		src = dir
+	}
+	fmt.Fprintf(stderr, "converting %s\n", src)
+	if err := model.Convert(src, *out, model.BuildOptions{Tokenizer: *tok, ForceExternal: *external}); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(stdout, "wrote %s\n", *out)
+	return err
+}
+
+// download fetches a repo into the cache with a progress bar per file.
+// HF_ENDPOINT and HF_TOKEN (or HUGGING_FACE_HUB_TOKEN) are honoured.
+func download(repo, revision string, stderr io.Writer) (string, error) {
+	cfg := hf.DefaultConfig()
+	cfg.Endpoint = envOr("HF_ENDPOINT", cfg.Endpoint)
+	cfg.Token = envOr("HF_TOKEN", envOr("HUGGING_FACE_HUB_TOKEN", ""))
+	cfg.Revision = revision
+	cfg.CacheDir = filepath.Join(cacheDir(), "hub")
+	var mu sync.Mutex
+	bars := map[string]*progressbar.ProgressBar{}
+	cfg.Progress = func(file string, done, total int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		b, ok := bars[file]
+		if !ok {
+			b = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription(file),
+				progressbar.OptionShowBytes(true), progressbar.OptionThrottle(200e6), progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+			bars[file] = b
+		}
+		_ = b.Set64(done) // drawing errors only affect the bar
+	}
+	c, err := hf.NewClient(cfg)
+	if err != nil {
+		return "", err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	fmt.Fprintf(stderr, "downloading %s@%s from %s\n", repo, revision, cfg.Endpoint)
+	return c.Download(ctx, repo)
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+)
+
+// stringList is a repeatable string flag (--doc a --doc b).
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ", ") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// parseFlags parses args and turns flag errors into usage errors (exit 2).
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	return nil
+}
+
+// defaultORTLib is $ORT_LIB or the library scripts/setup.sh installs.
+func defaultORTLib() string {
+	if p := envOr("ORT_LIB", ""); p != "" {
+		return p
+	}
+	return filepath.Join(cacheDir(), "onnxruntime", "1.30.0", "libonnxruntime.so.1")
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/onnx"
+)
+
+// runTestModel implements `rerankd testmodel`: a complete model folder of
+// the Qwen3-Reranker architecture with seeded random weights. For tests and
+// speed work only: its scores carry no meaning.
+func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("testmodel", flag.ContinueOnError)
+	out := fs.String("out", "", "output folder (required)")
+	size := fs.String("size", "tiny", "tiny (2 layers, small dims, real vocabulary) or full (Qwen3-Reranker-0.6B dimensions, ~2.4 GB)")
+	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same weights")
+	head := fs.String("head", "logit", "output layout: logit (ours), yes_no, vocab_last or vocab_all (community-export layouts, for tests)")
+	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer folder copied into the model (env RERANKD_TOKENIZER)")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if *out == "" {
+		return fmt.Errorf("%w: --out required", errUsage)
+	}
+	var cfg arch.Config
+	switch *size {
+	case "tiny":
+		cfg = arch.Tiny()
+	case "full":
+		cfg = arch.Qwen3Reranker06B()
+	default:
+		return fmt.Errorf("%w: --size %q: want tiny or full", errUsage, *size)
+	}
+	h, err := onnx.ParseHead(*head)
+	if err != nil {
+		return fmt.Errorf("%w: --head: %w", errUsage, err)
+	}
+	start := time.Now()
+	fmt.Fprintf(stderr, "writing %s model (%.2fB parameters, random weights, seed %d) to %s\n", *size, float64(cfg.Params())/1e9, *seed, *out)
+	if err := model.WriteTestModel(*out, cfg, *seed, model.BuildOptions{Tokenizer: *tok, Head: h}); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "wrote %s in %.1fs (random weights: for tests and speed, not quality)\n", *out, time.Since(start).Seconds())
+	return err
+}
