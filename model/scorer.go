@@ -158,3 +158,10 @@ func (s *Scorer) Tokenizer() *tokenizer.Tokenizer { return s.tok }
 
 // Close closes the engine.
 func (s *Scorer) Close() error { return s.engine.Close() }
+
+// WithConfig returns a scorer sharing s's tokenizer and engine under other
+// prompt and batching settings (benchmarks compare batching this way).
+// Closing either closes the shared engine.
+func (s *Scorer) WithConfig(cfg ScorerConfig) (*Scorer, error) {
+	return NewScorer(s.tok, s.engine, cfg)
+}

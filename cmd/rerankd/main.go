@@ -27,6 +27,7 @@ func commands() []command {
 		{"tokenize", "encode JSON lines {\"text\": ...} to {\"ids\": [...]} with the Qwen3 tokenizer", runTokenize},
 		{"score", "score documents against a query with a model folder", runScore},
 		{"testmodel", "write a model folder with seeded random weights (tests, speed work)", runTestModel},
+		{"bench", "measure scoring speed against a one-pair-per-call baseline and the machine's MatMul peak", runBench},
 		{"convert", "convert a Hugging Face checkpoint (folder or hub repo) to a model folder", runConvert},
 		{"version", "print the version", func(_ []string, _ io.Reader, stdout, _ io.Writer) error {
 			_, err := fmt.Fprintln(stdout, "rerankd", version)

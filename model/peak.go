@@ -1,0 +1,65 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rerankd/rerankd/model/onnx"
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// PeakGFLOPs measures the machine's practical matrix throughput through
+// ONNX Runtime with the same session settings a model would get: a chain of
+// `layers` [dim, dim] MatMuls over `rows` rows, run repeatedly for at least
+// `d`. A model's achieved GFLOP/s divided by this is its efficiency.
+func PeakGFLOPs(cfg SessionConfig, layers, dim, rows int, d time.Duration) (float64, error) {
+	dir, err := os.MkdirTemp("", "rerankd-peak-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir) //nolint:errcheck // scratch space
+	if err := onnx.BuildMatMulChain(layers, dim).Save(dir); err != nil {
+		return 0, err
+	}
+	opts, err := cfg.options()
+	if err != nil {
+		return 0, err
+	}
+	defer release(opts)
+	sess, err := ort.NewDynamicAdvancedSession(filepath.Join(dir, onnx.ModelFile), []string{"x"}, []string{"y"}, opts)
+	if err != nil {
+		return 0, fmt.Errorf("peak: %w", err)
+	}
+	defer release(sess)
+	x := make([]float32, rows*dim)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	in, err := ort.NewTensor(ort.NewShape(int64(rows), int64(dim)), x)
+	if err != nil {
+		return 0, err
+	}
+	defer release(in)
+	out, err := ort.NewEmptyTensor[float32](ort.NewShape(int64(rows), int64(dim)))
+	if err != nil {
+		return 0, err
+	}
+	defer release(out)
+	run := func() error { return sess.Run([]ort.Value{in}, []ort.Value{out}) }
+	if err := run(); err != nil { // warm-up: allocation, prepacking
+		return 0, fmt.Errorf("peak: %w", err)
+	}
+	n, start := 0, time.Now()
+	for time.Since(start) < d || n < 3 {
+		if err := run(); err != nil {
+			return 0, fmt.Errorf("peak: %w", err)
+		}
+		n++
+	}
+	flops := 2 * float64(layers) * float64(dim) * float64(dim) * float64(rows) * float64(n)
+	return flops / time.Since(start).Seconds() / 1e9, nil
+}
