@@ -6,7 +6,7 @@ GOBIN := $(shell $(GO) env GOPATH)/bin
 BIN := bin/rerankd
 FUZZTIME ?= 30s
 
-.PHONY: all setup build run test vet lint fuzz bench bench-tokenizer golden pytest clean
+.PHONY: all setup build run test vet lint fuzz bench loadtest bench-tokenizer golden pytest clean
 
 all: build
 
@@ -17,10 +17,10 @@ setup:
 build:
 	$(GO) build -o $(BIN) ./cmd/rerankd
 
-## run: set up, build, and run the main job. Until the server lands this
-## tokenizes a sample (a full Qwen3-Reranker prompt among them).
+## run: set up, build, and serve the rerank API on the embedded default (no model files needed).
+## RUN_ARGS adds flags, e.g. make run RUN_ARGS="--model DIR --addr 0.0.0.0:8080".
 run: setup build
-	$(BIN) tokenize < scripts/sample.jsonl
+	$(BIN) serve $(RUN_ARGS)
 
 ## test: everything CI checks: setup, vet, lint, the export script's tests, all Go tests (race detector)
 test: setup vet lint pytest
@@ -51,6 +51,15 @@ FULL_MODEL ?= $(or $(RERANKD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/reran
 bench: setup build
 	@test -f $(FULL_MODEL)/model.onnx || $(BIN) testmodel --size full --seed 1 --out $(FULL_MODEL)
 	$(BIN) bench --model $(FULL_MODEL) --json
+
+## loadtest: HTTP throughput/latency at 1, 8, 64 clients, server overhead vs raw model time, and
+## overload behaviour (429s), for the tiny and the full-size random-weight models
+TINY_MODEL ?= $(or $(RERANKD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rerankd)/models/testmodel-tiny-seed1
+loadtest: setup build
+	@test -f $(TINY_MODEL)/model.onnx || $(BIN) testmodel --size tiny --seed 1 --out $(TINY_MODEL)
+	$(BIN) loadtest --model $(TINY_MODEL) --json
+	@test -f $(FULL_MODEL)/model.onnx || $(BIN) testmodel --size full --seed 1 --out $(FULL_MODEL)
+	$(BIN) loadtest --model $(FULL_MODEL) --candidates 2 --overload-requests 128 --json
 
 ## bench-tokenizer: tokens/s vs the Rust reference on one core, as a ratio
 bench-tokenizer: setup

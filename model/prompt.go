@@ -64,6 +64,7 @@ type Prompt struct {
 	IDs       []int
 	DocTokens int  // document tokens kept
 	Truncated bool // the document or the query was shortened
+	DocCut    bool // the document itself was shortened
 }
 
 // promptEncoder turns (instruction, query, context, document) into ids. The
@@ -151,15 +152,29 @@ func (p *promptEncoder) fitContext(turns []string) []string {
 	return turns
 }
 
+// docLimits are per-request limits on the document part.
+type docLimits struct {
+	maxTokens int  // cut the document to this many tokens (0: no extra limit)
+	keepEnd   bool // cut from the start instead of the end
+}
+
 // encodeDoc completes a prompt for one document, cutting the document's
-// tokens from the end to fit.
-func (p *promptEncoder) encodeDoc(q queryPart, doc string) Prompt {
+// tokens (from the end, or from the start with keepEnd) to fit the maximum
+// length and the request's limit.
+func (p *promptEncoder) encodeDoc(q queryPart, doc string, lim docLimits) Prompt {
 	d := p.tok.EncodeIDs(" " + doc)
 	room := p.cfg.MaxLength - len(q.ids) - len(p.suffix)
+	if lim.maxTokens > 0 {
+		room = min(room, lim.maxTokens)
+	}
 	pr := Prompt{Truncated: q.truncated}
 	if len(d) > room {
-		d = d[:room]
-		pr.Truncated = true
+		if lim.keepEnd {
+			d = d[len(d)-room:]
+		} else {
+			d = d[:room]
+		}
+		pr.Truncated, pr.DocCut = true, true
 	}
 	pr.DocTokens = len(d)
 	pr.IDs = make([]int, 0, len(q.ids)+len(d)+len(p.suffix))

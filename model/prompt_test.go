@@ -31,7 +31,7 @@ func TestPromptSegmentsEqualWholeString(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, d := range texts {
-				got := p.encodeDoc(qp, d).IDs
+				got := p.encodeDoc(qp, d, docLimits{}).IDs
 				want := tk.EncodeIDs(fullPrompt(in, q, d))
 				if !slices.Equal(got, want) {
 					t.Fatalf("instruction %q query %q doc %q:\n got %v\nwant %v", in, q, d, got, want)
@@ -67,7 +67,7 @@ func TestPromptTruncation(t *testing.T) {
 		if !errors.Is(err, c.wantErr) {
 			t.Fatalf("%s: err %v, want %v", c.name, err, c.wantErr)
 		}
-		pr := p.encodeDoc(qp, c.doc)
+		pr := p.encodeDoc(qp, c.doc, docLimits{})
 		if len(pr.IDs) > cfg.MaxLength {
 			t.Errorf("%s: %d tokens > max %d", c.name, len(pr.IDs), cfg.MaxLength)
 		}
@@ -116,5 +116,33 @@ func TestPromptContext(t *testing.T) {
 	text, _ := tk.Decode(qp.ids, false)
 	if !strings.Contains(text, "Recent conversation:\nCaro: where?\nQuestion: where was it?") {
 		t.Errorf("query part %q lacks the context", text)
+	}
+}
+
+func TestDocLimits(t *testing.T) {
+	tk := qwenTokenizer(t)
+	p, _ := newPromptEncoder(tk, DefaultPromptConfig())
+	qp, err := p.encodeQuery("", "q", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := "one two three four five six seven eight nine ten"
+	full := tk.EncodeIDs(" " + doc)
+	cases := []struct {
+		lim       docLimits
+		wantDoc   []int
+		wantTrunc bool
+	}{
+		{docLimits{}, full, false},
+		{docLimits{maxTokens: 100}, full, false},
+		{docLimits{maxTokens: 3}, full[:3], true},
+		{docLimits{maxTokens: 3, keepEnd: true}, full[len(full)-3:], true},
+	}
+	for _, c := range cases {
+		pr := p.encodeDoc(qp, doc, c.lim)
+		got := pr.IDs[len(qp.ids) : len(pr.IDs)-len(p.suffix)]
+		if !slices.Equal(got, c.wantDoc) || pr.DocCut != c.wantTrunc || pr.DocTokens != len(c.wantDoc) {
+			t.Errorf("%+v: doc ids %v (cut %v), want %v (cut %v)", c.lim, got, pr.DocCut, c.wantDoc, c.wantTrunc)
+		}
 	}
 }

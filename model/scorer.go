@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/rerankd/rerankd/tokenizer"
 )
@@ -51,7 +52,19 @@ type Request struct {
 	Query       string   // required
 	Context     []string // recent conversation turns, oldest first (optional)
 	Docs        []string
+	// MaxDocTokens cuts every document to this many tokens (0: only the
+	// model's maximum length applies).
+	MaxDocTokens int
+	// KeepEnd cuts over-long documents from the start, keeping their end.
+	KeepEnd bool
+	// NoTruncate makes a document that would be cut an error
+	// (ErrDocTooLong) instead.
+	NoTruncate bool
 }
+
+// ErrDocTooLong is returned for a request with NoTruncate whose documents
+// do not fit.
+var ErrDocTooLong = errors.New("document longer than the model accepts")
 
 // Score is one document's result, in request order.
 type Score struct {
@@ -87,27 +100,53 @@ var ErrEmptyQuery = errors.New("empty query")
 
 // Score scores every document of r against its query.
 func (s *Scorer) Score(ctx context.Context, r Request) ([]Score, error) {
-	if r.Query == "" {
-		return nil, ErrEmptyQuery
-	}
-	q, err := s.prompt.encodeQuery(r.Instruction, r.Query, r.Context)
+	prompts, err := s.Prompts(r)
 	if err != nil {
 		return nil, err
-	}
-	prompts := make([]Prompt, len(r.Docs))
-	for i, d := range r.Docs {
-		prompts[i] = s.prompt.encodeDoc(q, d)
 	}
 	logits, err := s.run(ctx, prompts)
 	if err != nil {
 		return nil, err
 	}
+	return Results(prompts, logits), nil
+}
+
+// Prompts builds the token sequences of a request without scoring them, for
+// callers that batch across requests themselves (the server's scheduler).
+func (s *Scorer) Prompts(r Request) ([]Prompt, error) {
+	if strings.TrimSpace(r.Query) == "" {
+		return nil, ErrEmptyQuery
+	}
+	if r.MaxDocTokens < 0 {
+		return nil, fmt.Errorf("max doc tokens %d: want >= 0", r.MaxDocTokens)
+	}
+	q, err := s.prompt.encodeQuery(r.Instruction, r.Query, r.Context)
+	if err != nil {
+		return nil, err
+	}
+	lim := docLimits{maxTokens: r.MaxDocTokens, keepEnd: r.KeepEnd}
+	prompts := make([]Prompt, len(r.Docs))
+	for i, d := range r.Docs {
+		prompts[i] = s.prompt.encodeDoc(q, d, lim)
+		if r.NoTruncate && prompts[i].DocCut {
+			return nil, fmt.Errorf("%w: document %d needs more than %d tokens", ErrDocTooLong, i, prompts[i].DocTokens)
+		}
+	}
+	return prompts, nil
+}
+
+// Results turns logits into scores for prompts, in the same order.
+func Results(prompts []Prompt, logits []float32) []Score {
 	out := make([]Score, len(prompts))
 	for i, p := range prompts {
 		out[i] = Score{Score: Sigmoid(float64(logits[i])), Logit: float64(logits[i]), Tokens: len(p.IDs), Truncated: p.Truncated}
 	}
-	return out, nil
+	return out
 }
+
+// Engine returns the scorer's engine, for callers that schedule engine
+// calls themselves.
+func (s *Scorer) Engine() Engine { return s.engine }
 
 // run scores prompts in batches of similar length (less padding), under
 // the token budget, and returns logits in input order.

@@ -24,9 +24,11 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"serve", "serve the rerank HTTP API (the main job)", runServe},
 		{"tokenize", "encode JSON lines {\"text\": ...} to {\"ids\": [...]} with the Qwen3 tokenizer", runTokenize},
 		{"score", "score documents against a query with a model folder", runScore},
 		{"testmodel", "write a model folder with seeded random weights (tests, speed work)", runTestModel},
+		{"loadtest", "drive an in-process server over loopback: throughput, latency, overhead, overload", runLoadtest},
 		{"bench", "measure scoring speed against a one-pair-per-call baseline and the machine's MatMul peak", runBench},
 		{"convert", "convert a Hugging Face checkpoint (folder or hub repo) to a model folder", runConvert},
 		{"version", "print the version", func(_ []string, _ io.Reader, stdout, _ io.Writer) error {

@@ -1,0 +1,173 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// RerankRequest is the body of POST /rerank in either style.
+type RerankRequest struct {
+	// Model is accepted for compatibility and echoed; the server has one model.
+	Model string `json:"model,omitempty"`
+	// Query is required and must not be blank.
+	Query string `json:"query"`
+	// Documents (Cohere/Jina style): strings or objects with a "text" field.
+	Documents []Document `json:"documents,omitempty"`
+	// TopN keeps the best N results (after Threshold). Absent: all.
+	TopN *int `json:"top_n,omitempty"`
+	// ReturnDocuments echoes each result's document.
+	ReturnDocuments bool `json:"return_documents,omitempty"`
+	// MaxTokensPerDoc cuts each document to this many tokens (0: the server's limit).
+	MaxTokensPerDoc int `json:"max_tokens_per_doc,omitempty"`
+
+	// Instruction replaces the model's default task instruction.
+	Instruction string `json:"instruction,omitempty"`
+	// Context holds recent conversation turns, oldest first, placed before
+	// the query so the model can resolve references in it.
+	Context []string `json:"context,omitempty"`
+	// Threshold drops results whose score (the probability, even when
+	// RawScores is set) is below it. Applied before TopN, so fewer than TopN
+	// results may come back.
+	Threshold *float64 `json:"threshold,omitempty"`
+	// RawScores returns logits (yes minus no) instead of probabilities.
+	RawScores bool `json:"raw_scores,omitempty"`
+
+	// Texts (text-embeddings-inference style) replaces Documents and makes
+	// the answer a bare []TEIResult.
+	Texts []string `json:"texts,omitempty"`
+	// ReturnText echoes each text (TEI style).
+	ReturnText bool `json:"return_text,omitempty"`
+	// Truncate: absent or true cuts over-long texts; false makes an
+	// over-long text an error (413) instead, as TEI does.
+	Truncate *bool `json:"truncate,omitempty"`
+	// TruncationDirection is "Right" (default: keep the start) or "Left".
+	TruncationDirection string `json:"truncation_direction,omitempty"`
+}
+
+// TEIStyle reports whether the request uses "texts".
+func (r *RerankRequest) TEIStyle() bool { return r.Texts != nil }
+
+// Document is one document: its text plus any other fields the client sent,
+// which are returned unchanged with return_documents.
+type Document struct {
+	Text   string
+	Fields map[string]json.RawMessage // other fields, in no particular order
+}
+
+// UnmarshalJSON accepts "text" or {"text": "...", ...}.
+func (d *Document) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &d.Text)
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return errors.New("a document must be a string or an object with a \"text\" field")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return err
+	}
+	raw, ok := fields["text"]
+	if !ok {
+		return errors.New("document object has no \"text\" field")
+	}
+	if err := json.Unmarshal(raw, &d.Text); err != nil {
+		return fmt.Errorf("document \"text\": %w", err)
+	}
+	delete(fields, "text")
+	if len(fields) > 0 {
+		d.Fields = fields
+	}
+	return nil
+}
+
+// MarshalJSON writes {"text": ..., other fields...}.
+func (d Document) MarshalJSON() ([]byte, error) {
+	m := make(map[string]json.RawMessage, len(d.Fields)+1)
+	for k, v := range d.Fields {
+		m[k] = v
+	}
+	t, err := json.Marshal(d.Text)
+	if err != nil {
+		return nil, err
+	}
+	m["text"] = t
+	return json.Marshal(m)
+}
+
+// RerankResponse answers a Cohere/Jina-style request.
+type RerankResponse struct {
+	ID      string         `json:"id"`
+	Model   string         `json:"model"`
+	Backend string         `json:"backend"` // which scorer answered (onnx model or lexical default)
+	Results []RerankResult `json:"results"` // highest score first
+	Meta    Meta           `json:"meta"`
+	Usage   Usage          `json:"usage"`
+}
+
+// RerankResult is one scored document.
+type RerankResult struct {
+	Index          int       `json:"index"`
+	RelevanceScore float64   `json:"relevance_score"`
+	Document       *Document `json:"document,omitempty"`
+	// Truncated says the document was cut to fit the model.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Meta follows Cohere's shape.
+type Meta struct {
+	APIVersion  APIVersion  `json:"api_version"`
+	BilledUnits BilledUnits `json:"billed_units"`
+	Tokens      TokenCounts `json:"tokens"`
+}
+
+// APIVersion names the API revision.
+type APIVersion struct {
+	Version string `json:"version"`
+}
+
+// BilledUnits counts one search unit per request, as Cohere does.
+type BilledUnits struct {
+	SearchUnits int `json:"search_units"`
+}
+
+// TokenCounts counts the tokens the model read.
+type TokenCounts struct {
+	InputTokens int `json:"input_tokens"`
+}
+
+// Usage follows Jina's shape.
+type Usage struct {
+	TotalTokens int `json:"total_tokens"`
+}
+
+// TEIResult is one element of the text-embeddings-inference answer.
+type TEIResult struct {
+	Index int     `json:"index"`
+	Score float64 `json:"score"`
+	Text  *string `json:"text,omitempty"`
+}
+
+// Error is the one JSON shape of every error response.
+type Error struct {
+	Error     string `json:"error"`
+	ErrorType string `json:"error_type"`
+}
+
+// Info answers GET /info.
+type Info struct {
+	Version           string  `json:"version"`
+	ModelID           string  `json:"model_id"`
+	Backend           string  `json:"backend"`
+	MaxDocuments      int     `json:"max_documents"`
+	MaxTokens         int     `json:"max_tokens"`         // prompt length limit
+	MaxTokensPerDoc   int     `json:"max_tokens_per_doc"` // default document cut
+	MaxBatchTokens    int     `json:"max_batch_tokens"`   // engine call budget (padded)
+	MaxBatchRequests  int     `json:"max_batch_requests"` // rows per engine call
+	MaxQueuePairs     int     `json:"max_queue_pairs"`    // waiting pairs before 429
+	MaxBodyBytes      int     `json:"max_body_bytes"`
+	RequestTimeoutSec float64 `json:"request_timeout_s"`
+	Runtime           string  `json:"runtime,omitempty"` // ONNX Runtime version
+}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rerankd/rerankd/lexical"
+	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/scheduler"
+	"github.com/rerankd/rerankd/serve"
+)
+
+// levelResult is one concurrency level of `rerankd loadtest`.
+type levelResult struct {
+	Concurrency int            `json:"concurrency"`
+	Requests    int            `json:"requests"`
+	RPS         float64        `json:"requests_per_s"`
+	PairsPerS   float64        `json:"pairs_per_s"`
+	P50ms       float64        `json:"p50_ms"`
+	P99ms       float64        `json:"p99_ms"`
+	Codes       map[string]int `json:"codes"`
+}
+
+type loadResult struct {
+	Backend        string        `json:"backend"`
+	Candidates     int           `json:"candidates"`
+	Levels         []levelResult `json:"levels"`
+	RawP50ms       float64       `json:"raw_model_p50_ms"`       // same requests scored directly, no HTTP, no scheduler
+	OverheadRatio  float64       `json:"server_overhead_ratio"`  // (served p50 at concurrency 1 - raw p50) / served p50
+	Overload       levelResult   `json:"overload"`               // tiny queue, many clients
+	RSSBeforeMB    float64       `json:"rss_before_overload_mb"` // this process (server in-process)
+	RSSAfterMB     float64       `json:"rss_after_overload_mb"`
+	Overload5xx    int           `json:"overload_5xx"`
+	Overload429    int           `json:"overload_429"`
+	OverloadOthers int           `json:"overload_other_errors"`
+}
+
+// runLoadtest implements `rerankd loadtest`: an in-process server on a
+// loopback port, driven by real HTTP clients at several concurrency levels,
+// compared with the same requests scored directly, then pushed past a small
+// queue to show 429s instead of errors or memory growth.
+func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
+	dir := fs.String("model", "", "model folder (empty: the lexical default)")
+	candidates := fs.Int("candidates", 20, "documents per request")
+	levels := fs.String("concurrency", "1,8,64", "comma-separated client counts")
+	perLevel := fs.Int("requests", 0, "requests per level (0: max(2 x concurrency, 16))")
+	overloadN := fs.Int("overload-requests", 256, "requests in the overload phase (64 clients, queue of 2 requests)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library")
+	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	var conc []int
+	for _, s := range strings.Split(*levels, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return fmt.Errorf("%w: --concurrency %q: want positive integers", errUsage, *levels)
+		}
+		conc = append(conc, n)
+	}
+	if *candidates < 1 {
+		return fmt.Errorf("%w: --candidates must be >= 1", errUsage)
+	}
+	reqs := benchWorkload(64, *candidates, 7)
+	var scorer *model.Scorer
+	if *dir != "" {
+		o := model.DefaultOptions()
+		o.RuntimeLib, o.Tokenizer = *ortLib, *tok
+		s, _, err := model.Open(*dir, o)
+		if err != nil {
+			return err
+		}
+		defer s.Close() //nolint:errcheck // measurements are printed by then
+		scorer = s
+	}
+	newBackend := func(sc scheduler.Config) (serve.Backend, error) {
+		if scorer == nil {
+			return serve.NewLexical(lexical.Default()), nil
+		}
+		sched, err := scheduler.New(scorer.Engine(), sc, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &noCloseNeural{serve.NewNeural(*dir, scorer, sched, model.DefaultPromptConfig().MaxLength), sched}, nil
+	}
+	res := loadResult{Candidates: *candidates}
+	b, err := newBackend(scheduler.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	res.Backend = b.Name()
+	url, stop, err := startServer(b, serve.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	for _, c := range conc {
+		n := *perLevel
+		if n == 0 {
+			n = max(2*c, 16)
+		}
+		fmt.Fprintf(stderr, "concurrency %d: %d requests...\n", c, n)
+		res.Levels = append(res.Levels, drive(url, reqs, c, n))
+	}
+	stop()
+	// Raw model time for the same requests at concurrency 1.
+	var raw []float64
+	for i := range res.Levels[0].Requests {
+		r := reqs[i%len(reqs)]
+		start := time.Now()
+		if scorer != nil {
+			_, err = scorer.Score(context.Background(), model.Request{Query: r.Query, Docs: r.Docs, MaxDocTokens: serve.DefaultConfig().MaxTokensPerDoc})
+		} else {
+			lexical.Default().Score(r.Query, r.Docs)
+		}
+		if err != nil {
+			return err
+		}
+		raw = append(raw, float64(time.Since(start).Microseconds())/1000)
+	}
+	res.RawP50ms = percentile(raw, 50)
+	if p := res.Levels[0].P50ms; p > 0 {
+		res.OverheadRatio = (p - res.RawP50ms) / p
+	}
+	// Overload: a queue of two requests' pairs, 64 clients.
+	sc := scheduler.DefaultConfig()
+	sc.QueueSize = 2 * *candidates
+	ob, err := newBackend(sc)
+	if err != nil {
+		return err
+	}
+	url, stop, err = startServer(ob, serve.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	res.RSSBeforeMB = rssMB()
+	fmt.Fprintf(stderr, "overload: 64 clients, queue of %d pairs, %d requests...\n", sc.QueueSize, *overloadN)
+	res.Overload = drive(url, reqs, 64, *overloadN)
+	res.RSSAfterMB = rssMB()
+	stop()
+	for code, n := range res.Overload.Codes {
+		switch {
+		case code == "429":
+			res.Overload429 += n
+		case strings.HasPrefix(code, "5"):
+			res.Overload5xx += n
+		case code != "200":
+			res.OverloadOthers += n
+		}
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(res)
+	}
+	for _, l := range res.Levels {
+		fmt.Fprintf(stdout, "concurrency %3d: %6.1f req/s %7.1f pairs/s  p50 %8.1f ms  p99 %8.1f ms  codes %v\n",
+			l.Concurrency, l.RPS, l.PairsPerS, l.P50ms, l.P99ms, l.Codes)
+	}
+	_, err = fmt.Fprintf(stdout, "raw model p50 %.1f ms; server overhead %.1f%% of p50 at concurrency 1\noverload: %d x 429, %d x 5xx, %d other errors; RSS %.0f -> %.0f MB\n",
+		res.RawP50ms, 100*res.OverheadRatio, res.Overload429, res.Overload5xx, res.OverloadOthers, res.RSSBeforeMB, res.RSSAfterMB)
+	return err
+}
+
+// noCloseNeural lets loadtest run several servers over one scorer: closing
+// a server drains its scheduler but leaves the shared model open.
+type noCloseNeural struct {
+	*serve.Neural
+	sched *scheduler.Scheduler
+}
+
+func (n *noCloseNeural) Close(ctx context.Context) error { return n.sched.Close(ctx) }
+
+func startServer(b serve.Backend, cfg serve.Config) (string, func(), error) {
+	srv, err := serve.New(cfg, b, serve.Limits{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	go func() { _ = srv.Serve(ln) }()
+	stop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}
+	return "http://" + ln.Addr().String() + "/rerank", stop, nil
+}
+
+// drive sends n requests from c concurrent clients and summarises them.
+func drive(url string, reqs []model.Request, c, n int) levelResult {
+	bodies := make([][]byte, len(reqs))
+	for i, r := range reqs {
+		bodies[i], _ = json.Marshal(map[string]any{"query": r.Query, "documents": r.Docs})
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c}, Timeout: 10 * time.Minute}
+	lat := make([]float64, n)
+	codes := make([]string, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				t0 := time.Now()
+				resp, err := client.Post(url, "application/json", bytes.NewReader(bodies[i%len(bodies)]))
+				if err != nil {
+					codes[i] = "transport"
+				} else {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					_ = resp.Body.Close()
+					codes[i] = strconv.Itoa(resp.StatusCode)
+				}
+				lat[i] = float64(time.Since(t0).Microseconds()) / 1000
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	el := time.Since(start).Seconds()
+	r := levelResult{Concurrency: c, Requests: n, RPS: float64(n) / el, Codes: map[string]int{}}
+	ok := 0
+	var okLat []float64
+	for i, code := range codes {
+		r.Codes[code]++
+		if code == "200" {
+			ok++
+			okLat = append(okLat, lat[i])
+		}
+	}
+	r.PairsPerS = float64(ok*len(reqs[0].Docs)) / el
+	r.P50ms, r.P99ms = percentile(okLat, 50), percentile(okLat, 99)
+	return r
+}
+
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(float64(len(s)-1) * p / 100)
+	return s[i]
+}
+
+// rssMB reads this process's resident memory from /proc (Linux).
+func rssMB() float64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseFloat(f[1], 64)
+	return pages * float64(os.Getpagesize()) / (1 << 20)
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rerankd/rerankd/lexical"
+	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/model/hf"
+	"github.com/rerankd/rerankd/scheduler"
+	"github.com/rerankd/rerankd/serve"
+)
+
+// serveFlags are `rerankd serve`'s settings. Every flag can also be set by
+// the environment variable RERANKD_<NAME> (upper case, '-' as '_'); a flag
+// on the command line wins.
+type serveFlags struct {
+	addr, modelArg, apiKeys, ortLib, tok, provider, logLevel string
+	device, threads, maxLength                               int
+	server                                                   serve.Config
+	sched                                                    scheduler.Config
+}
+
+func defineServeFlags(fs *flag.FlagSet) *serveFlags {
+	f := &serveFlags{server: serve.DefaultConfig(), sched: scheduler.DefaultConfig()}
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address host:port")
+	fs.StringVar(&f.modelArg, "model", "", "model folder, or a Hugging Face repo id converted on first use; empty: the embedded lexical default")
+	fs.StringVar(&f.apiKeys, "api-key", "", "comma-separated API keys required as 'Authorization: Bearer KEY' (empty: no auth)")
+	fs.StringVar(&f.ortLib, "ort-lib", defaultORTLib(), "ONNX Runtime shared library (also ORT_LIB)")
+	fs.StringVar(&f.tok, "tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
+	fs.StringVar(&f.provider, "provider", "cpu", "execution provider: cpu, cuda or tensorrt")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.IntVar(&f.device, "device", 0, "GPU device id")
+	fs.IntVar(&f.threads, "threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
+	fs.IntVar(&f.maxLength, "max-length", model.DefaultPromptConfig().MaxLength, "most tokens per prompt")
+	fs.IntVar(&f.server.MaxDocuments, "max-documents", f.server.MaxDocuments, "documents per request (more: 422)")
+	fs.IntVar(&f.server.MaxBodyBytes, "max-body-bytes", f.server.MaxBodyBytes, "request body limit (more: 413)")
+	fs.IntVar(&f.server.MaxTokensPerDoc, "max-tokens-per-doc", f.server.MaxTokensPerDoc, "documents are cut to this many tokens")
+	fs.DurationVar(&f.server.RequestTimeout, "request-timeout", f.server.RequestTimeout, "time limit per request")
+	fs.IntVar(&f.sched.QueueSize, "queue-size", f.sched.QueueSize, "pairs waiting before requests get 429")
+	fs.IntVar(&f.sched.BatchTokens, "batch-tokens", f.sched.BatchTokens, "token budget per engine call (padding counted)")
+	fs.IntVar(&f.sched.MaxBatch, "max-batch", f.sched.MaxBatch, "pairs per engine call")
+	fs.DurationVar(&f.sched.MaxWait, "max-wait", f.sched.MaxWait, "how long a batch may wait to fill")
+	fs.IntVar(&f.sched.Workers, "workers", f.sched.Workers, "concurrent engine calls")
+	return f
+}
+
+// applyEnv fills flags not given on the command line from RERANKD_<NAME>.
+func applyEnv(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] {
+			return
+		}
+		env := "RERANKD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok {
+			if err := f.Value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", env, v, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	f := defineServeFlags(fs)
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if err := applyEnv(fs); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return fmt.Errorf("%w: --log-level: %w", errUsage, err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	f.server.Version = version
+	for _, k := range strings.Split(f.apiKeys, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			f.server.APIKeys = append(f.server.APIKeys, k)
+		}
+	}
+	if err := errors.Join(f.server.Validate(), f.sched.Validate()); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	metrics := serve.NewMetrics()
+	backend, limits, err := openBackend(f, metrics, log, stderr)
+	if err != nil {
+		return err
+	}
+	srv, err := serve.New(f.server, backend, limits, metrics, log)
+	if err != nil {
+		_ = backend.Close(context.Background())
+		return err
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		_ = backend.Close(context.Background())
+		return fmt.Errorf("listen %s: %w", f.addr, err)
+	}
+	fmt.Fprintf(stdout, "rerankd %s serving %s (backend %s) on http://%s\n", version, backend.ModelID(), backend.Name(), ln.Addr())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining in-flight requests")
+	sctx, cancel := context.WithTimeout(context.Background(), f.server.RequestTimeout+5*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
+
+// openBackend loads the neural model when --model is set, else the
+// lexical default, and says how to get the neural model.
+func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr io.Writer) (serve.Backend, serve.Limits, error) {
+	limits := serve.Limits{QueueSize: f.sched.QueueSize, BatchTokens: f.sched.BatchTokens, MaxBatch: f.sched.MaxBatch}
+	if f.modelArg == "" {
+		fmt.Fprintln(stderr, "no --model: serving the embedded lexical default (BM25 over each request's documents; word overlap, not neural relevance).\n"+
+			"For the neural reranker: rerankd serve --model Qwen/Qwen3-Reranker-0.6B (downloaded and converted on first use),\n"+
+			"or --model DIR with a folder from `rerankd convert` / scripts/export_onnx.py.")
+		return serve.NewLexical(lexical.Default()), serve.Limits{}, nil
+	}
+	dir, err := resolveModel(f.modelArg, f.tok, stderr)
+	if err != nil {
+		return nil, limits, err
+	}
+	o := model.DefaultOptions()
+	o.RuntimeLib, o.Tokenizer = f.ortLib, f.tok
+	o.Session.Provider, o.Session.DeviceID, o.Session.IntraOpThreads = model.Provider(f.provider), f.device, f.threads
+	o.Scorer.Prompt.MaxLength = f.maxLength
+	o.Scorer.BatchTokens = max(f.sched.BatchTokens, f.maxLength)
+	if err := o.Validate(); err != nil {
+		return nil, limits, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	scorer, info, err := model.Open(dir, o)
+	if err != nil {
+		return nil, limits, err
+	}
+	sched, err := scheduler.New(scorer.Engine(), f.sched, metrics)
+	if err != nil {
+		_ = scorer.Close()
+		return nil, limits, err
+	}
+	log.Info("model loaded", "dir", dir, "output", info.Output.String(), "runtime", info.Runtime)
+	return serve.NewNeural(f.modelArg, scorer, sched, f.maxLength), limits, nil
+}
+
+// resolveModel returns a model folder: the argument itself, or the
+// converted copy of a hub repo in the cache (converted on first use).
+func resolveModel(arg, tok string, stderr io.Writer) (string, error) {
+	if st, err := os.Stat(arg); err == nil && st.IsDir() {
+		return arg, nil
+	}
+	if err := hf.ValidateRepoID(arg); err != nil {
+		return "", fmt.Errorf("--model %q is neither a folder nor a repo id: %w", arg, err)
+	}
+	out := filepath.Join(cacheDir(), "models", strings.ReplaceAll(arg, "/", "--"))
+	if _, err := os.Stat(filepath.Join(out, "model.onnx")); err == nil {
+		return out, nil
+	}
+	src, err := download(arg, "main", stderr)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(stderr, "converting %s to %s\n", src, out)
+	return out, model.Convert(src, out, model.BuildOptions{Tokenizer: tok})
+}

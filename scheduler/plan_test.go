@@ -1,0 +1,91 @@
+package scheduler
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+// mkPending builds a sorted queue from (length, arrival rank) pairs.
+func mkPending(r *request, spec ...[2]int) []pair {
+	var ps []pair
+	for i, s := range spec {
+		ps = append(ps, pair{req: r, seq: seq(1, s[0]), idx: i, order: uint64(s[1])})
+	}
+	slices.SortFunc(ps, cmpPair)
+	return ps
+}
+
+func TestPlan(t *testing.T) {
+	cfg := func(batchTokens, maxBatch int, ratio float64) Config {
+		c := DefaultConfig()
+		c.BatchTokens, c.MaxBatch, c.MaxPadRatio = batchTokens, maxBatch, ratio
+		return c
+	}
+	tests := []struct {
+		name     string
+		cfg      Config
+		spec     [][2]int // length, arrival rank
+		wantLens []int    // lengths in the batch
+		wantFull bool
+	}{
+		{"single pair waits to fill", cfg(8192, 32, 1.25), [][2]int{{10, 0}}, []int{10}, false},
+		{"max batch makes it full", cfg(8192, 3, 1.25), [][2]int{{5, 0}, {5, 1}, {5, 2}, {5, 3}, {5, 4}}, []int{5, 5, 5}, true},
+		{"token budget makes it full", cfg(120, 32, 1.25), [][2]int{{50, 0}, {50, 1}, {50, 2}}, []int{50, 50}, true},
+		{"oversize pair runs alone at once", cfg(100, 32, 1.25), [][2]int{{200, 0}, {200, 1}}, []int{200}, true},
+		{"oldest pair anchors the batch", cfg(8192, 32, 1.25), [][2]int{{10, 5}, {10, 6}, {100, 0}, {100, 1}}, []int{100, 100}, false},
+		{"cheaper neighbour first", cfg(8192, 2, 1.25), [][2]int{{90, 1}, {100, 0}, {120, 2}}, []int{90, 100}, true},
+		{"longer neighbour when cheaper", cfg(8192, 2, 1.25), [][2]int{{50, 1}, {100, 0}, {101, 2}}, []int{100, 101}, true},
+		{"pad ratio 1 batches equal lengths only", cfg(8192, 32, 1), [][2]int{{10, 0}, {11, 1}, {10, 2}}, []int{10, 10}, false},
+		{"pad ratio keeps far lengths apart", cfg(8192, 32, 1.25), [][2]int{{4, 1}, {4, 2}, {400, 0}}, []int{400}, false},
+		{"large pad ratio still groups by length", cfg(8192, 3, 100), [][2]int{{4, 1}, {4, 2}, {300, 3}, {400, 0}, {410, 4}}, []int{300, 400, 410}, true},
+	}
+	r := &request{ctx: context.Background()}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps := mkPending(r, tt.spec...)
+			a, lo, hi, full := plan(ps, &tt.cfg)
+			if ps[a].order != 0 {
+				t.Errorf("anchor has rank %d, want the oldest (0)", ps[a].order)
+			}
+			if a < lo || a >= hi {
+				t.Errorf("anchor %d outside window [%d, %d)", a, lo, hi)
+			}
+			var lens []int
+			for _, p := range ps[lo:hi] {
+				lens = append(lens, len(p.seq))
+			}
+			if !slices.Equal(lens, tt.wantLens) || full != tt.wantFull {
+				t.Errorf("batch %v full %v, want %v full %v", lens, full, tt.wantLens, tt.wantFull)
+			}
+		})
+	}
+}
+
+func TestTakeSkipsEndedRequests(t *testing.T) {
+	cfg := testConfig()
+	q := newQueue(cfg, nopObserver{})
+	dead, cancel := context.WithCancel(context.Background())
+	rDead := &request{ctx: dead, done: make(chan struct{}), logits: make([]float32, 2), left: 2}
+	rLive := &request{ctx: context.Background(), done: make(chan struct{}), logits: make([]float32, 2), left: 2}
+	if err := q.admit(rDead, [][]int{seq(1, 3), seq(1, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.admit(rLive, [][]int{seq(2, 3), seq(2, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // as if the batcher got there before Submit noticed
+	timer := newStoppedTimer()
+	batch, ok := q.take(nil, timer)
+	if !ok || len(batch) != 2 {
+		t.Fatalf("take: %d pairs, ok %v; want 2", len(batch), ok)
+	}
+	for _, p := range batch {
+		if p.req != rLive {
+			t.Errorf("batch carries a pair of a cancelled request")
+		}
+	}
+	if n := q.stats().Queued; n != 0 {
+		t.Errorf("queued %d after take, want 0", n)
+	}
+}

@@ -1,0 +1,177 @@
+package scheduler
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// pair is one token sequence waiting for, or riding in, an engine call.
+type pair struct {
+	req   *request
+	seq   []int
+	idx   int    // position in the request
+	order uint64 // arrival rank: lower is older
+}
+
+// cmpPair orders the queue: by length, then by age.
+func cmpPair(a, b pair) int {
+	if c := cmp.Compare(len(a.seq), len(b.seq)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.order, b.order)
+}
+
+// queue holds the waiting pairs of every request, sorted by cmpPair, in a
+// slice allocated once at QueueSize. Batches are contiguous windows of it
+// (see plan), so taking one is a single slices.Delete.
+type queue struct {
+	cfg Config
+	obs Observer
+
+	mu            sync.Mutex
+	pending       []pair
+	next          uint64        // next arrival rank
+	wake          chan struct{} // closed and replaced when workers should look again
+	wakeUsed      bool          // a worker holds wake: replace it on the next signal
+	closed        bool
+	inFlight      int
+	inFlightPairs int
+}
+
+func newQueue(cfg Config, obs Observer) *queue {
+	return &queue{cfg: cfg, obs: obs, pending: make([]pair, 0, cfg.QueueSize), wake: make(chan struct{})}
+}
+
+// signal wakes every waiting worker. Call with mu held.
+func (q *queue) signal() {
+	if q.wakeUsed {
+		close(q.wake)
+		q.wake = make(chan struct{})
+		q.wakeUsed = false
+	}
+}
+
+// waitCh returns the channel signal will close. Call with mu held.
+func (q *queue) waitCh() <-chan struct{} {
+	q.wakeUsed = true
+	return q.wake
+}
+
+// admit queues all of seqs for r, or none of them.
+func (q *queue) admit(r *request, seqs [][]int) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return ErrClosed
+	}
+	if free := q.cfg.QueueSize - len(q.pending); len(seqs) > free {
+		return fmt.Errorf("%w: %d pairs, %d free of %d", ErrOverloaded, len(seqs), free, q.cfg.QueueSize)
+	}
+	for i, seq := range seqs {
+		p := pair{req: r, seq: seq, idx: i, order: q.next}
+		q.next++
+		// p is the newest pair: it goes after every pair of its length.
+		at, _ := slices.BinarySearchFunc(q.pending, p, cmpPair)
+		q.pending = slices.Insert(q.pending, at, p)
+	}
+	q.obs.QueueDepth(len(q.pending))
+	q.signal()
+	return nil
+}
+
+// drop removes r's waiting pairs.
+func (q *queue) drop(r *request) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := len(q.pending)
+	q.pending = slices.DeleteFunc(q.pending, func(p pair) bool { return p.req == r })
+	if len(q.pending) != n {
+		q.obs.QueueDepth(len(q.pending))
+	}
+}
+
+// dropDead removes the pairs whose request has ended or been cancelled.
+// Call with mu held.
+func (q *queue) dropDead() {
+	q.pending = slices.DeleteFunc(q.pending, func(p pair) bool { return p.req.dead() })
+	q.obs.QueueDepth(len(q.pending))
+}
+
+// close stops admissions; workers drain what is queued, then exit.
+func (q *queue) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	q.signal()
+}
+
+// clear drops every waiting pair (Close gave up draining).
+func (q *queue) clear() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	clear(q.pending)
+	q.pending = q.pending[:0]
+	q.obs.QueueDepth(0)
+	q.signal()
+}
+
+// take blocks until a batch should run, copies it into dst and returns
+// it. It returns ok == false when the queue is closed and empty. A batch
+// runs as soon as it is full, once the oldest waiting pair has waited
+// MaxWait, or at once when the queue is closed (draining).
+func (q *queue) take(dst []pair, timer *time.Timer) (batch []pair, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for {
+		if len(q.pending) == 0 {
+			if q.closed {
+				return nil, false
+			}
+			wake := q.waitCh()
+			q.mu.Unlock()
+			<-wake
+			q.mu.Lock()
+			continue
+		}
+		a, lo, hi, full := plan(q.pending, &q.cfg)
+		if slices.ContainsFunc(q.pending[lo:hi], func(p pair) bool { return p.req.dead() }) {
+			q.dropDead()
+			continue
+		}
+		wait := q.cfg.MaxWait - time.Since(q.pending[a].req.enq)
+		if full || q.closed || wait <= 0 {
+			dst = append(dst[:0], q.pending[lo:hi]...)
+			q.pending = slices.Delete(q.pending, lo, hi)
+			q.inFlight++
+			q.inFlightPairs += len(dst)
+			q.obs.QueueDepth(len(q.pending))
+			return dst, true
+		}
+		wake := q.waitCh()
+		q.mu.Unlock()
+		timer.Reset(wait)
+		select {
+		case <-wake:
+			timer.Stop()
+		case <-timer.C:
+		}
+		q.mu.Lock()
+	}
+}
+
+// done records the end of a batch of n pairs returned by take.
+func (q *queue) done(n int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.inFlight--
+	q.inFlightPairs -= n
+}
+
+func (q *queue) stats() Stats {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return Stats{Queued: len(q.pending), InFlightBatches: q.inFlight, InFlightPairs: q.inFlightPairs, Closed: q.closed}
+}

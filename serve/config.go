@@ -1,0 +1,59 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config holds the server's limits. Flags and environment are mapped onto
+// it in cmd/rerankd; this package reads neither.
+type Config struct {
+	// MaxDocuments per request; more is a 422 (never silently skipped).
+	MaxDocuments int
+	// MaxBodyBytes bounds a request body; more is a 413.
+	MaxBodyBytes int
+	// MaxTokensPerDoc is the default cut of each document (a request may
+	// ask for less with max_tokens_per_doc, never more).
+	MaxTokensPerDoc int
+	// RequestTimeout bounds one request from decode to answer.
+	RequestTimeout time.Duration
+	// APIKeys, when non-empty, are required as "Authorization: Bearer KEY"
+	// on every endpoint but /health and /ready.
+	APIKeys []string
+	// MaxHeaderBytes bounds the request line and headers.
+	MaxHeaderBytes int
+	// ReadTimeout bounds reading one request (slow clients are cut).
+	ReadTimeout time.Duration
+	// HealthProbeEvery is how long a successful /health probe is reused.
+	HealthProbeEvery time.Duration
+	// Version is reported by /info.
+	Version string
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{MaxDocuments: 1000, MaxBodyBytes: 8 << 20, MaxTokensPerDoc: 512, RequestTimeout: 60 * time.Second,
+		MaxHeaderBytes: 16 << 10, ReadTimeout: 30 * time.Second, HealthProbeEvery: 5 * time.Second, Version: "dev"}
+}
+
+// Validate reports every problem at once.
+func (c Config) Validate() error {
+	var errs []error
+	check := func(ok bool, format string, a ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, a...))
+		}
+	}
+	check(c.MaxDocuments >= 1, "max documents %d: want >= 1", c.MaxDocuments)
+	check(c.MaxBodyBytes >= 1024, "max body bytes %d: want >= 1024", c.MaxBodyBytes)
+	check(c.MaxTokensPerDoc >= 1, "max tokens per document %d: want >= 1", c.MaxTokensPerDoc)
+	check(c.RequestTimeout > 0, "request timeout %v: want > 0", c.RequestTimeout)
+	check(c.MaxHeaderBytes >= 1024, "max header bytes %d: want >= 1024", c.MaxHeaderBytes)
+	check(c.ReadTimeout > 0, "read timeout %v: want > 0", c.ReadTimeout)
+	check(c.HealthProbeEvery >= 0, "health probe interval %v: want >= 0", c.HealthProbeEvery)
+	for i, k := range c.APIKeys {
+		check(len(k) >= 8, "API key %d is shorter than 8 characters", i+1)
+	}
+	return errors.Join(errs...)
+}

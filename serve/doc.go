@@ -1,0 +1,15 @@
+// Package serve is rerankd's HTTP service: fiber handlers for the rerank
+// API (Cohere/Jina and text-embeddings-inference styles), health, info,
+// metrics and OpenAPI, API-key auth, and the one table that maps error kinds
+// to HTTP status codes.
+//
+// Request flow: decode + validate (handlers.go) -> Backend.Score. The
+// neural backend tokenizes in the request's goroutine, then hands the token
+// sequences to the scheduler, which pools pairs of all concurrent requests
+// into length-grouped batches under a token budget and refuses work (429)
+// when its bounded queue is full. The lexical backend scores in place.
+//
+// Client disconnects: fasthttp (under fiber) does not signal a client that
+// went away, so an abandoned request is cut by the per-request timeout, not
+// at once; the scheduler then drops its pairs that have not started.
+package serve

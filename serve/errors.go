@@ -1,0 +1,100 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/scheduler"
+)
+
+// Kind classifies an error for clients; it is the error_type of the JSON
+// body and selects the status code.
+type Kind string
+
+// Error kinds.
+const (
+	KindInvalid      Kind = "invalid_request"        // malformed JSON, empty query
+	KindMediaType    Kind = "unsupported_media_type" // body is not JSON
+	KindTooLarge     Kind = "payload_too_large"      // body, request or input too large
+	KindValidation   Kind = "validation"             // well-formed but unacceptable fields
+	KindUnauthorized Kind = "unauthorized"
+	KindNotFound     Kind = "not_found"
+	KindOverloaded   Kind = "overloaded" // queue full: retry later
+	KindNotReady     Kind = "not_ready"  // starting or shutting down
+	KindTimeout      Kind = "timeout"    // per-request time limit
+	KindBackend      Kind = "backend"    // the model failed (or gave a NaN score)
+	KindInternal     Kind = "internal"
+)
+
+// statusOf is the one table from error kind to HTTP status.
+var statusOf = map[Kind]int{
+	KindInvalid:      http.StatusBadRequest,
+	KindMediaType:    http.StatusUnsupportedMediaType,
+	KindTooLarge:     http.StatusRequestEntityTooLarge,
+	KindValidation:   http.StatusUnprocessableEntity,
+	KindUnauthorized: http.StatusUnauthorized,
+	KindNotFound:     http.StatusNotFound,
+	KindOverloaded:   http.StatusTooManyRequests,
+	KindNotReady:     http.StatusServiceUnavailable,
+	KindTimeout:      http.StatusGatewayTimeout,
+	KindBackend:      http.StatusFailedDependency,
+	KindInternal:     http.StatusInternalServerError,
+}
+
+// Error is an error with a kind and a message safe to show clients.
+type Error struct {
+	Kind Kind
+	Msg  string
+	Err  error // cause, for logs
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Msg + ": " + e.Err.Error()
+	}
+	return e.Msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Status returns the HTTP status of the error's kind.
+func (e *Error) Status() int {
+	if s, ok := statusOf[e.Kind]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+func newError(k Kind, format string, a ...any) *Error {
+	return &Error{Kind: k, Msg: fmt.Sprintf(format, a...)}
+}
+
+// classify maps errors from the backends to kinds. Unknown errors are
+// internal, and their text is not shown to clients.
+func classify(err error) *Error {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, scheduler.ErrOverloaded):
+		return &Error{Kind: KindOverloaded, Msg: "server overloaded: queue full, retry later", Err: err}
+	case errors.Is(err, scheduler.ErrTooLarge):
+		return &Error{Kind: KindTooLarge, Msg: "request has more pairs than the queue can ever hold", Err: err}
+	case errors.Is(err, scheduler.ErrClosed):
+		return &Error{Kind: KindNotReady, Msg: "server is shutting down", Err: err}
+	case errors.Is(err, scheduler.ErrBadScore):
+		return &Error{Kind: KindBackend, Msg: "model produced an invalid score", Err: err}
+	case errors.Is(err, model.ErrEmptyQuery):
+		return &Error{Kind: KindInvalid, Msg: "query must not be empty", Err: err}
+	case errors.Is(err, model.ErrTooLong), errors.Is(err, model.ErrDocTooLong):
+		return &Error{Kind: KindTooLarge, Msg: err.Error(), Err: err}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Kind: KindTimeout, Msg: "request timed out", Err: err}
+	case errors.Is(err, context.Canceled):
+		return &Error{Kind: KindTimeout, Msg: "request cancelled", Err: err}
+	}
+	return &Error{Kind: KindBackend, Msg: "scoring failed", Err: err}
+}

@@ -1,0 +1,235 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"mime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/model"
+)
+
+// decode parses a rerank body: syntax errors are 400, wrong field types 422.
+func decode(c *fiber.Ctx) (*api.RerankRequest, error) {
+	if ct := c.Get(fiber.HeaderContentType); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != fiber.MIMEApplicationJSON && !strings.HasSuffix(mt, "+json")) {
+			return nil, newError(KindMediaType, "content type %q: send application/json", ct)
+		}
+	}
+	var req api.RerankRequest
+	if err := json.Unmarshal(c.Body(), &req); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return nil, newError(KindValidation, "field %q: got JSON %s, want %s", typeErr.Field, typeErr.Value, typeErr.Type)
+		}
+		return nil, newError(KindInvalid, "malformed JSON body: %v", err)
+	}
+	return &req, nil
+}
+
+// validate checks a decoded request against the API rules and the
+// server's limits, reporting every problem at once.
+func (s *Server) validate(r *api.RerankRequest) error {
+	if strings.TrimSpace(r.Query) == "" {
+		return newError(KindInvalid, "query must not be empty")
+	}
+	var probs []string
+	bad := func(format string, a ...any) { probs = append(probs, fmt.Sprintf(format, a...)) }
+	n := len(r.Documents)
+	switch {
+	case r.Texts != nil && r.Documents != nil:
+		bad("send either documents or texts, not both")
+	case r.TEIStyle():
+		n = len(r.Texts)
+	}
+	if n == 0 {
+		bad("documents (or texts) must not be empty")
+	}
+	if n > s.cfg.MaxDocuments {
+		bad("%d documents: this server accepts at most %d per request", n, s.cfg.MaxDocuments)
+	}
+	if r.TopN != nil && *r.TopN < 1 {
+		bad("top_n %d: want >= 1 (omit it for all results)", *r.TopN)
+	}
+	if r.Threshold != nil && !(*r.Threshold >= 0 && *r.Threshold <= 1) {
+		bad("threshold %v: want a probability in [0, 1]", *r.Threshold)
+	}
+	if r.MaxTokensPerDoc < 0 {
+		bad("max_tokens_per_doc %d: want >= 0", r.MaxTokensPerDoc)
+	}
+	switch strings.ToLower(r.TruncationDirection) {
+	case "", "right", "left":
+	default:
+		bad("truncation_direction %q: want Right or Left", r.TruncationDirection)
+	}
+	if len(probs) > 0 {
+		return newError(KindValidation, "%s", strings.Join(probs, "; "))
+	}
+	return nil
+}
+
+// ranked is one scored document during sorting and filtering.
+type ranked struct {
+	index int
+	score model.Score
+}
+
+// rank sorts by score (highest first, ties by index), drops results under
+// the threshold (a probability, whatever raw_scores says), then keeps top_n.
+func rank(scores []model.Score, threshold *float64, topN *int) []ranked {
+	out := make([]ranked, 0, len(scores))
+	for i, sc := range scores {
+		if threshold == nil || sc.Score >= *threshold {
+			out = append(out, ranked{i, sc})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b ranked) int {
+		switch {
+		case a.score.Score > b.score.Score:
+			return -1
+		case a.score.Score < b.score.Score:
+			return 1
+		}
+		return a.index - b.index
+	})
+	if topN != nil && *topN < len(out) {
+		out = out[:*topN]
+	}
+	return out
+}
+
+func (s *Server) handleRerank(c *fiber.Ctx) error {
+	req, err := decode(c)
+	if err != nil {
+		return err
+	}
+	if err := s.validate(req); err != nil {
+		return err
+	}
+	texts := req.Texts
+	if !req.TEIStyle() {
+		texts = make([]string, len(req.Documents))
+		for i, d := range req.Documents {
+			texts[i] = d.Text
+		}
+	}
+	maxDoc := s.cfg.MaxTokensPerDoc
+	if req.MaxTokensPerDoc > 0 {
+		maxDoc = min(maxDoc, req.MaxTokensPerDoc)
+	}
+	mr := model.Request{Instruction: req.Instruction, Query: req.Query, Context: req.Context, Docs: texts,
+		MaxDocTokens: maxDoc, KeepEnd: strings.EqualFold(req.TruncationDirection, "left"),
+		NoTruncate: req.Truncate != nil && !*req.Truncate}
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
+	defer cancel()
+	start := time.Now()
+	out, err := s.backend.Score(ctx, mr)
+	if err != nil {
+		return err
+	}
+	for i, sc := range out.Scores {
+		if math.IsNaN(sc.Score) || math.IsInf(sc.Score, 0) || math.IsNaN(sc.Logit) {
+			return &Error{Kind: KindBackend, Msg: "model produced an invalid score", Err: fmt.Errorf("document %d: score %v", i, sc.Score)}
+		}
+	}
+	s.metrics.observeScored(s.backend.Name(), out, len(texts))
+	setTiming(c, out.Timing, time.Since(start))
+	c.Set("X-Backend", s.backend.Name())
+	results := rank(out.Scores, req.Threshold, req.TopN)
+	value := func(sc model.Score) float64 {
+		if req.RawScores {
+			return sc.Logit
+		}
+		return sc.Score
+	}
+	if req.TEIStyle() {
+		list := make([]api.TEIResult, len(results))
+		for i, r := range results {
+			list[i] = api.TEIResult{Index: r.index, Score: value(r.score)}
+			if req.ReturnText {
+				list[i].Text = &texts[r.index]
+			}
+		}
+		return c.JSON(list)
+	}
+	resp := api.RerankResponse{ID: requestID(), Model: s.backend.ModelID(), Backend: s.backend.Name(), Results: make([]api.RerankResult, len(results))}
+	if req.Model != "" {
+		resp.Model = req.Model
+	}
+	for i, r := range results {
+		resp.Results[i] = api.RerankResult{Index: r.index, RelevanceScore: value(r.score), Truncated: r.score.Truncated}
+		if req.ReturnDocuments {
+			resp.Results[i].Document = &req.Documents[r.index]
+		}
+	}
+	tokens := 0
+	for _, sc := range out.Scores {
+		tokens += sc.Tokens
+	}
+	resp.Meta = api.Meta{APIVersion: api.APIVersion{Version: "2"}, BilledUnits: api.BilledUnits{SearchUnits: 1}, Tokens: api.TokenCounts{InputTokens: tokens}}
+	resp.Usage = api.Usage{TotalTokens: tokens}
+	return c.JSON(resp)
+}
+
+// setTiming writes text-embeddings-inference's timing headers, in ms.
+func setTiming(c *fiber.Ctx, t Timing, total time.Duration) {
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64) }
+	c.Set("X-Tokenization-Time", ms(t.Tokenize))
+	c.Set("X-Queue-Time", ms(t.Queue))
+	c.Set("X-Inference-Time", ms(t.Inference))
+	c.Set("X-Compute-Time", ms(total))
+}
+
+func requestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Server) handleInfo(c *fiber.Ctx) error {
+	info := api.Info{Version: s.cfg.Version, ModelID: s.backend.ModelID(), Backend: s.backend.Name(),
+		MaxDocuments: s.cfg.MaxDocuments, MaxTokens: s.backend.MaxTokens(), MaxTokensPerDoc: s.cfg.MaxTokensPerDoc,
+		MaxBodyBytes: s.cfg.MaxBodyBytes, RequestTimeoutSec: s.cfg.RequestTimeout.Seconds(),
+		MaxBatchTokens: s.limits.BatchTokens, MaxBatchRequests: s.limits.MaxBatch, MaxQueuePairs: s.limits.QueueSize,
+		Runtime: model.RuntimeVersion()}
+	return c.JSON(info)
+}
+
+// handleHealth answers 200 only when the backend scores a tiny probe. A
+// success is reused for HealthProbeEvery so health checks cannot load the
+// model; a failure is retried on the next check.
+func (s *Server) handleHealth(c *fiber.Ctx) error {
+	s.healthMu.Lock()
+	fresh := time.Since(s.healthOK) < s.cfg.HealthProbeEvery
+	s.healthMu.Unlock()
+	if !fresh {
+		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
+		defer cancel()
+		out, err := s.backend.Score(ctx, model.Request{Query: "health probe", Docs: []string{"probe"}})
+		if err != nil || len(out.Scores) != 1 || math.IsNaN(out.Scores[0].Score) {
+			return &Error{Kind: KindNotReady, Msg: "backend probe failed", Err: err}
+		}
+		s.healthMu.Lock()
+		s.healthOK = time.Now()
+		s.healthMu.Unlock()
+	}
+	return c.JSON(fiber.Map{"status": "ok", "backend": s.backend.Name()})
+}
+
+func (s *Server) handleReady(c *fiber.Ctx) error {
+	if !s.ready.Load() {
+		return newError(KindNotReady, "not ready")
+	}
+	return c.JSON(fiber.Map{"status": "ready"})
+}

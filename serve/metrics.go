@@ -1,0 +1,90 @@
+package serve
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the server's Prometheus collectors on their own registry. The
+// scheduler reports batches and queue depth through the same value (it is
+// the scheduler's Observer).
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	requests    *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	tokenize    prometheus.Histogram
+	queue       prometheus.Histogram
+	inference   prometheus.Histogram
+	pairs       *prometheus.CounterVec
+	queueDepth  prometheus.Gauge
+	batchRows   prometheus.Histogram
+	batchTokens *prometheus.HistogramVec
+	engineCall  prometheus.Histogram
+	pairWait    prometheus.Histogram
+}
+
+// NewMetrics creates and registers the collectors.
+func NewMetrics() *Metrics {
+	lat := prometheus.ExponentialBuckets(0.0005, 2, 18) // 0.5 ms .. ~65 s
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rerankd_requests_total",
+			Help: "HTTP requests by route and outcome (status code)."}, []string{"route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rerankd_request_duration_seconds",
+			Help: "HTTP request duration by route and outcome.", Buckets: lat}, []string{"route", "code"}),
+		tokenize: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rerankd_tokenization_duration_seconds",
+			Help: "Time to build and tokenize a request's prompts.", Buckets: lat}),
+		queue: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rerankd_queue_duration_seconds",
+			Help: "Time a request waited before its first pair ran.", Buckets: lat}),
+		inference: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rerankd_inference_duration_seconds",
+			Help: "Inference time per request.", Buckets: lat}),
+		pairs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rerankd_pairs_scored_total",
+			Help: "Query-document pairs scored, by backend."}, []string{"backend"}),
+		queueDepth: prometheus.NewGauge(prometheus.GaugeOpts{Name: "rerankd_queue_pairs",
+			Help: "Pairs waiting in the scheduler queue."}),
+		batchRows: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rerankd_batch_size",
+			Help: "Rows (pairs) per engine call.", Buckets: prometheus.ExponentialBuckets(1, 2, 8)}),
+		batchTokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rerankd_batch_tokens",
+			Help: "Tokens per engine call: real, and padded (rows x longest).", Buckets: prometheus.ExponentialBuckets(16, 2, 12)},
+			[]string{"kind"}),
+		engineCall: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rerankd_engine_call_duration_seconds",
+			Help: "Duration of one engine call (batch).", Buckets: lat}),
+		pairWait: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rerankd_pair_wait_seconds",
+			Help: "Time from submit to the engine call carrying a pair.", Buckets: lat}),
+	}
+	m.Registry.MustRegister(m.requests, m.duration, m.tokenize, m.queue, m.inference, m.pairs, m.queueDepth,
+		m.batchRows, m.batchTokens, m.engineCall, m.pairWait)
+	return m
+}
+
+func (m *Metrics) observeRequest(route, code string, d time.Duration) {
+	m.requests.WithLabelValues(route, code).Inc()
+	m.duration.WithLabelValues(route, code).Observe(d.Seconds())
+}
+
+func (m *Metrics) observeScored(backend string, s Scored, pairs int) {
+	m.tokenize.Observe(s.Timing.Tokenize.Seconds())
+	m.queue.Observe(s.Timing.Queue.Seconds())
+	m.inference.Observe(s.Timing.Inference.Seconds())
+	m.pairs.WithLabelValues(backend).Add(float64(pairs))
+}
+
+// The scheduler's Observer methods.
+
+// QueueDepth implements scheduler.Observer.
+func (m *Metrics) QueueDepth(pairs int) { m.queueDepth.Set(float64(pairs)) }
+
+// BatchFormed implements scheduler.Observer.
+func (m *Metrics) BatchFormed(rows, realTokens, paddedTokens int) {
+	m.batchRows.Observe(float64(rows))
+	m.batchTokens.WithLabelValues("real").Observe(float64(realTokens))
+	m.batchTokens.WithLabelValues("padded").Observe(float64(paddedTokens))
+}
+
+// EngineCall implements scheduler.Observer.
+func (m *Metrics) EngineCall(d time.Duration, _ int, _ error) { m.engineCall.Observe(d.Seconds()) }
+
+// PairWait implements scheduler.Observer.
+func (m *Metrics) PairWait(d time.Duration) { m.pairWait.Observe(d.Seconds()) }

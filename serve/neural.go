@@ -1,0 +1,60 @@
+package serve
+
+import (
+	"context"
+	"time"
+
+	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/scheduler"
+)
+
+// Neural is the cross-encoder backend: prompts are built in the request's
+// goroutine, then scored through the shared scheduler.
+type Neural struct {
+	scorer *model.Scorer
+	sched  *scheduler.Scheduler
+	id     string
+	maxLen int
+}
+
+// NewNeural wraps a scorer and the scheduler that runs its engine.
+func NewNeural(id string, s *model.Scorer, sched *scheduler.Scheduler, maxLen int) *Neural {
+	return &Neural{scorer: s, sched: sched, id: id, maxLen: maxLen}
+}
+
+// Name implements Backend.
+func (n *Neural) Name() string { return "onnx" }
+
+// ModelID implements Backend.
+func (n *Neural) ModelID() string { return n.id }
+
+// MaxTokens implements Backend.
+func (n *Neural) MaxTokens() int { return n.maxLen }
+
+// Score implements Backend.
+func (n *Neural) Score(ctx context.Context, r model.Request) (Scored, error) {
+	start := time.Now()
+	prompts, err := n.scorer.Prompts(r)
+	if err != nil {
+		return Scored{}, err
+	}
+	tokenize := time.Since(start)
+	seqs := make([][]int, len(prompts))
+	for i, p := range prompts {
+		seqs[i] = p.IDs
+	}
+	res, err := n.sched.Submit(ctx, seqs)
+	if err != nil {
+		return Scored{}, err
+	}
+	return Scored{Scores: model.Results(prompts, res.Logits), Timing: Timing{Tokenize: tokenize, Queue: res.Queued, Inference: res.Inference}}, nil
+}
+
+// Close drains the scheduler, then closes the model.
+func (n *Neural) Close(ctx context.Context) error {
+	err := n.sched.Close(ctx)
+	if cerr := n.scorer.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

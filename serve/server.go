@@ -1,0 +1,135 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rerankd/rerankd/api"
+)
+
+// Limits are the scheduler's batching limits, reported by /info.
+type Limits struct {
+	QueueSize, BatchTokens, MaxBatch int
+}
+
+// Server is the HTTP service around one backend.
+type Server struct {
+	app     *fiber.App
+	cfg     Config
+	backend Backend
+	limits  Limits
+	metrics *Metrics
+	log     *slog.Logger
+	keys    *keyring
+	ready   atomic.Bool
+
+	healthMu sync.Mutex
+	healthOK time.Time
+}
+
+// New builds the server; Serve starts it.
+func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = NewMetrics()
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{cfg: cfg, backend: b, limits: limits, metrics: m, log: log, keys: newKeyring(cfg.APIKeys)}
+	s.app = fiber.New(fiber.Config{
+		BodyLimit:             cfg.MaxBodyBytes,
+		ReadBufferSize:        cfg.MaxHeaderBytes,
+		ReadTimeout:           cfg.ReadTimeout,
+		WriteTimeout:          cfg.RequestTimeout + 10*time.Second,
+		IdleTimeout:           2 * time.Minute,
+		DisableStartupMessage: true,
+		ErrorHandler:          s.errorHandler,
+		AppName:               "rerankd",
+	})
+	s.app.Use(s.observe)
+	s.app.Get("/health", s.handleHealth)
+	s.app.Get("/ready", s.handleReady)
+	s.app.Use(s.keys.middleware)
+	for _, p := range []string{"/rerank", "/v1/rerank", "/v2/rerank"} {
+		s.app.Post(p, s.handleRerank)
+	}
+	s.app.Get("/info", s.handleInfo)
+	s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
+	s.app.Get("/openapi.json", s.handleOpenAPI)
+	s.app.Use(func(c *fiber.Ctx) error { return newError(KindNotFound, "no route %s %s", c.Method(), c.Path()) })
+	return s, nil
+}
+
+// observe records every request's outcome and duration; logs carry no
+// request text.
+func (s *Server) observe(c *fiber.Ctx) error {
+	start := time.Now()
+	err := c.Next()
+	if err != nil {
+		if herr := s.errorHandler(c, err); herr != nil {
+			return herr
+		}
+	}
+	route := c.Route().Path
+	if c.Response().StatusCode() == fiber.StatusNotFound {
+		route = "unmatched" // bounded label values
+	}
+	code := strconv.Itoa(c.Response().StatusCode())
+	s.metrics.observeRequest(route, code, time.Since(start))
+	s.log.Debug("request", "method", c.Method(), "route", route, "code", code, "ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+// errorHandler writes the one JSON error shape for every failure.
+func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	var fe *fiber.Error
+	var e *Error
+	switch {
+	case errors.As(err, &fe):
+		k := map[int]Kind{fiber.StatusRequestEntityTooLarge: KindTooLarge, fiber.StatusNotFound: KindNotFound,
+			fiber.StatusMethodNotAllowed: KindNotFound, fiber.StatusBadRequest: KindInvalid,
+			fiber.StatusRequestHeaderFieldsTooLarge: KindTooLarge}[fe.Code]
+		if k == "" {
+			k = KindInvalid
+		}
+		return c.Status(fe.Code).JSON(api.Error{Error: fe.Message, ErrorType: string(k)})
+	default:
+		e = classify(err)
+	}
+	if e.Status() >= 500 || e.Kind == KindBackend {
+		s.log.Error("request failed", "path", c.Path(), "kind", e.Kind, "err", e.Err)
+	}
+	if e.Kind == KindOverloaded {
+		c.Set(fiber.HeaderRetryAfter, "1")
+	}
+	return c.Status(e.Status()).JSON(api.Error{Error: e.Msg, ErrorType: string(e.Kind)})
+}
+
+// Serve answers requests on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	s.ready.Store(true)
+	return s.app.Listener(ln)
+}
+
+// Shutdown stops accepting connections, lets in-flight requests finish
+// (until ctx ends), then closes the backend, which drains its queue.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.ready.Store(false)
+	err := s.app.ShutdownWithContext(ctx)
+	if berr := s.backend.Close(ctx); err == nil {
+		err = berr
+	}
+	return err
+}
