@@ -10,6 +10,8 @@
 // when its bounded queue is full. The lexical backend scores in place.
 //
 // Client disconnects: fasthttp (under fiber) does not signal a client that
-// went away, so an abandoned request is cut by the per-request timeout, not
-// at once; the scheduler then drops its pairs that have not started.
+// went away, so on Linux the handler peeks at the socket while it waits
+// (disconnect_linux.go) and cancels the request's context when the client
+// has closed it; the scheduler then drops the request's pairs that have not
+// started. Elsewhere an abandoned request ends at its timeout.
 package serve

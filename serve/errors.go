@@ -94,7 +94,8 @@ func classify(err error) *Error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return &Error{Kind: KindTimeout, Msg: "request timed out", Err: err}
 	case errors.Is(err, context.Canceled):
-		return &Error{Kind: KindTimeout, Msg: "request cancelled", Err: err}
+		// The client went away; nobody reads this answer.
+		return &Error{Kind: KindTimeout, Msg: "request cancelled: client disconnected", Err: err}
 	}
 	return &Error{Kind: KindBackend, Msg: "scoring failed", Err: err}
 }

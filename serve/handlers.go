@@ -133,8 +133,10 @@ func (s *Server) handleRerank(c *fiber.Ctx) error {
 		NoTruncate: req.Truncate != nil && !*req.Truncate}
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()
+	stop := watchDisconnect(c.Context().Conn(), cancel, 50*time.Millisecond)
 	start := time.Now()
 	out, err := s.backend.Score(ctx, mr)
+	stop()
 	if err != nil {
 		return err
 	}

@@ -131,3 +131,15 @@ func decodeInto(t *testing.T, r response, v any) {
 		t.Fatalf("decode %s: %v", r.body, err)
 	}
 }
+
+// cancelBackend blocks until its context ends and reports why.
+type cancelBackend struct {
+	fakeBackend
+	ended chan error
+}
+
+func (b *cancelBackend) Score(ctx context.Context, _ model.Request) (Scored, error) {
+	<-ctx.Done()
+	b.ended <- ctx.Err()
+	return Scored{}, ctx.Err()
+}
