@@ -95,6 +95,9 @@ func (s *Scheduler) run(batch []pair, seqs [][]int) [][]int {
 	logits, err := s.engine.Logits(s.engineCtx, seqs)
 	d := time.Since(start)
 	s.obs.EngineCall(d, len(batch), err)
+	if err == nil {
+		s.q.observeRate(real, d)
+	}
 	switch {
 	case err != nil && s.aborted():
 		// Most likely the engine honouring Close's cancellation.

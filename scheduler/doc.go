@@ -67,4 +67,10 @@
 // Workers (concurrent engine calls) defaults to 1 because ONNX Runtime
 // already spreads one call over every CPU core; more workers only help
 // engines that leave the machine idle during a call.
+//
+// Deadline-aware admission: the queue keeps a moving average of the
+// engine's throughput (tokens per second); a request whose context has a
+// deadline that the work queued ahead of it (plus its own) would overrun is
+// refused at once with ErrOverloaded rather than queued to time out. Under
+// overload clients therefore see fast 429s, not slow 504s.
 package scheduler

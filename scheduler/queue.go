@@ -39,6 +39,9 @@ type queue struct {
 	closed        bool
 	inFlight      int
 	inFlightPairs int
+	// tokensPerSec is a moving average of the engine's throughput (real
+	// tokens per second of engine time); 0 until the first call ends.
+	tokensPerSec float64
 }
 
 func newQueue(cfg Config, obs Observer) *queue {
@@ -70,6 +73,9 @@ func (q *queue) admit(r *request, seqs [][]int) error {
 	if free := q.cfg.QueueSize - len(q.pending); len(seqs) > free {
 		return fmt.Errorf("%w: %d pairs, %d free of %d", ErrOverloaded, len(seqs), free, q.cfg.QueueSize)
 	}
+	if err := q.checkDeadline(r, seqs); err != nil {
+		return err
+	}
 	for i, seq := range seqs {
 		p := pair{req: r, seq: seq, idx: i, order: q.next}
 		q.next++
@@ -80,6 +86,46 @@ func (q *queue) admit(r *request, seqs [][]int) error {
 	q.obs.QueueDepth(len(q.pending))
 	q.signal()
 	return nil
+}
+
+// checkDeadline refuses a request that the queue ahead of it would keep
+// past its deadline: a fast 429 the client can act on beats a timeout after
+// the work was queued anyway. The estimate is the tokens waiting (plus the
+// request's own) over the measured throughput of all workers. Call with mu
+// held.
+func (q *queue) checkDeadline(r *request, seqs [][]int) error {
+	deadline, ok := r.ctx.Deadline()
+	if !ok || q.tokensPerSec <= 0 {
+		return nil
+	}
+	tokens := 0
+	for _, p := range q.pending {
+		tokens += len(p.seq)
+	}
+	for _, s := range seqs {
+		tokens += len(s)
+	}
+	wait := time.Duration(float64(tokens) / (q.tokensPerSec * float64(q.cfg.Workers)) * float64(time.Second))
+	if left := time.Until(deadline); wait > left {
+		return fmt.Errorf("%w: estimated wait %v exceeds the %v left before the request's deadline",
+			ErrOverloaded, wait.Round(time.Millisecond), left.Round(time.Millisecond))
+	}
+	return nil
+}
+
+// observeRate folds one engine call into the throughput average.
+func (q *queue) observeRate(tokens int, d time.Duration) {
+	if d <= 0 || tokens <= 0 {
+		return
+	}
+	rate := float64(tokens) / d.Seconds()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.tokensPerSec == 0 {
+		q.tokensPerSec = rate
+	} else {
+		q.tokensPerSec = 0.8*q.tokensPerSec + 0.2*rate
+	}
 }
 
 // drop removes r's waiting pairs.
