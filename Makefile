@@ -5,6 +5,9 @@ GOLANGCI_VERSION := v2.15.0
 GOBIN := $(shell $(GO) env GOPATH)/bin
 BIN := bin/rerankd
 FUZZTIME ?= 30s
+# The LoCoMo dev split lives beside the clone (never in it: CC BY-NC).
+RERANKD_LOCOMO ?= $(wildcard $(abspath ../shared/locomo))
+export RERANKD_LOCOMO
 
 .PHONY: all setup build run test vet lint fuzz bench loadtest bench-tokenizer golden pytest clean
 
@@ -40,10 +43,11 @@ lint:
 		{ echo "installing golangci-lint $(GOLANGCI_VERSION) (once)"; $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION); }
 	$(GOBIN)/golangci-lint run ./...
 
-## fuzz: run every fuzz target for FUZZTIME each
+## fuzz: run every fuzz target of every package for FUZZTIME each
 fuzz: setup
-	@set -e; for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' tokenizer/*_test.go | cut -c6-); do \
-		echo "== $$t"; $(GO) test ./tokenizer -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s; done
+	@set -e; for f in $$(grep -l '^func Fuzz' $$(git ls-files '*_test.go')); do \
+		pkg=./$$(dirname $$f); for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$f | cut -c6-); do \
+		echo "== $$pkg $$t"; $(GO) test $$pkg -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s; done; done
 
 ## bench: scoring speed of a full-size (Qwen3-Reranker-0.6B-shaped, random-weight) model vs a
 ## one-pair-per-call baseline and the ORT MatMul peak, all measured in one run
