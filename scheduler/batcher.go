@@ -119,7 +119,7 @@ func (s *Scheduler) run(batch []pair, seqs [][]int) [][]int {
 		}
 		p.req.deliver(p.idx, v, id, d)
 	}
-	s.q.done(len(batch))
+	s.q.done(len(batch), real)
 	return seqs
 }
 

@@ -31,14 +31,15 @@ type queue struct {
 	cfg Config
 	obs Observer
 
-	mu            sync.Mutex
-	pending       []pair
-	next          uint64        // next arrival rank
-	wake          chan struct{} // closed and replaced when workers should look again
-	wakeUsed      bool          // a worker holds wake: replace it on the next signal
-	closed        bool
-	inFlight      int
-	inFlightPairs int
+	mu             sync.Mutex
+	pending        []pair
+	next           uint64        // next arrival rank
+	wake           chan struct{} // closed and replaced when workers should look again
+	wakeUsed       bool          // a worker holds wake: replace it on the next signal
+	closed         bool
+	inFlight       int
+	inFlightPairs  int
+	inFlightTokens int
 	// tokensPerSec is a moving average of the engine's throughput (real
 	// tokens per second of engine time); 0 until the first call ends.
 	tokensPerSec float64
@@ -90,15 +91,15 @@ func (q *queue) admit(r *request, seqs [][]int) error {
 
 // checkDeadline refuses a request that the queue ahead of it would keep
 // past its deadline: a fast 429 the client can act on beats a timeout after
-// the work was queued anyway. The estimate is the tokens waiting (plus the
-// request's own) over the measured throughput of all workers. Call with mu
-// held.
+// the work was queued anyway. The estimate is the tokens waiting and
+// running (whole batches: a conservative bound) plus the request's own,
+// over the measured throughput of all workers. Call with mu held.
 func (q *queue) checkDeadline(r *request, seqs [][]int) error {
 	deadline, ok := r.ctx.Deadline()
 	if !ok || q.tokensPerSec <= 0 {
 		return nil
 	}
-	tokens := 0
+	tokens := q.inFlightTokens
 	for _, p := range q.pending {
 		tokens += len(p.seq)
 	}
@@ -193,6 +194,9 @@ func (q *queue) take(dst []pair, timer *time.Timer) (batch []pair, ok bool) {
 			q.pending = slices.Delete(q.pending, lo, hi)
 			q.inFlight++
 			q.inFlightPairs += len(dst)
+			for _, p := range dst {
+				q.inFlightTokens += len(p.seq)
+			}
 			q.obs.QueueDepth(len(q.pending))
 			return dst, true
 		}
@@ -208,12 +212,14 @@ func (q *queue) take(dst []pair, timer *time.Timer) (batch []pair, ok bool) {
 	}
 }
 
-// done records the end of a batch of n pairs returned by take.
-func (q *queue) done(n int) {
+// done records the end of a batch of n pairs (tokens in all) returned by
+// take.
+func (q *queue) done(n, tokens int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.inFlight--
 	q.inFlightPairs -= n
+	q.inFlightTokens -= tokens
 }
 
 func (q *queue) stats() Stats {

@@ -24,6 +24,7 @@ type command struct {
 // commands is the dispatch table; add a subcommand by adding an entry.
 var commands = []command{
 	{"metrics", "score a TREC run against qrels (MAP, MRR, NDCG, P, Recall; trec_eval conventions)", runMetrics},
+	{"locomo", "retrieval on LoCoMo conversations, scored against the evidence turns, per category", runLocomo},
 }
 
 func main() {

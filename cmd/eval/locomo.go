@@ -1,0 +1,194 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rerankd/rerankd/benchmarks/locomo"
+	"github.com/rerankd/rerankd/benchmarks/metrics"
+	"github.com/rerankd/rerankd/lexical"
+	"github.com/schollz/progressbar/v3"
+)
+
+// locomoResult is the --json output of `eval locomo`.
+type locomoResult struct {
+	Pipeline    string                     `json:"pipeline"`
+	Unit        string                     `json:"unit"`
+	Seconds     float64                    `json:"seconds"`
+	Summary     metrics.Summary            `json:"summary"`
+	PerCategory map[string]metrics.Summary `json:"per_category"`
+}
+
+// runLocomo implements `eval locomo`: retrieval over each conversation's
+// memories for each of its questions, scored against the evidence.
+func runLocomo(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("eval locomo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	data := fs.String("data", "", "LoCoMo directory (per-conversation files) or locomo10.json (required)")
+	pipeline := fs.String("pipeline", "bm25", "bm25 (dense, hybrid, +rerank, +recency, +mmr need the retrieval stage, not built yet)")
+	unitName := fs.String("unit", "turn", "retrieval unit: turn, session, observation or summary")
+	depth := fs.Int("depth", 100, "documents kept per query in the run")
+	k1 := fs.Float64("k1", lexical.DefaultConfig().K1, "BM25 k1")
+	b := fs.Float64("b", lexical.DefaultConfig().B, "BM25 b")
+	asJSON := fs.Bool("json", false, "print one JSON object (summary keys plus per_category)")
+	runOut := fs.String("run", "", "also write the TREC run to this file")
+	qrelsOut := fs.String("qrels", "", "also write the TREC qrels (evidence) to this file")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "eval locomo: "+format+"\n", a...)
+		return exitUsage
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	case *data == "":
+		return usageErr("--data is required")
+	case *pipeline != "bm25":
+		return usageErr("pipeline %q needs the retrieval stage (dense/hybrid) or a reranker, which this build does not have yet; only bm25 runs", *pipeline)
+	case *depth < 1:
+		return usageErr("--depth must be >= 1")
+	}
+	unit, err := locomo.ParseUnit(*unitName)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	cfg := lexical.DefaultConfig()
+	cfg.K1, cfg.B = *k1, *b
+	scorer, err := lexical.New(cfg)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	ds, err := locomo.Load(*data)
+	if err != nil {
+		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
+		return exitFail
+	}
+	start := time.Now()
+	qrels := metrics.Qrels(ds.Qrels(unit))
+	run, category := bm25Run(ds, unit, scorer, *depth, qrels, stderr)
+	elapsed := time.Since(start).Seconds()
+	if err := writeTREC(*runOut, func(w io.Writer) error { return metrics.WriteRun(w, run, "rerankd") }); err != nil {
+		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
+		return exitFail
+	}
+	if err := writeTREC(*qrelsOut, func(w io.Writer) error { return metrics.WriteQrels(w, qrels) }); err != nil {
+		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
+		return exitFail
+	}
+	res := locomoResult{Pipeline: *pipeline, Unit: unit.String(), Seconds: elapsed, PerCategory: map[string]metrics.Summary{}}
+	if res.Summary, _, err = metrics.Evaluate(qrels, run); err != nil {
+		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
+		return exitFail
+	}
+	for _, c := range locomo.Categories() {
+		sub := metrics.Qrels{}
+		for qid, rel := range qrels {
+			if category[qid] == c {
+				sub[qid] = rel
+			}
+		}
+		if len(sub) == 0 {
+			continue
+		}
+		if res.PerCategory[c.String()], _, err = metrics.Evaluate(sub, run); err != nil {
+			fmt.Fprintf(stderr, "eval locomo: %v\n", err)
+			return exitFail
+		}
+	}
+	if *asJSON {
+		if err := json.NewEncoder(stdout).Encode(res); err != nil {
+			return exitFail
+		}
+		return exitOK
+	}
+	printLocomoTable(stdout, res)
+	return exitOK
+}
+
+// bm25Run ranks each conversation's memories for each of its judged
+// questions. LoCoMo retrieval is per conversation: a question never sees
+// another conversation's memories.
+func bm25Run(ds *locomo.Dataset, unit locomo.Unit, s *lexical.Scorer, depth int, qrels metrics.Qrels, stderr io.Writer) (metrics.Run, map[string]locomo.Category) {
+	run := metrics.Run{}
+	category := map[string]locomo.Category{}
+	bar := progressbar.NewOptions(len(qrels), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("bm25"),
+		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+	for i := range ds.Conversations {
+		conv := &ds.Conversations[i]
+		mems := conv.Memories(unit)
+		texts := make([]string, len(mems))
+		for j, m := range mems {
+			texts[j] = m.Text
+		}
+		for _, q := range conv.Questions {
+			if _, judged := qrels[q.ID]; !judged {
+				continue
+			}
+			category[q.ID] = q.Category
+			res := s.Score(q.Text, texts)
+			ranked := make([]metrics.Ranked, len(res))
+			for j, r := range res {
+				ranked[j] = metrics.Ranked{DocID: mems[j].DocID, Score: r.Raw}
+			}
+			if sorted, err := metrics.Rank(q.ID, ranked); err == nil && len(sorted) > depth {
+				ranked = sorted[:depth]
+			}
+			run[q.ID] = ranked
+			_ = bar.Add(1) // drawing errors only affect the bar
+		}
+	}
+	return run, category
+}
+
+// writeTREC writes a file with write, unless path is empty.
+func writeTREC(path string, write func(io.Writer) error) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		_ = f.Close() // the write error is the one to report
+		return err
+	}
+	return f.Close()
+}
+
+func printLocomoTable(w io.Writer, r locomoResult) {
+	keys := metrics.SummaryKeys()
+	fmt.Fprintf(w, "pipeline %s, unit %s, %.2fs\n\n| set | %s |\n|---|%s\n", r.Pipeline, r.Unit, r.Seconds,
+		strings.Join(keys, " | "), strings.Repeat("---|", len(keys)))
+	row := func(name string, s metrics.Summary) {
+		var b strings.Builder
+		raw, _ := json.Marshal(s)
+		var m map[string]float64
+		_ = json.Unmarshal(raw, &m)
+		for _, k := range keys {
+			if k == metrics.QueriesKey {
+				fmt.Fprintf(&b, " %d |", int(m[k]))
+			} else {
+				fmt.Fprintf(&b, " %.4f |", m[k])
+			}
+		}
+		fmt.Fprintf(w, "| %s |%s\n", name, b.String())
+	}
+	row("all", r.Summary)
+	for _, c := range locomo.Categories() {
+		if s, ok := r.PerCategory[c.String()]; ok {
+			row(c.String(), s)
+		}
+	}
+}
