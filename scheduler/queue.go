@@ -107,12 +107,19 @@ func (q *queue) checkDeadline(r *request, seqs [][]int) error {
 		tokens += len(s)
 	}
 	wait := time.Duration(float64(tokens) / (q.tokensPerSec * float64(q.cfg.Workers)) * float64(time.Second))
-	if left := time.Until(deadline); wait > left {
+	// The margin covers what the average misses: batch granularity (a
+	// request's last pair may share a long batch) and throughput drift.
+	if left := time.Until(deadline); float64(wait)*admitMargin > float64(left) {
 		return fmt.Errorf("%w: estimated wait %v exceeds the %v left before the request's deadline",
 			ErrOverloaded, wait.Round(time.Millisecond), left.Round(time.Millisecond))
 	}
 	return nil
 }
+
+// admitMargin inflates the estimated wait before comparing it with the
+// time left: refusing a request that would just have made it costs a retry,
+// admitting one that times out costs its whole wait.
+const admitMargin = 1.25
 
 // observeRate folds one engine call into the throughput average.
 func (q *queue) observeRate(tokens int, d time.Duration) {
