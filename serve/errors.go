@@ -22,10 +22,11 @@ const (
 	KindValidation   Kind = "validation"             // well-formed but unacceptable fields
 	KindUnauthorized Kind = "unauthorized"
 	KindNotFound     Kind = "not_found"
-	KindOverloaded   Kind = "overloaded" // queue full: retry later
-	KindNotReady     Kind = "not_ready"  // starting or shutting down
-	KindTimeout      Kind = "timeout"    // per-request time limit
-	KindBackend      Kind = "backend"    // the model failed (or gave a NaN score)
+	KindMethod       Kind = "method_not_allowed" // not an HTTP method this server knows
+	KindOverloaded   Kind = "overloaded"         // queue full: retry later
+	KindNotReady     Kind = "not_ready"          // starting or shutting down
+	KindTimeout      Kind = "timeout"            // per-request time limit
+	KindBackend      Kind = "backend"            // the model failed (or gave a NaN score)
 	KindInternal     Kind = "internal"
 )
 
@@ -37,6 +38,7 @@ var statusOf = map[Kind]int{
 	KindValidation:   http.StatusUnprocessableEntity,
 	KindUnauthorized: http.StatusUnauthorized,
 	KindNotFound:     http.StatusNotFound,
+	KindMethod:       http.StatusMethodNotAllowed,
 	KindOverloaded:   http.StatusTooManyRequests,
 	KindNotReady:     http.StatusServiceUnavailable,
 	KindTimeout:      http.StatusGatewayTimeout,

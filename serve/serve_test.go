@@ -150,6 +150,8 @@ func TestErrors(t *testing.T) {
 		})
 	}
 	checkError(t, do(t, http.MethodGet, base+"/nope", "", ""), 404, KindNotFound)
+	checkError(t, do(t, "post", url, "application/json", body3), 405, KindMethod)
+	checkError(t, do(t, "BREW", url, "application/json", body3), 405, KindMethod)
 	checkError(t, do(t, http.MethodGet, url, "", ""), 404, KindNotFound)
 	// The server is still up and answers correctly afterwards.
 	if r := postJSON(t, url, body3); r.code != 200 {

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rerankd/rerankd/api"
+	"github.com/valyala/fasthttp"
 )
 
 // Limits are the scheduler's batching limits, reported by /info.
@@ -69,7 +71,26 @@ func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*S
 	s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
 	s.app.Get("/openapi.json", s.handleOpenAPI)
 	s.app.Use(func(c *fiber.Ctx) error { return newError(KindNotFound, "no route %s %s", c.Method(), c.Path()) })
+	s.app.Server().Handler = methodGuard(s.app.Server().Handler)
 	return s, nil
+}
+
+// methodGuard answers requests with a method fiber does not know (e.g. a
+// lowercase "post") in the API's JSON error shape; fiber itself would send
+// a plain-text 400 before any of our handlers run.
+func methodGuard(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	body, _ := json.Marshal(api.Error{Error: "unknown HTTP method (methods are case-sensitive)", ErrorType: string(KindMethod)})
+	return func(ctx *fasthttp.RequestCtx) {
+		switch string(ctx.Method()) {
+		case fiber.MethodGet, fiber.MethodHead, fiber.MethodPost, fiber.MethodPut, fiber.MethodDelete,
+			fiber.MethodConnect, fiber.MethodOptions, fiber.MethodTrace, fiber.MethodPatch:
+			next(ctx)
+		default:
+			ctx.SetStatusCode(statusOf[KindMethod])
+			ctx.SetContentType(fiber.MIMEApplicationJSON)
+			ctx.SetBody(body)
+		}
+	}
 }
 
 // observe records every request's outcome and duration; logs carry no
