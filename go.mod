@@ -10,6 +10,7 @@ require (
 	github.com/valyala/fasthttp v1.51.0
 	github.com/viterin/vek v0.4.2
 	github.com/yalue/onnxruntime_go v1.27.0
+	go.etcd.io/bbolt v1.5.0
 	golang.org/x/text v0.44.0
 	google.golang.org/protobuf v1.36.12
 )

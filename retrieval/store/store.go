@@ -1,0 +1,134 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// StoreSchema is the on-disk store format version recorded in the meta bucket.
+const StoreSchema = 1
+
+var (
+	bucketMeta       = []byte("meta")
+	bucketMemories   = []byte("memories")
+	bucketEmbeddings = []byte("embeddings")
+	keySchema        = []byte("schema")
+)
+
+// Store is an open store file. It is safe for concurrent use: reads run in
+// parallel, writes are serialised by bbolt.
+type Store struct {
+	db   *bolt.DB
+	opts Options
+}
+
+// Open opens (creating if needed) the store file at path. It fails with an
+// error wrapping ErrIncompatible if the file has a newer format.
+func Open(path string, opts Options) (*Store, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	db, err := bolt.Open(path, opts.FileMode, &bolt.Options{
+		Timeout:  opts.LockTimeout,
+		NoSync:   opts.NoSync,
+		ReadOnly: opts.ReadOnly,
+	})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("store: open %s: file is locked by another process (waited %v): %w",
+				path, opts.LockTimeout, err)
+		}
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	s := &Store{db: db, opts: opts}
+	if err := s.init(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// init creates the top-level buckets and checks the format version.
+func (s *Store) init() error {
+	check := func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			return fmt.Errorf("%w: missing meta bucket", ErrIncompatible)
+		}
+		v := meta.Get(keySchema)
+		if len(v) != 4 {
+			return fmt.Errorf("%w: bad schema record", ErrIncompatible)
+		}
+		if got := binary.LittleEndian.Uint32(v); got != StoreSchema {
+			return fmt.Errorf("%w: file has format %d, this build supports %d", ErrIncompatible, got, StoreSchema)
+		}
+		return nil
+	}
+	if s.opts.ReadOnly {
+		return s.db.View(func(tx *bolt.Tx) error {
+			if tx.Bucket(bucketMeta) == nil && tx.Bucket(bucketMemories) == nil {
+				return nil // empty file: nothing to read
+			}
+			return check(tx)
+		})
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		if meta.Get(keySchema) == nil {
+			var v [4]byte
+			binary.LittleEndian.PutUint32(v[:], StoreSchema)
+			if err := meta.Put(keySchema, v[:]); err != nil {
+				return err
+			}
+		}
+		for _, name := range [][]byte{bucketMemories, bucketEmbeddings} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return check(tx)
+	})
+}
+
+// Close releases the file. Further calls return ErrClosed.
+func (s *Store) Close() error {
+	return mapErr(s.db.Close())
+}
+
+// Path returns the file path.
+func (s *Store) Path() string { return s.db.Path() }
+
+// mapErr translates bbolt sentinel errors into this package's.
+func mapErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, berrors.ErrDatabaseNotOpen):
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	case errors.Is(err, berrors.ErrDatabaseReadOnly), errors.Is(err, berrors.ErrTxNotWritable):
+		return fmt.Errorf("store: opened read-only: %w", err)
+	}
+	return err
+}
+
+func (s *Store) view(fn func(tx *bolt.Tx) error) error   { return mapErr(s.db.View(fn)) }
+func (s *Store) update(fn func(tx *bolt.Tx) error) error { return mapErr(s.db.Update(fn)) }
+
+// nsBuckets returns a namespace's sub-buckets, or nils if it does not exist.
+func nsBuckets(tx *bolt.Tx, ns string) (mem, emb *bolt.Bucket) {
+	if top := tx.Bucket(bucketMemories); top != nil {
+		mem = top.Bucket([]byte(ns))
+	}
+	if top := tx.Bucket(bucketEmbeddings); top != nil {
+		emb = top.Bucket([]byte(ns))
+	}
+	return mem, emb
+}
