@@ -224,3 +224,22 @@ func (h *worstFirst) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// Has reports whether id is indexed.
+func (x *Index) Has(id string) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	_, ok := x.docs[id]
+	return ok
+}
+
+// IDs returns the indexed IDs in no particular order.
+func (x *Index) IDs() []string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	out := make([]string, 0, len(x.docs))
+	for id := range x.docs {
+		out = append(out, id)
+	}
+	return out
+}

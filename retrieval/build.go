@@ -1,0 +1,146 @@
+package retrieval
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// errStopped ends a build cut short by Close.
+var errStopped = errors.New("retrieval: build stopped")
+
+// Start rebuilds the indexes of every namespace that was in the store at
+// New from the store, in the background: first BM25 for all namespaces,
+// then the vector indexes (slower), so lexical search is ready early.
+// Start returns at once; Wait waits for the build. Calling Start twice
+// panics (programmer error).
+func (e *Engine) Start() {
+	if !e.building.CompareAndSwap(false, true) {
+		panic("retrieval: Engine.Start called twice")
+	}
+	go func() {
+		e.buildErr = e.build()
+		close(e.built)
+	}()
+}
+
+// build runs both phases over the namespaces known at New.
+func (e *Engine) build() error {
+	e.mu.RLock()
+	names := make([]string, 0, len(e.spaces))
+	for ns := range e.spaces {
+		names = append(names, ns)
+	}
+	e.mu.RUnlock()
+	slices.Sort(names)
+
+	total := 0
+	for _, ns := range names {
+		n, err := e.st.Count(ns)
+		if err != nil {
+			return fmt.Errorf("retrieval: build: %w", err)
+		}
+		total += n
+	}
+	var errs []error
+	for _, phase := range []string{"bm25", "vector"} {
+		if phase == "vector" && e.dim == 0 {
+			break
+		}
+		done := 0
+		for _, ns := range names {
+			sp, _ := e.space(ns, false)
+			n, err := e.buildSpace(ns, sp, phase, func(k int) {
+				if e.cfg.Progress != nil {
+					e.cfg.Progress(phase, done+k, total)
+				}
+			})
+			done += n
+			if errors.Is(err, errStopped) {
+				return err
+			}
+			if err != nil {
+				// A corrupt record must not keep every other namespace
+				// unsearchable: record it, keep going, report at the end.
+				errs = append(errs, err)
+			}
+		}
+		if e.cfg.Progress != nil {
+			e.cfg.Progress(phase, done, total)
+		}
+	}
+	for _, ns := range names {
+		if sp, _ := e.space(ns, false); sp != nil {
+			sp.mu.Lock()
+			sp.touched = nil
+			sp.mu.Unlock()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// buildSpace fills one index of sp from the store, page by page, and marks
+// it ready. Each page is applied under sp.mu, skipping IDs written live
+// since the build began (their index entry is already newer). It returns
+// the number of memories read.
+func (e *Engine) buildSpace(ns string, sp *space, phase string, progress func(int)) (int, error) {
+	read, after := 0, ""
+	defer func() {
+		// Even a failed build marks the index ready: it holds every record
+		// that could be read, and scanning forever would be worse.
+		if phase == "bm25" {
+			sp.lexReady.Store(true)
+		} else {
+			sp.vecReady.Store(true)
+		}
+	}()
+	for {
+		select {
+		case <-e.stop:
+			return read, errStopped
+		default:
+		}
+		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, phase == "vector")
+		if err != nil {
+			sp.dirty.Store(true)
+			return read, fmt.Errorf("retrieval: build %s index of %q after %q: %w", phase, ns, after, err)
+		}
+		sp.mu.Lock()
+		ix := sp.ix()
+		for _, r := range recs {
+			if _, live := sp.touched[r.Memory.ID]; live {
+				continue
+			}
+			if phase == "bm25" {
+				ix.lex.Add(r.Memory.ID, r.Memory.Text)
+			} else if usableVector(r.Vector, e.dim) {
+				if err := ix.vec.Add(r.Memory.ID, r.Vector); err != nil {
+					sp.dirty.Store(true)
+				}
+			}
+		}
+		sp.mu.Unlock()
+		read += len(recs)
+		progress(read)
+		if next == "" {
+			return read, nil
+		}
+		after = next
+	}
+}
+
+// usableVector reports whether v can go into a vector index of dimension
+// dim: right length and not all zeros (a zero vector has no direction).
+// Stored vectors of another dimension (the embedding model changed) are
+// left out rather than failing the build; Check reports them.
+func usableVector(v []float32, dim int) bool {
+	if dim == 0 || len(v) != dim {
+		return false
+	}
+	for _, x := range v {
+		if x != 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,191 @@
+package retrieval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/store"
+)
+
+func TestAddGetDeleteList(t *testing.T) {
+	e := newEngine(t, openStore(t, ""), nil, DefaultConfig())
+	got := mustAdd(t, e, item("a", "1", "I live in Berlin"), item("a", "2", "I moved to Paris"))
+	if len(got) != 2 || got[0].Vector != VectorNone || got[1].ID != "2" {
+		t.Fatalf("Add = %+v", got)
+	}
+	rec, err := e.Get("a", "2")
+	if err != nil || rec.Memory.Text != "I moved to Paris" || rec.Memory.SchemaVersion != memory.CurrentSchema {
+		t.Fatalf("Get = %+v, %v", rec, err)
+	}
+	if _, err := e.Get("a", "3"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get missing: %v, want ErrNotFound", err)
+	}
+	if _, err := e.Get("../a", "3"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Get bad namespace: %v, want ErrInvalid", err)
+	}
+	page, next, err := e.List("a", "", 1)
+	if err != nil || len(page) != 1 || page[0].Memory.ID != "1" || next != "1" {
+		t.Fatalf("List page 1 = %v %q %v", page, next, err)
+	}
+	if err := e.Delete("a", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Delete("a", "1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second Delete: %v, want ErrNotFound", err)
+	}
+	res, err := e.Retrieve(context.Background(), Query{Namespace: "a", Text: "Berlin"})
+	if err != nil || len(res.Candidates) != 0 {
+		t.Fatalf("deleted memory still retrieved: %+v %v", res, err)
+	}
+	if st := e.Stats("a"); st.Indexed != 1 || !st.Ready {
+		t.Fatalf("Stats = %+v", st)
+	}
+}
+
+func TestAddRejectsBadBatchAtomically(t *testing.T) {
+	e := newEngine(t, openStore(t, ""), nil, DefaultConfig())
+	bad := []store.Item{
+		item("a", "ok", "fine"),
+		item("a", "", "no id"),
+		item("a/b", "x", "separator in namespace"),
+		item("a", "y", ""),
+		{Memory: memory.Memory{Namespace: "a", ID: "v", Text: "t"}, Vector: []float32{1}},
+	}
+	_, err := e.Add(context.Background(), bad)
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("err = %v, want ErrInvalid", err)
+	}
+	for _, want := range []string{"memory 1", "memory 2", "memory 3", "memory 4"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not report %s", err, want)
+		}
+	}
+	if n, _ := e.Store().Count("a"); n != 0 {
+		t.Fatalf("a rejected batch wrote %d memories", n)
+	}
+	if _, err := e.Add(context.Background(), nil); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("empty batch: %v", err)
+	}
+}
+
+func TestNamespacesNeverSeeEachOther(t *testing.T) {
+	e := newEngine(t, openStore(t, ""), &hashEmbedder{dim: 32}, DefaultConfig())
+	mustAdd(t, e, item("alice", "m1", "my password is swordfish"), item("bob", "m1", "my password is hunter2"),
+		item("bob", "m2", "swordfish recipe"))
+	for _, tc := range []struct{ ns, q, want string }{
+		{"alice", "password swordfish", "my password is swordfish"},
+		{"bob", "password", "my password is hunter2"},
+	} {
+		res, err := e.Retrieve(context.Background(), Query{Namespace: tc.ns, Text: tc.q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Level != LevelHybrid {
+			t.Fatalf("level %s (%s)", res.Level, res.Why)
+		}
+		for _, c := range res.Candidates {
+			rec, err := e.Get(tc.ns, c.ID)
+			if err != nil || rec.Memory.Text != c.Text {
+				t.Fatalf("%s got candidate %q (%q) that is not its own", tc.ns, c.ID, c.Text)
+			}
+		}
+		if res.Candidates[0].Text != tc.want {
+			t.Fatalf("%s: top %q, want %q", tc.ns, res.Candidates[0].Text, tc.want)
+		}
+	}
+	if res, _ := e.Retrieve(context.Background(), Query{Namespace: "carol", Text: "password"}); len(res.Candidates) != 0 {
+		t.Fatalf("empty namespace returned %v", candIDs(res.Candidates))
+	}
+}
+
+func TestVectorsAndDimensions(t *testing.T) {
+	ctx := context.Background()
+	t.Run("no vector index", func(t *testing.T) {
+		e := newEngine(t, openStore(t, ""), nil, DefaultConfig())
+		_, err := e.Add(ctx, []store.Item{{Memory: item("a", "1", "x").Memory, Vector: []float32{1, 2}}})
+		if !errors.Is(err, ErrInvalid) || !errors.Is(err, ErrNoVectors) {
+			t.Fatalf("err = %v, want ErrInvalid+ErrNoVectors", err)
+		}
+	})
+	e := newEngine(t, openStore(t, ""), nil, Config{Dim: 3, BM25: DefaultConfig().BM25,
+		Fusion: DefaultConfig().Fusion, Depth: 10, ScanLimit: 100, PageSize: 10})
+	cases := []struct {
+		name    string
+		vec     []float32
+		wantErr bool
+		status  VectorStatus
+	}{
+		{"ok", []float32{1, 0, 0}, false, VectorIndexed},
+		{"none", nil, false, VectorNone},
+		{"zero refused but stored", []float32{0, 0, 0}, false, VectorZero},
+		{"wrong dimension", []float32{1, 0}, true, ""},
+		{"NaN", []float32{1, float32(math.NaN()), 0}, true, ""},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			id := fmt.Sprint("m", i)
+			got, err := e.Add(ctx, []store.Item{{Memory: item("a", id, "apple "+id).Memory, Vector: tc.vec}})
+			if tc.wantErr {
+				if !errors.Is(err, ErrInvalid) {
+					t.Fatalf("err = %v, want ErrInvalid", err)
+				}
+				return
+			}
+			if err != nil || got[0].Vector != tc.status {
+				t.Fatalf("Add = %+v, %v; want status %s", got, err, tc.status)
+			}
+			res, err := e.Retrieve(ctx, Query{Namespace: "a", Text: id})
+			if err != nil || len(res.Candidates) == 0 || res.Candidates[0].ID != id {
+				t.Fatalf("memory %s not lexically searchable: %+v %v", id, res, err)
+			}
+		})
+	}
+	if st := e.Stats("a"); st.Vectors != 1 || st.Indexed != 3 {
+		t.Fatalf("Stats = %+v, want 1 vector, 3 indexed", st)
+	}
+	if _, err := e.Retrieve(ctx, Query{Namespace: "a", Text: "q", Vector: []float32{1}}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("query vector of wrong dimension: %v", err)
+	}
+	// With a client query vector the answer is hybrid: m0 is found by
+	// its vector although the text shares no term with it.
+	res, err := e.Retrieve(ctx, Query{Namespace: "a", Text: "zzz", Vector: []float32{2, 0, 0}})
+	if err != nil || res.Level != LevelHybrid || len(res.Candidates) != 1 || res.Candidates[0].ID != "m0" {
+		t.Fatalf("hybrid by client vector = %+v, %v", res, err)
+	}
+}
+
+func TestEmbedderErrors(t *testing.T) {
+	emb := &hashEmbedder{dim: 8}
+	e := newEngine(t, openStore(t, ""), emb, DefaultConfig())
+	emb.fail = errors.New("onnx exploded")
+	if _, err := e.Add(context.Background(), []store.Item{item("a", "1", "x")}); !errors.Is(err, ErrEmbed) {
+		t.Fatalf("Add with failing embedder: %v, want ErrEmbed", err)
+	}
+	if n, _ := e.Store().Count("a"); n != 0 {
+		t.Fatal("a failed embedding still wrote the memory")
+	}
+	if _, err := New(openStore(t, ""), emb, Config{Dim: 9, BM25: DefaultConfig().BM25,
+		Fusion: DefaultConfig().Fusion, Depth: 1, ScanLimit: 1, PageSize: 1}); err == nil {
+		t.Fatal("New accepted Dim 9 with an 8-dimensional embedder")
+	}
+}
+
+func TestConfigValidateReportsAll(t *testing.T) {
+	err := Config{Dim: -1}.Validate()
+	if err == nil {
+		t.Fatal("zero config is valid")
+	}
+	for _, want := range []string{"Dim", "Depth", "ScanLimit", "PageSize"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate error %q misses %s", err, want)
+		}
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

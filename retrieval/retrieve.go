@@ -1,0 +1,257 @@
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/rerankd/rerankd/lexical"
+	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/post"
+	"github.com/rerankd/rerankd/retrieval/store"
+)
+
+// Level says which retrieval level answered a query (see the package doc).
+type Level string
+
+// Retrieval levels, best first.
+const (
+	LevelHybrid Level = "hybrid"
+	LevelBM25   Level = "bm25"
+	LevelScan   Level = "scan"
+)
+
+// Query is one retrieval request.
+type Query struct {
+	// Namespace to search; required.
+	Namespace string
+	// Text is the query; required, not blank.
+	Text string
+	// Vector is an optional client-supplied query vector (of the engine's
+	// dimension). Without it the Embedder, if any, embeds Text.
+	Vector []float32
+	// Depth is how many hits each retriever contributes (0: Config.Depth).
+	Depth int
+	// Fusion overrides Config.Fusion for this query when non-nil.
+	Fusion *post.FusionConfig
+}
+
+// Retrieved is the answer to a Query.
+type Retrieved struct {
+	// Candidates are sorted by fused score, with Text, Time and Vector
+	// filled from the store; Scores holds "bm25", "vector" and "fused".
+	Candidates []post.Candidate
+	// Level is the level that answered.
+	Level Level
+	// Why says why the level is below hybrid ("" at hybrid).
+	Why string
+}
+
+// lexOnly fuses a single BM25 list with its normalised score as the fused
+// score (the default weights would only scale it down).
+var lexOnly = post.FusionConfig{Method: post.WeightedSum, VectorWeight: 0, BM25Weight: 1, RRFK: 60}
+
+// Retrieve proposes candidates for q at the best level available.
+func (e *Engine) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
+	if e.closed.Load() {
+		return Retrieved{}, ErrClosed
+	}
+	if err := e.checkQuery(q); err != nil {
+		return Retrieved{}, err
+	}
+	depth := q.Depth
+	if depth <= 0 {
+		depth = e.cfg.Depth
+	}
+	fusion := e.cfg.Fusion
+	if q.Fusion != nil {
+		fusion = *q.Fusion
+	}
+	sp, err := e.space(q.Namespace, false)
+	if err != nil {
+		return Retrieved{}, err
+	}
+	if sp == nil {
+		// Nothing was ever stored here; the level is what a search would
+		// have used, so clients see a stable value.
+		return Retrieved{Candidates: []post.Candidate{}, Level: LevelBM25, Why: "empty namespace"}, nil
+	}
+	if !sp.lexReady.Load() {
+		return e.scan(ctx, q.Namespace, q.Text, depth)
+	}
+
+	ix := sp.ix()
+	lexHits := ix.lex.Search(q.Text, depth)
+	bm := make([]post.Hit, len(lexHits))
+	for i, h := range lexHits {
+		bm[i] = post.Hit{ID: h.ID, Score: h.Score}
+	}
+	level, why := LevelBM25, ""
+	var vec []post.Hit
+	switch {
+	case ix.vec == nil:
+		why = "no vector index (no embedder and no vector dimension configured)"
+	case !sp.vecReady.Load():
+		why = "vector index still building"
+	case ix.vec.Len() == 0:
+		why = "no memory in this namespace has a vector"
+	default:
+		qv, err := e.queryVector(ctx, q)
+		if err != nil {
+			return Retrieved{}, err
+		}
+		if qv == nil {
+			why = "no query vector (no embedder; send one with the query)"
+			break
+		}
+		hits, err := ix.vec.Search(qv, depth)
+		if err != nil {
+			return Retrieved{}, fmt.Errorf("retrieval: vector search: %w", err)
+		}
+		vec = make([]post.Hit, len(hits))
+		for i, h := range hits {
+			vec[i] = post.Hit{ID: h.ID, Score: float64(h.Score)}
+		}
+		level = LevelHybrid
+	}
+	var cands []post.Candidate
+	if level == LevelHybrid {
+		cands = post.Fuse(bm, vec, fusion)
+	} else {
+		cands = post.Fuse(bm, nil, lexOnly)
+	}
+	cands, err = e.fill(q.Namespace, cands)
+	if err != nil {
+		return Retrieved{}, err
+	}
+	return Retrieved{Candidates: cands, Level: level, Why: why}, nil
+}
+
+func (e *Engine) checkQuery(q Query) error {
+	if err := memory.ValidateNamespace(q.Namespace); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if strings.TrimSpace(q.Text) == "" {
+		return fmt.Errorf("%w: query text must not be blank", ErrInvalid)
+	}
+	if q.Depth < 0 {
+		return fmt.Errorf("%w: depth %d must be >= 0", ErrInvalid, q.Depth)
+	}
+	if q.Fusion != nil {
+		if err := q.Fusion.Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	if q.Vector != nil {
+		if err := e.checkVector(q.Vector); err != nil {
+			return fmt.Errorf("%w: query %w", ErrInvalid, err)
+		}
+	}
+	return nil
+}
+
+// queryVector returns the client's vector, else the embedded query text,
+// else nil. A zero vector has no direction and is treated as absent.
+func (e *Engine) queryVector(ctx context.Context, q Query) ([]float32, error) {
+	v := q.Vector
+	if v == nil && e.emb != nil {
+		vs, err := e.emb.Embed(ctx, []string{q.Text}, true)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%w: query: %w", ErrEmbed, err)
+		}
+		if len(vs) != 1 || len(vs[0]) != e.dim {
+			return nil, fmt.Errorf("%w: query: embedder returned %d vectors", ErrEmbed, len(vs))
+		}
+		v = vs[0]
+	}
+	if !usableVector(v, e.dim) {
+		return nil, nil
+	}
+	return v, nil
+}
+
+// fill loads text, time and vector of each candidate from the store.
+// Candidates deleted since the index answered are dropped.
+func (e *Engine) fill(ns string, cands []post.Candidate) ([]post.Candidate, error) {
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
+	}
+	recs, err := e.st.GetMany(ns, ids, true)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: load candidates: %w", err)
+	}
+	byID := make(map[string]store.Record, len(recs))
+	for _, r := range recs {
+		byID[r.Memory.ID] = r
+	}
+	out := cands[:0]
+	for _, c := range cands {
+		r, ok := byID[c.ID]
+		if !ok {
+			continue
+		}
+		c.Text, c.Time = r.Memory.Text, r.Memory.Time
+		if usableVector(r.Vector, e.dim) {
+			c.Vector = r.Vector
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// scan scores up to ScanLimit memories of ns with per-request BM25: the
+// level used while the namespace's index is still being built.
+func (e *Engine) scan(ctx context.Context, ns, text string, depth int) (Retrieved, error) {
+	var recs []store.Record
+	after := ""
+	for len(recs) < e.cfg.ScanLimit {
+		if err := ctx.Err(); err != nil {
+			return Retrieved{}, err
+		}
+		page, next, err := e.st.Page(ns, after, min(e.cfg.PageSize, e.cfg.ScanLimit-len(recs)), true)
+		if err != nil {
+			return Retrieved{}, fmt.Errorf("retrieval: scan: %w", err)
+		}
+		recs = append(recs, page...)
+		if next == "" {
+			break
+		}
+		after = next
+	}
+	texts := make([]string, len(recs))
+	for i, r := range recs {
+		texts[i] = r.Memory.Text
+	}
+	lcfg := lexical.DefaultConfig()
+	lcfg.K1, lcfg.B = e.cfg.BM25.K1, e.cfg.BM25.B
+	scorer, err := lexical.New(lcfg)
+	if err != nil {
+		return Retrieved{}, fmt.Errorf("retrieval: scan: %w", err)
+	}
+	hits := make([]post.Hit, 0, len(recs))
+	for i, r := range scorer.Score(text, texts) {
+		if r.Raw > 0 {
+			hits = append(hits, post.Hit{ID: recs[i].Memory.ID, Score: r.Raw})
+		}
+	}
+	cands := post.Fuse(hits, nil, lexOnly)
+	if len(cands) > depth {
+		cands = cands[:depth]
+	}
+	byID := make(map[string]store.Record, len(cands))
+	for _, r := range recs {
+		byID[r.Memory.ID] = r
+	}
+	for i := range cands {
+		r := byID[cands[i].ID]
+		cands[i].Text, cands[i].Time = r.Memory.Text, r.Memory.Time
+		if usableVector(r.Vector, e.dim) {
+			cands[i].Vector = r.Vector
+		}
+	}
+	return Retrieved{Candidates: cands, Level: LevelScan, Why: "index still building; scanned the store"}, nil
+}

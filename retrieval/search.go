@@ -1,0 +1,179 @@
+package retrieval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/rerankd/rerankd/retrieval/post"
+)
+
+// Reranker scores texts against a query with a cross-encoder; scores are
+// probabilities in [0, 1] (calibrated, when the server has a calibration).
+type Reranker interface {
+	Rerank(ctx context.Context, query string, texts []string) ([]float64, error)
+}
+
+// SearchRequest is one memory search: retrieval plus the optional stages.
+type SearchRequest struct {
+	Query
+	// Rerank, when non-nil, rescores the candidates with the cross-encoder;
+	// its probability becomes the score ("rerank").
+	Rerank Reranker
+	// RerankDepth caps how many of the best retrieved candidates are
+	// reranked (0: all); the rest are dropped, since their scores would not
+	// be comparable with reranked ones.
+	RerankDepth int
+	// Threshold drops candidates whose current score (the rerank
+	// probability if reranked, else the fused retrieval score) is below it.
+	// nil keeps all.
+	Threshold *float64
+	// Recency, when non-nil, blends in exponential recency decay relative
+	// to Now (which must then be set: never the wall clock here).
+	Recency *post.RecencyConfig
+	Now     time.Time
+	// MMR, when non-nil, diversifies the final order.
+	MMR *post.MMRConfig
+	// TopK is how many results to return (0: 10).
+	TopK int
+}
+
+// SearchResult is the answer to a SearchRequest.
+type SearchResult struct {
+	// Results, best first, each with its per-stage scores.
+	Results []post.Candidate
+	// Level and Why come from retrieval (see Retrieved).
+	Level Level
+	Why   string
+	// Retrieved is how many candidates retrieval proposed; Reranked how
+	// many the reranker scored; AboveThreshold how many passed it.
+	Retrieved, Reranked, AboveThreshold int
+	// Timing of each stage.
+	Timing SearchTiming
+}
+
+// SearchTiming splits a search's time by stage.
+type SearchTiming struct {
+	Retrieve, Rerank, Post time.Duration
+}
+
+// DefaultTopK is the number of results when SearchRequest.TopK is 0.
+const DefaultTopK = 10
+
+// Search runs retrieve → rerank → threshold → recency → MMR → top k.
+func (e *Engine) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
+	if err := r.validate(); err != nil {
+		return SearchResult{}, err
+	}
+	topK := r.TopK
+	if topK == 0 {
+		topK = DefaultTopK
+	}
+	t0 := time.Now()
+	got, err := e.Retrieve(ctx, r.Query)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	res := SearchResult{Level: got.Level, Why: got.Why, Retrieved: len(got.Candidates)}
+	res.Timing.Retrieve = time.Since(t0)
+	cands := got.Candidates
+
+	if r.Rerank != nil && len(cands) > 0 {
+		t1 := time.Now()
+		if r.RerankDepth > 0 && len(cands) > r.RerankDepth {
+			cands = cands[:r.RerankDepth]
+		}
+		if cands, err = rerank(ctx, r.Rerank, r.Text, cands); err != nil {
+			return SearchResult{}, err
+		}
+		res.Reranked = len(cands)
+		res.Timing.Rerank = time.Since(t1)
+	}
+
+	t2 := time.Now()
+	if r.Threshold != nil {
+		kept := cands[:0:0]
+		for _, c := range cands {
+			if c.Score >= *r.Threshold {
+				kept = append(kept, c)
+			}
+		}
+		cands = kept
+	}
+	res.AboveThreshold = len(cands)
+	if r.Recency != nil {
+		cands = post.Recency(cands, *r.Recency, r.Now)
+	}
+	if r.MMR != nil {
+		cands = post.MMR(cands, *r.MMR, topK)
+	}
+	if len(cands) > topK {
+		cands = cands[:topK]
+	}
+	res.Results = cands
+	res.Timing.Post = time.Since(t2)
+	return res, nil
+}
+
+func (r SearchRequest) validate() error {
+	var probs []error
+	if r.TopK < 0 {
+		probs = append(probs, fmt.Errorf("top_k %d must be >= 0", r.TopK))
+	}
+	if r.RerankDepth < 0 {
+		probs = append(probs, fmt.Errorf("rerank depth %d must be >= 0", r.RerankDepth))
+	}
+	if t := r.Threshold; t != nil && !(*t >= 0 && *t <= 1) {
+		probs = append(probs, fmt.Errorf("threshold %v must be in [0, 1]", *t))
+	}
+	if r.Recency != nil {
+		if err := r.Recency.Validate(); err != nil {
+			probs = append(probs, err)
+		}
+		if r.Now.IsZero() {
+			probs = append(probs, fmt.Errorf("recency needs a reference time (now)"))
+		}
+	}
+	if r.MMR != nil {
+		if err := r.MMR.Validate(); err != nil {
+			probs = append(probs, err)
+		}
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(probs...))
+	}
+	return nil
+}
+
+// rerank replaces each candidate's score by the reranker's probability.
+func rerank(ctx context.Context, rr Reranker, query string, cands []post.Candidate) ([]post.Candidate, error) {
+	texts := make([]string, len(cands))
+	for i, c := range cands {
+		texts[i] = c.Text
+	}
+	scores, err := rr.Rerank(ctx, query, texts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%w: %w", ErrRerank, err)
+	}
+	if len(scores) != len(cands) {
+		return nil, fmt.Errorf("%w: %d scores for %d candidates", ErrRerank, len(scores), len(cands))
+	}
+	out := make([]post.Candidate, len(cands))
+	for i, c := range cands {
+		s := scores[i]
+		if math.IsNaN(s) || s < 0 || s > 1 {
+			return nil, fmt.Errorf("%w: score %v for candidate %q is not a probability", ErrRerank, s, c.ID)
+		}
+		c.Scores = cloneScores(c.Scores)
+		c.Scores[post.ScoreRerank] = s
+		c.Score = s
+		out[i] = c
+	}
+	sortByScore(out)
+	return out, nil
+}

@@ -1,0 +1,297 @@
+package retrieval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/store"
+)
+
+// VectorStatus says what happened to an added memory's vector.
+type VectorStatus string
+
+const (
+	// VectorIndexed: the memory is in the vector index.
+	VectorIndexed VectorStatus = "indexed"
+	// VectorNone: no vector (no embedder and none supplied); lexical only.
+	VectorNone VectorStatus = "none"
+	// VectorZero: the vector was all zeros, refused for the vector index;
+	// the memory is stored and searchable lexically.
+	VectorZero VectorStatus = "zero_refused"
+)
+
+// Added reports one stored memory.
+type Added struct {
+	Namespace string       `json:"namespace"`
+	ID        string       `json:"id"`
+	Vector    VectorStatus `json:"vector"`
+}
+
+// MaxBatch bounds one Add call, so one request cannot hold the write lock
+// of the store for long.
+const MaxBatch = 10000
+
+// Add stores items durably, in one transaction (all or none), then indexes
+// them. Items without a vector are embedded when the engine has an
+// Embedder. Every invalid item is reported at once, wrapped in ErrInvalid,
+// and nothing is written. When Add returns nil every item is durable, even
+// if the process dies before the indexes are updated.
+func (e *Engine) Add(ctx context.Context, items []store.Item) ([]Added, error) {
+	if e.closed.Load() {
+		return nil, ErrClosed
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("%w: no memories to add", ErrInvalid)
+	}
+	if len(items) > MaxBatch {
+		return nil, fmt.Errorf("%w: %d memories in one batch, at most %d", ErrInvalid, len(items), MaxBatch)
+	}
+	items = slices.Clone(items)
+	if err := e.validateItems(items); err != nil {
+		return nil, err
+	}
+	if err := e.embedMissing(ctx, items); err != nil {
+		return nil, err
+	}
+	out := make([]Added, len(items))
+	for i := range items {
+		out[i] = Added{Namespace: items[i].Memory.Namespace, ID: items[i].Memory.ID, Vector: VectorNone}
+		if items[i].Vector != nil {
+			if usableVector(items[i].Vector, e.dim) {
+				out[i].Vector = VectorIndexed
+			} else {
+				items[i].Vector, out[i].Vector = nil, VectorZero
+			}
+		}
+	}
+
+	spaces, unlock, err := e.lockSpaces(items)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err // nothing written yet: the client is gone
+	}
+	if err := e.st.PutBatch(items); err != nil {
+		if errors.Is(err, store.ErrInvalid) {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		return nil, fmt.Errorf("retrieval: add: %w", err)
+	}
+	// Durable from here on. Later duplicates in the batch win, as in the store.
+	for _, it := range items {
+		sp := spaces[it.Memory.Namespace]
+		e.indexLocked(sp, it.Memory.ID, it.Memory.Text, it.Vector)
+	}
+	return out, nil
+}
+
+// validateItems normalises and checks every item, reporting all problems.
+func (e *Engine) validateItems(items []store.Item) error {
+	var errs []error
+	for i := range items {
+		m := items[i].Memory.Normalize()
+		items[i].Memory = m
+		if err := m.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("memory %d: %w", i, err))
+		}
+		if v := items[i].Vector; v != nil {
+			if err := e.checkVector(v); err != nil {
+				errs = append(errs, fmt.Errorf("memory %d: %w", i, err))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+	}
+	return nil
+}
+
+// checkVector checks a client-supplied vector against the engine.
+func (e *Engine) checkVector(v []float32) error {
+	if e.dim == 0 {
+		return ErrNoVectors
+	}
+	if len(v) != e.dim {
+		return fmt.Errorf("vector has dimension %d, this engine's vectors have %d", len(v), e.dim)
+	}
+	for j, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("vector[%d] is %v", j, x)
+		}
+	}
+	return nil
+}
+
+// embedMissing fills in the vectors of items that have none, in one call.
+func (e *Engine) embedMissing(ctx context.Context, items []store.Item) error {
+	if e.emb == nil {
+		return nil
+	}
+	var idx []int
+	var texts []string
+	for i, it := range items {
+		if it.Vector == nil {
+			idx = append(idx, i)
+			texts = append(texts, it.Memory.Text)
+		}
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	vecs, err := e.emb.Embed(ctx, texts, false)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: %w", ErrEmbed, err)
+	}
+	if len(vecs) != len(texts) {
+		return fmt.Errorf("%w: embedder returned %d vectors for %d texts", ErrEmbed, len(vecs), len(texts))
+	}
+	for k, i := range idx {
+		if err := e.checkVector(vecs[k]); err != nil {
+			return fmt.Errorf("%w: %w", ErrEmbed, err)
+		}
+		items[i].Vector = vecs[k]
+	}
+	return nil
+}
+
+// lockSpaces locks the spaces of the items' namespaces (creating them) in
+// sorted order, so concurrent batches cannot deadlock.
+func (e *Engine) lockSpaces(items []store.Item) (map[string]*space, func(), error) {
+	spaces := map[string]*space{}
+	for _, it := range items {
+		ns := it.Memory.Namespace
+		if spaces[ns] != nil {
+			continue
+		}
+		sp, err := e.space(ns, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		spaces[ns] = sp
+	}
+	names := make([]string, 0, len(spaces))
+	for ns := range spaces {
+		names = append(names, ns)
+	}
+	slices.Sort(names)
+	for _, ns := range names {
+		spaces[ns].mu.Lock()
+	}
+	return spaces, func() {
+		for _, ns := range names {
+			spaces[ns].mu.Unlock()
+		}
+	}, nil
+}
+
+// indexLocked applies one durable write to sp's indexes; sp.mu is held.
+// vec nil removes any previous vector of id (the store did the same).
+func (e *Engine) indexLocked(sp *space, id, text string, vec []float32) {
+	if sp.touched != nil {
+		sp.touched[id] = struct{}{}
+	}
+	ix := sp.ix()
+	ix.lex.Add(id, text)
+	if ix.vec == nil {
+		return
+	}
+	ix.vec.Delete(id)
+	if vec != nil {
+		if err := ix.vec.Add(id, vec); err != nil {
+			// Vectors were checked before the write, so this is an index
+			// fault; the store has the vector, and Check will rebuild.
+			sp.dirty.Store(true)
+		}
+	}
+}
+
+// Delete removes ns/id durably, then from the indexes. It returns an error
+// wrapping ErrNotFound when there is no such memory.
+func (e *Engine) Delete(ns, id string) error {
+	if e.closed.Load() {
+		return ErrClosed
+	}
+	if err := keysValid(ns, id); err != nil {
+		return err
+	}
+	sp, err := e.space(ns, false)
+	if err != nil {
+		return err
+	}
+	if sp != nil {
+		sp.mu.Lock()
+		defer sp.mu.Unlock()
+	}
+	if err := e.st.Delete(ns, id); err != nil {
+		return mapStoreErr(err)
+	}
+	if sp != nil {
+		if sp.touched != nil {
+			sp.touched[id] = struct{}{}
+		}
+		ix := sp.ix()
+		ix.lex.Delete(id)
+		if ix.vec != nil {
+			ix.vec.Delete(id)
+		}
+	}
+	return nil
+}
+
+// Get returns ns/id with its vector (nil if none).
+func (e *Engine) Get(ns, id string) (store.Record, error) {
+	if err := keysValid(ns, id); err != nil {
+		return store.Record{}, err
+	}
+	recs, err := e.st.GetMany(ns, []string{id}, true)
+	if err != nil {
+		return store.Record{}, mapStoreErr(err)
+	}
+	if len(recs) == 0 {
+		return store.Record{}, fmt.Errorf("memory %s/%s: %w", ns, id, ErrNotFound)
+	}
+	return recs[0], nil
+}
+
+// List returns up to limit memories of ns after the ID `after`, in ID
+// order, and the cursor for the next page ("" at the end).
+func (e *Engine) List(ns, after string, limit int) ([]store.Record, string, error) {
+	if err := memory.ValidateNamespace(ns); err != nil {
+		return nil, "", fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	recs, next, err := e.st.Page(ns, after, limit, false)
+	if err != nil {
+		return nil, "", mapStoreErr(err)
+	}
+	return recs, next, nil
+}
+
+func keysValid(ns, id string) error {
+	if err := memory.ValidateNamespace(ns); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := memory.ValidateID(id); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return nil
+}
+
+// mapStoreErr adds the engine's error kinds to store errors.
+func mapStoreErr(err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	case errors.Is(err, store.ErrInvalid):
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return err
+}
