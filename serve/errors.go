@@ -81,6 +81,8 @@ func classify(err error) *Error {
 	switch {
 	case errors.As(err, &e):
 		return e
+	case classifyRetrieval(err) != nil:
+		return classifyRetrieval(err)
 	case errors.Is(err, scheduler.ErrOverloaded):
 		return &Error{Kind: KindOverloaded, Msg: "server overloaded: queue full, retry later", Err: err}
 	case errors.Is(err, scheduler.ErrTooLarge):

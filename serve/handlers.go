@@ -20,14 +20,18 @@ import (
 )
 
 // decode parses a rerank body: syntax errors are 400, wrong field types 422.
-func decode(c *fiber.Ctx) (*api.RerankRequest, error) {
+func decode(c *fiber.Ctx) (*api.RerankRequest, error) { return decodeJSON[api.RerankRequest](c) }
+
+// decodeJSON parses a JSON body into a T: a non-JSON content type is 415,
+// syntax errors 400, wrong field types 422.
+func decodeJSON[T any](c *fiber.Ctx) (*T, error) {
 	if ct := c.Get(fiber.HeaderContentType); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != fiber.MIMEApplicationJSON && !strings.HasSuffix(mt, "+json")) {
 			return nil, newError(KindMediaType, "content type %q: send application/json", ct)
 		}
 	}
-	var req api.RerankRequest
+	var req T
 	if err := json.Unmarshal(c.Body(), &req); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {

@@ -70,11 +70,14 @@ func (f *fakeBackend) Score(ctx context.Context, r model.Request) (Scored, error
 }
 
 // start runs a server for b on a loopback port until the test ends.
-func start(t *testing.T, cfg Config, b Backend) string {
+func start(t *testing.T, cfg Config, b Backend, opts ...func(*Server)) string {
 	t.Helper()
 	srv, err := New(cfg, b, Limits{QueueSize: 64, BatchTokens: 4096, MaxBatch: 8}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, o := range opts {
+		o(srv)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

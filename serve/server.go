@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/retrieval"
 	"github.com/valyala/fasthttp"
 )
 
@@ -32,6 +33,7 @@ type Server struct {
 	metrics *Metrics
 	log     *slog.Logger
 	keys    *keyring
+	mem     *retrieval.Engine // nil: memory API disabled
 	ready   atomic.Bool
 
 	healthMu sync.Mutex
@@ -67,6 +69,7 @@ func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*S
 	for _, p := range []string{"/rerank", "/v1/rerank", "/v2/rerank"} {
 		s.app.Post(p, s.handleRerank)
 	}
+	s.routeMemory()
 	s.app.Get("/info", s.handleInfo)
 	s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
 	s.app.Get("/openapi.json", s.handleOpenAPI)

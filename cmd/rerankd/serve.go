@@ -30,6 +30,7 @@ type serveFlags struct {
 	device, threads, maxLength                               int
 	server                                                   serve.Config
 	sched                                                    scheduler.Config
+	memory                                                   *memoryFlags
 }
 
 func defineServeFlags(fs *flag.FlagSet) *serveFlags {
@@ -53,6 +54,7 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.IntVar(&f.sched.MaxBatch, "max-batch", f.sched.MaxBatch, "pairs per engine call")
 	fs.DurationVar(&f.sched.MaxWait, "max-wait", f.sched.MaxWait, "how long a batch may wait to fill")
 	fs.IntVar(&f.sched.Workers, "workers", f.sched.Workers, "concurrent engine calls")
+	f.memory = defineMemoryFlags(fs)
 	return f
 }
 
@@ -107,6 +109,16 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		_ = backend.Close(context.Background())
 		return err
+	}
+	mem, closeMem, err := openMemory(f.memory, log, stderr)
+	if err != nil {
+		_ = backend.Close(context.Background())
+		return err
+	}
+	// Runs after Shutdown has drained requests (defers run last-in first-out).
+	defer closeMem()
+	if mem != nil {
+		srv.WithMemory(mem)
 	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {

@@ -1,0 +1,162 @@
+package api
+
+import "time"
+
+// MemoryIn is one memory sent to POST /v1/memories.
+type MemoryIn struct {
+	// Namespace isolates tenants/agents/users; defaults to the request's
+	// namespace. Letters, digits and . _ - : only (no separators).
+	Namespace string `json:"namespace,omitempty"`
+	// ID is unique within the namespace; generated when omitted. Adding an
+	// existing ID replaces that memory.
+	ID string `json:"id,omitempty"`
+	// Text is required, valid UTF-8, at most 1 MiB.
+	Text string `json:"text"`
+	// Time is when the memory was formed (RFC 3339); the server's time of
+	// arrival when omitted. Recency ranking uses it.
+	Time *time.Time `json:"time,omitempty"`
+	// Source is optional provenance (working directory, tool, file).
+	Source string `json:"source,omitempty"`
+	// Metadata is optional string data, returned unchanged.
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// Vector is an optional client-computed embedding of the server's
+	// vector dimension; without it the server embeds Text if it has an
+	// embedding model.
+	Vector []float32 `json:"vector,omitempty"`
+}
+
+// AddMemoriesRequest is the body of POST /v1/memories: either one memory
+// (the MemoryIn fields at the top level) or a batch in "memories".
+type AddMemoriesRequest struct {
+	MemoryIn
+	// Memories, when present, is a batch written atomically: all or none.
+	Memories []MemoryIn `json:"memories,omitempty"`
+}
+
+// AddedMemory reports one stored memory.
+type AddedMemory struct {
+	Namespace string `json:"namespace"`
+	ID        string `json:"id"`
+	// Vector is "indexed", "none" (lexical only) or "zero_refused".
+	Vector string `json:"vector"`
+}
+
+// AddMemoriesResponse answers POST /v1/memories (201): every memory in it
+// is durable.
+type AddMemoriesResponse struct {
+	Added []AddedMemory `json:"added"`
+}
+
+// Memory is a stored memory as returned by the API.
+type Memory struct {
+	Namespace string            `json:"namespace"`
+	ID        string            `json:"id"`
+	Text      string            `json:"text"`
+	Time      time.Time         `json:"time"`
+	Source    string            `json:"source,omitempty"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	HasVector bool              `json:"has_vector"`
+}
+
+// ListMemoriesResponse answers GET /v1/memories/{namespace}.
+type ListMemoriesResponse struct {
+	Memories []Memory `json:"memories"`
+	// Next is the cursor for the following page (?after=Next); absent at
+	// the end.
+	Next string `json:"next,omitempty"`
+}
+
+// SearchRequest is the body of POST /v1/search.
+type SearchRequest struct {
+	Namespace string `json:"namespace"`
+	Query     string `json:"query"`
+	// Vector is an optional client-computed query embedding.
+	Vector []float32 `json:"vector,omitempty"`
+	// TopK results to return (default 10, at most the server's max).
+	TopK *int `json:"top_k,omitempty"`
+	// Depth is how many candidates each retriever proposes (default 100).
+	Depth *int `json:"depth,omitempty"`
+	// Rerank scores candidates with the cross-encoder; default true when the
+	// server has a model, false on the lexical default.
+	Rerank *bool `json:"rerank,omitempty"`
+	// RerankDepth caps how many retrieved candidates are reranked (default 50).
+	RerankDepth *int `json:"rerank_depth,omitempty"`
+	// Instruction replaces the reranker's default task instruction.
+	Instruction string `json:"instruction,omitempty"`
+	// Threshold drops results whose score (rerank probability, else the
+	// fused retrieval score) is below it; the server's calibrated threshold
+	// when omitted and a calibration is loaded, else none.
+	Threshold *float64 `json:"threshold,omitempty"`
+	// Fusion overrides how BM25 and vector hits are combined.
+	Fusion *FusionParams `json:"fusion,omitempty"`
+	// Recency blends in exponential decay by age; off when absent.
+	Recency *RecencyParams `json:"recency,omitempty"`
+	// MMR diversifies the results; off when absent.
+	MMR *MMRParams `json:"mmr,omitempty"`
+}
+
+// FusionParams selects hybrid fusion.
+type FusionParams struct {
+	// Method is "weighted_sum" (default) or "rrf".
+	Method       string   `json:"method,omitempty"`
+	VectorWeight *float64 `json:"vector_weight,omitempty"` // default 0.7
+	BM25Weight   *float64 `json:"bm25_weight,omitempty"`   // default 0.3
+	RRFK         *float64 `json:"rrf_k,omitempty"`         // default 60
+}
+
+// RecencyParams configures the recency blend score*(1-w) + 0.5^(age/half_life)*w.
+type RecencyParams struct {
+	Weight *float64 `json:"weight,omitempty"` // default 0.1
+	// HalfLife is a Go duration ("168h", "30m"); default 7 days.
+	HalfLife string `json:"half_life,omitempty"`
+	// Now is the reference time (RFC 3339); the server's clock when omitted.
+	Now *time.Time `json:"now,omitempty"`
+}
+
+// MMRParams configures maximal marginal relevance.
+type MMRParams struct {
+	Lambda *float64 `json:"lambda,omitempty"` // default 0.7
+	Window *int     `json:"window,omitempty"` // default 20
+}
+
+// SearchResponse answers POST /v1/search.
+type SearchResponse struct {
+	ID string `json:"id"`
+	// Level is the retrieval level that answered: "hybrid", "bm25" or
+	// "scan"; Degraded says why it is not hybrid.
+	Level    string         `json:"level"`
+	Degraded string         `json:"degraded,omitempty"`
+	Reranked bool           `json:"reranked"`
+	Backend  string         `json:"backend,omitempty"` // the reranker, when used
+	Results  []SearchResult `json:"results"`
+	Counts   SearchCounts   `json:"counts"`
+	TimingMs SearchTiming   `json:"timing_ms"`
+}
+
+// SearchResult is one memory with its score and the score of each stage
+// it went through ("bm25", "vector", "fused", "rerank", "recency", "mmr").
+type SearchResult struct {
+	Memory
+	Score  float64            `json:"score"`
+	Scores map[string]float64 `json:"scores"`
+}
+
+// SearchCounts says how many candidates each stage kept.
+type SearchCounts struct {
+	Retrieved      int `json:"retrieved"`
+	Reranked       int `json:"reranked"`
+	AboveThreshold int `json:"above_threshold"`
+	Returned       int `json:"returned"`
+}
+
+// SearchTiming is each stage's time in milliseconds.
+type SearchTiming struct {
+	Retrieve float64 `json:"retrieve"`
+	Rerank   float64 `json:"rerank"`
+	Post     float64 `json:"post"`
+}
+
+// DeleteResponse answers DELETE /v1/memories/{namespace}/{id}.
+type DeleteResponse struct {
+	Deleted bool `json:"deleted"`
+}

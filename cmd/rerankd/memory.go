@@ -1,0 +1,87 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/store"
+)
+
+// memoryFlags configure the memory API of `rerankd serve`.
+type memoryFlags struct {
+	store     string
+	vectorDim int
+}
+
+func defineMemoryFlags(fs *flag.FlagSet) *memoryFlags {
+	m := &memoryFlags{}
+	fs.StringVar(&m.store, "store", defaultStorePath(), "memory store file (bbolt); \"none\" disables the memory API")
+	fs.IntVar(&m.vectorDim, "vector-dim", 0, "dimension of client-supplied memory vectors (0: no vector index)")
+	return m
+}
+
+// defaultStorePath is $RERANKD_DATA/memories.db, else
+// $XDG_DATA_HOME/rerankd/memories.db, else ~/.local/share/rerankd/memories.db:
+// memories are data, not cache, so they do not live under cacheDir.
+func defaultStorePath() string {
+	dir := os.Getenv("RERANKD_DATA")
+	if dir == "" {
+		base := os.Getenv("XDG_DATA_HOME")
+		if base == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				home = "."
+			}
+			base = filepath.Join(home, ".local", "share")
+		}
+		dir = filepath.Join(base, "rerankd")
+	}
+	return filepath.Join(dir, "memories.db")
+}
+
+// openMemory opens the store and starts rebuilding its indexes in the
+// background (searches scan the store until BM25 is built); progress goes
+// to the log every few seconds. It returns nil, nil when disabled.
+func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.Engine, func(), error) {
+	if m.store == "none" || m.store == "" {
+		return nil, func() {}, nil
+	}
+	if m.vectorDim < 0 {
+		return nil, nil, fmt.Errorf("%w: --vector-dim %d must be >= 0", errUsage, m.vectorDim)
+	}
+	if err := os.MkdirAll(filepath.Dir(m.store), 0o700); err != nil {
+		return nil, nil, fmt.Errorf("memory store: %w", err)
+	}
+	st, err := store.Open(m.store, store.Options{Dimension: m.vectorDim})
+	if err != nil {
+		return nil, nil, fmt.Errorf("memory store: %w (another rerankd may hold it; use --store to pick another file, or --store none)", err)
+	}
+	cfg := retrieval.DefaultConfig()
+	cfg.Dim = m.vectorDim
+	var last time.Time
+	cfg.Progress = func(phase string, done, total int) {
+		if total > 0 && (time.Since(last) > 2*time.Second || done == total) {
+			last = time.Now()
+			log.Info("indexing memories", "phase", phase, "done", done, "total", total)
+		}
+	}
+	e, err := retrieval.New(st, nil, cfg)
+	if err != nil {
+		_ = st.Close()
+		return nil, nil, fmt.Errorf("memory store: %w", err)
+	}
+	e.Start()
+	fmt.Fprintf(stderr, "memory store %s (vector dimension %d)\n", m.store, m.vectorDim)
+	return e, func() {
+		_ = e.Close()
+		if err := st.Close(); err != nil {
+			log.Error("closing memory store", "err", err)
+		}
+	}, nil
+}

@@ -1,0 +1,345 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/post"
+	"github.com/rerankd/rerankd/retrieval/store"
+)
+
+// Memory API limits.
+const (
+	maxListLimit     = 1000
+	defaultListLimit = 100
+	maxTopK          = 1000
+	defaultRerankCap = 50
+)
+
+// WithMemory enables the memory API on e; call before Serve. Without it
+// the memory routes answer 404 saying the API is disabled.
+func (s *Server) WithMemory(e *retrieval.Engine) { s.mem = e }
+
+// routeMemory registers the memory API.
+func (s *Server) routeMemory() {
+	s.app.Post("/v1/memories", s.handleAddMemories)
+	s.app.Get("/v1/memories/:ns", s.handleListMemories)
+	s.app.Get("/v1/memories/:ns/:id", s.handleGetMemory)
+	s.app.Delete("/v1/memories/:ns/:id", s.handleDeleteMemory)
+	s.app.Post("/v1/search", s.handleSearch)
+}
+
+func (s *Server) memory() (*retrieval.Engine, error) {
+	if s.mem == nil {
+		return nil, newError(KindNotFound, "memory API disabled: start rerankd with a memory store (--store)")
+	}
+	return s.mem, nil
+}
+
+func (s *Server) handleAddMemories(c *fiber.Ctx) error {
+	e, err := s.memory()
+	if err != nil {
+		return err
+	}
+	req, err := decodeJSON[api.AddMemoriesRequest](c)
+	if err != nil {
+		return err
+	}
+	ins := req.Memories
+	if ins == nil {
+		ins = []api.MemoryIn{req.MemoryIn}
+	} else if req.Text != "" || req.ID != "" || req.Vector != nil {
+		return newError(KindValidation, "send one memory at the top level or a batch in \"memories\", not both")
+	}
+	if len(ins) == 0 {
+		return newError(KindValidation, "\"memories\" is empty")
+	}
+	if len(ins) > retrieval.MaxBatch {
+		return newError(KindTooLarge, "%d memories in one request: at most %d", len(ins), retrieval.MaxBatch)
+	}
+	now := time.Now().UTC()
+	items := make([]store.Item, len(ins))
+	for i, in := range ins {
+		ns := in.Namespace
+		if ns == "" {
+			ns = req.Namespace
+		}
+		id := in.ID
+		if id == "" {
+			id = requestID()
+		}
+		t := now
+		if in.Time != nil {
+			t = *in.Time
+		}
+		items[i] = store.Item{Memory: memory.Memory{Namespace: ns, ID: id, Text: in.Text, Time: t,
+			Source: in.Source, Metadata: in.Metadata}, Vector: in.Vector}
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
+	defer cancel()
+	added, err := e.Add(ctx, items)
+	if err != nil {
+		return err
+	}
+	resp := api.AddMemoriesResponse{Added: make([]api.AddedMemory, len(added))}
+	for i, a := range added {
+		resp.Added[i] = api.AddedMemory{Namespace: a.Namespace, ID: a.ID, Vector: string(a.Vector)}
+	}
+	return c.Status(fiber.StatusCreated).JSON(resp)
+}
+
+func (s *Server) handleGetMemory(c *fiber.Ctx) error {
+	e, err := s.memory()
+	if err != nil {
+		return err
+	}
+	rec, err := e.Get(c.Params("ns"), c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(apiMemory(rec.Memory, rec.Vector != nil))
+}
+
+func (s *Server) handleDeleteMemory(c *fiber.Ctx) error {
+	e, err := s.memory()
+	if err != nil {
+		return err
+	}
+	if err := e.Delete(c.Params("ns"), c.Params("id")); err != nil {
+		return err
+	}
+	return c.JSON(api.DeleteResponse{Deleted: true})
+}
+
+func (s *Server) handleListMemories(c *fiber.Ctx) error {
+	e, err := s.memory()
+	if err != nil {
+		return err
+	}
+	limit := defaultListLimit
+	if v := c.Query("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxListLimit {
+			return newError(KindValidation, "limit %q: want an integer in 1..%d", v, maxListLimit)
+		}
+		limit = n
+	}
+	after := c.Query("after")
+	if after != "" {
+		if err := memory.ValidateID(after); err != nil {
+			return newError(KindValidation, "after: %v", err)
+		}
+	}
+	recs, next, err := e.List(c.Params("ns"), after, limit)
+	if err != nil {
+		return err
+	}
+	resp := api.ListMemoriesResponse{Memories: make([]api.Memory, len(recs)), Next: next}
+	for i, r := range recs {
+		resp.Memories[i] = apiMemory(r.Memory, false)
+		resp.Memories[i].HasVector = false
+	}
+	return c.JSON(resp)
+}
+
+func apiMemory(m memory.Memory, hasVector bool) api.Memory {
+	return api.Memory{Namespace: m.Namespace, ID: m.ID, Text: m.Text, Time: m.Time, Source: m.Source,
+		Metadata: m.Metadata, HasVector: hasVector}
+}
+
+func (s *Server) handleSearch(c *fiber.Ctx) error {
+	e, err := s.memory()
+	if err != nil {
+		return err
+	}
+	req, err := decodeJSON[api.SearchRequest](c)
+	if err != nil {
+		return err
+	}
+	sr, err := s.searchRequest(req, time.Now().UTC())
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
+	defer cancel()
+	stop := watchDisconnect(c.Context().Conn(), cancel, 50*time.Millisecond)
+	res, err := e.Search(ctx, sr)
+	stop()
+	if err != nil {
+		return err
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	resp := api.SearchResponse{ID: requestID(), Level: string(res.Level), Degraded: res.Why,
+		Reranked: sr.Rerank != nil, Results: make([]api.SearchResult, len(res.Results)),
+		Counts: api.SearchCounts{Retrieved: res.Retrieved, Reranked: res.Reranked,
+			AboveThreshold: res.AboveThreshold, Returned: len(res.Results)},
+		TimingMs: api.SearchTiming{Retrieve: ms(res.Timing.Retrieve), Rerank: ms(res.Timing.Rerank), Post: ms(res.Timing.Post)}}
+	if sr.Rerank != nil {
+		resp.Backend = s.backend.Name()
+	}
+	ids := make([]string, len(res.Results))
+	for i, r := range res.Results {
+		ids[i] = r.ID
+	}
+	recs, err := e.Store().GetMany(sr.Namespace, ids, false)
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]memory.Memory, len(recs))
+	for _, r := range recs {
+		byID[r.Memory.ID] = r.Memory
+	}
+	for i, r := range res.Results {
+		m, ok := byID[r.ID]
+		if !ok { // deleted since retrieval: report what retrieval saw
+			m = memory.Memory{Namespace: sr.Namespace, ID: r.ID, Text: r.Text, Time: r.Time}
+		}
+		resp.Results[i] = api.SearchResult{Memory: apiMemory(m, r.Vector != nil), Score: r.Score, Scores: r.Scores}
+	}
+	return c.JSON(resp)
+}
+
+// searchRequest maps the API request onto the pipeline, reporting every
+// invalid field at once. now is the server's clock, read here and passed
+// down: the pipeline itself never reads the wall clock.
+func (s *Server) searchRequest(r *api.SearchRequest, now time.Time) (retrieval.SearchRequest, error) {
+	var probs []string
+	bad := func(format string, a ...any) { probs = append(probs, fmt.Sprintf(format, a...)) }
+	out := retrieval.SearchRequest{Query: retrieval.Query{Namespace: r.Namespace, Text: r.Query, Vector: r.Vector}}
+	if strings.TrimSpace(r.Query) == "" {
+		return out, newError(KindInvalid, "query must not be empty")
+	}
+	if err := memory.ValidateNamespace(r.Namespace); err != nil {
+		bad("namespace: %v", err)
+	}
+	intIn := func(name string, p *int, lo, hi, def int) int {
+		if p == nil {
+			return def
+		}
+		if *p < lo || *p > hi {
+			bad("%s %d: want %d..%d", name, *p, lo, hi)
+		}
+		return *p
+	}
+	out.TopK = intIn("top_k", r.TopK, 1, maxTopK, retrieval.DefaultTopK)
+	out.Depth = intIn("depth", r.Depth, 1, maxTopK, 0)
+	out.RerankDepth = intIn("rerank_depth", r.RerankDepth, 1, s.cfg.MaxDocuments, min(defaultRerankCap, s.cfg.MaxDocuments))
+	rerank := s.backend.Name() != (&Lexical{}).Name()
+	if r.Rerank != nil {
+		rerank = *r.Rerank
+	}
+	if rerank {
+		out.Rerank = backendReranker{b: s.backend, instruction: r.Instruction, maxDoc: s.cfg.MaxTokensPerDoc}
+	}
+	if t := r.Threshold; t != nil {
+		if !(*t >= 0 && *t <= 1) {
+			bad("threshold %v: want a probability in [0, 1]", *t)
+		}
+		out.Threshold = t
+	}
+	if f := r.Fusion; f != nil {
+		fc := post.DefaultFusionConfig()
+		if f.Method != "" {
+			fc.Method = post.FusionMethod(f.Method)
+		}
+		setF(&fc.VectorWeight, f.VectorWeight)
+		setF(&fc.BM25Weight, f.BM25Weight)
+		setF(&fc.RRFK, f.RRFK)
+		if err := fc.Validate(); err != nil {
+			bad("fusion: %v", err)
+		}
+		out.Fusion = &fc
+	}
+	if p := r.Recency; p != nil {
+		rc := post.DefaultRecencyConfig()
+		setF(&rc.Weight, p.Weight)
+		if p.HalfLife != "" {
+			d, err := time.ParseDuration(p.HalfLife)
+			if err != nil {
+				bad("recency.half_life %q: want a duration like \"168h\"", p.HalfLife)
+			}
+			rc.HalfLife = d
+		}
+		if err := rc.Validate(); err != nil {
+			bad("recency: %v", err)
+		}
+		out.Recency, out.Now = &rc, now
+		if p.Now != nil {
+			out.Now = *p.Now
+		}
+	}
+	if p := r.MMR; p != nil {
+		mc := post.DefaultMMRConfig()
+		setF(&mc.Lambda, p.Lambda)
+		if p.Window != nil {
+			mc.Window = *p.Window
+		}
+		if err := mc.Validate(); err != nil {
+			bad("mmr: %v", err)
+		}
+		out.MMR = &mc
+	}
+	if len(probs) > 0 {
+		return out, newError(KindValidation, "%s", strings.Join(probs, "; "))
+	}
+	return out, nil
+}
+
+func setF(dst *float64, p *float64) {
+	if p != nil {
+		*dst = *p
+	}
+}
+
+// backendReranker adapts the server's Backend to retrieval.Reranker, so
+// memory search goes through the same scheduler queue as /rerank.
+type backendReranker struct {
+	b           Backend
+	instruction string
+	maxDoc      int
+}
+
+func (r backendReranker) Rerank(ctx context.Context, query string, texts []string) ([]float64, error) {
+	out, err := r.b.Score(ctx, model.Request{Instruction: r.instruction, Query: query, Docs: texts, MaxDocTokens: r.maxDoc})
+	if err != nil {
+		return nil, err
+	}
+	scores := make([]float64, len(out.Scores))
+	for i, sc := range out.Scores {
+		scores[i] = sc.Score
+	}
+	return scores, nil
+}
+
+// classifyRetrieval maps the retrieval package's errors to kinds.
+func classifyRetrieval(err error) *Error {
+	switch {
+	case errors.Is(err, retrieval.ErrNotFound):
+		return &Error{Kind: KindNotFound, Msg: trimPrefix(err), Err: err}
+	case errors.Is(err, retrieval.ErrInvalid), errors.Is(err, retrieval.ErrNoVectors):
+		return &Error{Kind: KindValidation, Msg: trimPrefix(err), Err: err}
+	case errors.Is(err, retrieval.ErrClosed):
+		return &Error{Kind: KindNotReady, Msg: "server is shutting down", Err: err}
+	case errors.Is(err, retrieval.ErrEmbed):
+		return &Error{Kind: KindBackend, Msg: "embedding failed", Err: err}
+	}
+	return nil
+}
+
+// trimPrefix keeps client-facing messages free of Go package prefixes.
+func trimPrefix(err error) string {
+	msg := err.Error()
+	for _, p := range []string{"retrieval: ", "store: "} {
+		msg = strings.ReplaceAll(msg, p, "")
+	}
+	return msg
+}

@@ -1,0 +1,200 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/store"
+)
+
+// startMemory runs a server with the memory API over a fresh store.
+func startMemory(t *testing.T, cfg Config, b Backend, rcfg retrieval.Config) string {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "m.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := retrieval.New(st, nil, rcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Start()
+	if err := e.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(); _ = st.Close() })
+	return start(t, cfg, b, func(s *Server) { s.WithMemory(e) })
+}
+
+func TestMemoryAPIRoundTrip(t *testing.T) {
+	url := startMemory(t, DefaultConfig(), &fakeBackend{}, retrieval.DefaultConfig())
+	r := postJSON(t, url+"/v1/memories", `{"namespace":"alice","memories":[
+		{"id":"m1","text":"Alice moved to Paris in May","time":"2025-05-01T00:00:00Z","metadata":{"kind":"fact"}},
+		{"id":"m2","text":"Alice likes green tea"},
+		{"text":"Alice's cat is called Miso","source":"/chat/42"}]}`)
+	if r.code != http.StatusCreated {
+		t.Fatalf("add: %d %s", r.code, r.body)
+	}
+	var added api.AddMemoriesResponse
+	decodeInto(t, r, &added)
+	if len(added.Added) != 3 || added.Added[2].ID == "" || added.Added[0].Vector != "none" {
+		t.Fatalf("added %+v", added)
+	}
+	// Single memory at the top level, another namespace.
+	if r := postJSON(t, url+"/v1/memories", `{"namespace":"bob","id":"b1","text":"Bob moved to Paris too"}`); r.code != http.StatusCreated {
+		t.Fatalf("single add: %d %s", r.code, r.body)
+	}
+
+	r = do(t, http.MethodGet, url+"/v1/memories/alice/m1", "", "")
+	var m api.Memory
+	decodeInto(t, r, &m)
+	if r.code != 200 || m.Text != "Alice moved to Paris in May" || m.Metadata["kind"] != "fact" || m.Time.Year() != 2025 {
+		t.Fatalf("get: %d %+v", r.code, m)
+	}
+
+	r = do(t, http.MethodGet, url+"/v1/memories/alice?limit=2", "", "")
+	var page api.ListMemoriesResponse
+	decodeInto(t, r, &page)
+	if r.code != 200 || len(page.Memories) != 2 || page.Next == "" {
+		t.Fatalf("list page 1: %d %s", r.code, r.body)
+	}
+	r = do(t, http.MethodGet, url+"/v1/memories/alice?limit=2&after="+page.Next, "", "")
+	var page2 api.ListMemoriesResponse
+	decodeInto(t, r, &page2)
+	if len(page2.Memories) != 1 || page2.Next != "" {
+		t.Fatalf("list page 2: %s", r.body)
+	}
+
+	r = postJSON(t, url+"/v1/search", `{"namespace":"alice","query":"where did Alice move","top_k":2}`)
+	var sr api.SearchResponse
+	decodeInto(t, r, &sr)
+	if r.code != 200 || sr.Level != "bm25" || !sr.Reranked || sr.Backend != "fake" || len(sr.Results) == 0 {
+		t.Fatalf("search: %d %s", r.code, r.body)
+	}
+	top := sr.Results[0]
+	if top.ID != "m1" || top.Namespace != "alice" {
+		t.Fatalf("top result %+v", top)
+	}
+	for _, k := range []string{"bm25", "fused", "rerank"} {
+		if _, ok := top.Scores[k]; !ok {
+			t.Fatalf("top result lacks the %q stage score: %v", k, top.Scores)
+		}
+	}
+	for _, res := range sr.Results {
+		if res.Namespace != "alice" {
+			t.Fatalf("search in alice returned %+v", res)
+		}
+	}
+
+	if r := do(t, http.MethodDelete, url+"/v1/memories/alice/m1", "", ""); r.code != 200 {
+		t.Fatalf("delete: %d %s", r.code, r.body)
+	}
+	for _, u := range []string{"/v1/memories/alice/m1"} {
+		if r := do(t, http.MethodGet, url+u, "", ""); r.code != 404 || !strings.Contains(string(r.body), `"error_type":"not_found"`) {
+			t.Fatalf("get deleted: %d %s", r.code, r.body)
+		}
+		if r := do(t, http.MethodDelete, url+u, "", ""); r.code != 404 {
+			t.Fatalf("delete twice: %d %s", r.code, r.body)
+		}
+	}
+}
+
+func TestSearchStages(t *testing.T) {
+	url := startMemory(t, DefaultConfig(), &fakeBackend{}, retrieval.DefaultConfig())
+	body := `{"namespace":"u","memories":[
+		{"id":"old","text":"coffee order oat latte","time":"2025-01-01T00:00:00Z"},
+		{"id":"new","text":"coffee order flat white","time":"2025-03-01T00:00:00Z"},
+		{"id":"other","text":"budget meeting at noon","time":"2025-03-01T00:00:00Z"}]}`
+	if r := postJSON(t, url+"/v1/memories", body); r.code != 201 {
+		t.Fatalf("add: %d %s", r.code, r.body)
+	}
+	r := postJSON(t, url+"/v1/search", `{"namespace":"u","query":"coffee order","rerank":false,
+		"recency":{"weight":0.5,"half_life":"168h","now":"2025-03-01T00:00:00Z"},"mmr":{"lambda":0.7}}`)
+	var sr api.SearchResponse
+	decodeInto(t, r, &sr)
+	if r.code != 200 || sr.Reranked || len(sr.Results) != 2 {
+		t.Fatalf("search: %d %s", r.code, r.body)
+	}
+	if sr.Results[0].ID != "new" {
+		t.Fatalf("recency should put the new memory first: %s", r.body)
+	}
+	for _, k := range []string{"recency", "mmr"} {
+		if _, ok := sr.Results[0].Scores[k]; !ok {
+			t.Fatalf("no %q score: %v", k, sr.Results[0].Scores)
+		}
+	}
+	// Threshold on the rerank probability: the fake gives (1+m)/(2+n).
+	r = postJSON(t, url+"/v1/search", `{"namespace":"u","query":"coffee order","threshold":0.99}`)
+	decodeInto(t, r, &sr)
+	if r.code != 200 || len(sr.Results) != 0 || sr.Counts.Retrieved != 2 {
+		t.Fatalf("threshold 0.99: %d %s", r.code, r.body)
+	}
+}
+
+func TestMemoryAPIErrors(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.APIKeys = []string{"secret-key-1"}
+	url := startMemory(t, cfg, &fakeBackend{}, retrieval.DefaultConfig())
+	auth := []string{"Authorization", "Bearer secret-key-1"}
+	long := strings.Repeat("x", 200)
+	cases := []struct {
+		name, method, path, ctype, body string
+		noAuth                          bool
+		code                            int
+		kind                            string
+	}{
+		{"no key", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q"}`, true, 401, "unauthorized"},
+		{"no key get", "GET", "/v1/memories/a/b", "", "", true, 401, "unauthorized"},
+		{"malformed JSON", "POST", "/v1/memories", "application/json", `{"text":`, false, 400, "invalid_request"},
+		{"wrong content type", "POST", "/v1/memories", "text/plain", `{"text":"x"}`, false, 415, "unsupported_media_type"},
+		{"wrong type", "POST", "/v1/memories", "application/json", `{"namespace":"a","text":5}`, false, 422, "validation"},
+		{"no namespace", "POST", "/v1/memories", "application/json", `{"text":"x"}`, false, 422, "validation"},
+		{"namespace with separator", "POST", "/v1/memories", "application/json", `{"namespace":"a/b","text":"x"}`, false, 422, "validation"},
+		{"empty text", "POST", "/v1/memories", "application/json", `{"namespace":"a","text":""}`, false, 422, "validation"},
+		{"empty batch", "POST", "/v1/memories", "application/json", `{"namespace":"a","memories":[]}`, false, 422, "validation"},
+		{"single and batch", "POST", "/v1/memories", "application/json", `{"namespace":"a","text":"x","memories":[{"text":"y"}]}`, false, 422, "validation"},
+		{"vector without index", "POST", "/v1/memories", "application/json", `{"namespace":"a","text":"x","vector":[1,2]}`, false, 422, "validation"},
+		{"long id", "POST", "/v1/memories", "application/json", `{"namespace":"a","id":"` + long + `","text":"x"}`, false, 422, "validation"},
+		{"bad list limit", "GET", "/v1/memories/a?limit=0", "", "", false, 422, "validation"},
+		{"huge list limit", "GET", "/v1/memories/a?limit=99999999999999999999", "", "", false, 422, "validation"},
+		{"path traversal id", "GET", "/v1/memories/a/..%2F..%2Fetc", "", "", false, 422, "validation"},
+		{"missing memory", "GET", "/v1/memories/a/nope", "", "", false, 404, "not_found"},
+		{"blank query", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"  "}`, false, 400, "invalid_request"},
+		{"bad top_k", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","top_k":-1}`, false, 422, "validation"},
+		{"bad threshold", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","threshold":2}`, false, 422, "validation"},
+		{"bad half-life", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","recency":{"half_life":"soon"}}`, false, 422, "validation"},
+		{"bad fusion", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","fusion":{"method":"max"}}`, false, 422, "validation"},
+		{"bad mmr", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","mmr":{"lambda":-1}}`, false, 422, "validation"},
+		{"query vector without index", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","vector":[1]}`, false, 422, "validation"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var h []string
+			if !tc.noAuth {
+				h = auth
+			}
+			r := do(t, tc.method, url+tc.path, tc.ctype, tc.body, h...)
+			if r.code != tc.code || !strings.Contains(string(r.body), fmt.Sprintf(`"error_type":%q`, tc.kind)) {
+				t.Fatalf("got %d %s, want %d %s", r.code, r.body, tc.code, tc.kind)
+			}
+		})
+	}
+	// The server still answers correctly afterwards.
+	if r := postJSON(t, url+"/v1/memories", `{"namespace":"a","text":"still alive"}`, auth...); r.code != 201 {
+		t.Fatalf("after the bad inputs: %d %s", r.code, r.body)
+	}
+}
+
+func TestMemoryAPIDisabled(t *testing.T) {
+	url := start(t, DefaultConfig(), &fakeBackend{})
+	r := postJSON(t, url+"/v1/search", `{"namespace":"a","query":"q"}`)
+	if r.code != 404 || !strings.Contains(string(r.body), "memory API disabled") {
+		t.Fatalf("got %d %s", r.code, r.body)
+	}
+}
