@@ -5,8 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
+
+	"github.com/rerankd/rerankd/cmd/internal/paths"
 )
 
 // stringList is a repeatable string flag (--doc a --doc b).
@@ -31,9 +32,4 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 }
 
 // defaultORTLib is $ORT_LIB or the library scripts/setup.sh installs.
-func defaultORTLib() string {
-	if p := envOr("ORT_LIB", ""); p != "" {
-		return p
-	}
-	return filepath.Join(cacheDir(), "onnxruntime", "1.30.0", "libonnxruntime.so.1")
-}
+func defaultORTLib() string { return paths.ORTLib() }

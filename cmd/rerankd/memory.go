@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rerankd/rerankd/cmd/internal/paths"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
@@ -29,21 +30,7 @@ func defineMemoryFlags(fs *flag.FlagSet) *memoryFlags {
 // defaultStorePath is $RERANKD_DATA/memories.db, else
 // $XDG_DATA_HOME/rerankd/memories.db, else ~/.local/share/rerankd/memories.db:
 // memories are data, not cache, so they do not live under cacheDir.
-func defaultStorePath() string {
-	dir := os.Getenv("RERANKD_DATA")
-	if dir == "" {
-		base := os.Getenv("XDG_DATA_HOME")
-		if base == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				home = "."
-			}
-			base = filepath.Join(home, ".local", "share")
-		}
-		dir = filepath.Join(base, "rerankd")
-	}
-	return filepath.Join(dir, "memories.db")
-}
+func defaultStorePath() string { return filepath.Join(paths.DataDir(), "memories.db") }
 
 // openMemory opens the store and starts rebuilding its indexes in the
 // background (searches scan the store until BM25 is built); progress goes
