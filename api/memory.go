@@ -72,6 +72,9 @@ type SearchRequest struct {
 	Query     string `json:"query"`
 	// Vector is an optional client-computed query embedding.
 	Vector []float32 `json:"vector,omitempty"`
+	// Mode restricts retrieval: "bm25", "dense" or "hybrid" (an error when
+	// vectors are unavailable); default: the best level available.
+	Mode string `json:"mode,omitempty"`
 	// TopK results to return (default 10, at most the server's max).
 	TopK *int `json:"top_k,omitempty"`
 	// Depth is how many candidates each retriever proposes (default 100).

@@ -157,6 +157,24 @@ func TestVectorsAndDimensions(t *testing.T) {
 	if err != nil || res.Level != LevelHybrid || len(res.Candidates) != 1 || res.Candidates[0].ID != "m0" {
 		t.Fatalf("hybrid by client vector = %+v, %v", res, err)
 	}
+	// Modes: dense uses only the vector list; bm25 ignores the vector;
+	// hybrid and dense refuse to run without a query vector.
+	res, err = e.Retrieve(ctx, Query{Namespace: "a", Text: "apple", Vector: []float32{2, 0, 0}, Mode: ModeDense})
+	if err != nil || res.Level != LevelDense || len(res.Candidates) != 1 || res.Candidates[0].Scores["bm25"] != 0 {
+		t.Fatalf("dense = %+v, %v", res, err)
+	}
+	res, err = e.Retrieve(ctx, Query{Namespace: "a", Text: "apple", Vector: []float32{2, 0, 0}, Mode: ModeBM25})
+	if err != nil || res.Level != LevelBM25 || len(res.Candidates) != 3 {
+		t.Fatalf("bm25 mode = %+v, %v", res, err)
+	}
+	for _, m := range []Mode{ModeDense, ModeHybrid} {
+		if _, err := e.Retrieve(ctx, Query{Namespace: "a", Text: "apple", Mode: m}); !errors.Is(err, ErrNoVectors) {
+			t.Fatalf("%s without query vector: %v, want ErrNoVectors", m, err)
+		}
+	}
+	if _, err := e.Retrieve(ctx, Query{Namespace: "a", Text: "apple", Mode: "fuzzy"}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("unknown mode: %v", err)
+	}
 }
 
 func TestEmbedderErrors(t *testing.T) {

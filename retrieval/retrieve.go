@@ -21,6 +21,24 @@ const (
 	LevelScan   Level = "scan"
 )
 
+// Mode selects which retrievers a query uses.
+type Mode string
+
+// Retrieval modes.
+const (
+	// ModeAuto answers at the best level available (the default).
+	ModeAuto Mode = ""
+	// ModeBM25 uses the lexical index only.
+	ModeBM25 Mode = "bm25"
+	// ModeDense uses the vector index only; an error when it cannot.
+	ModeDense Mode = "dense"
+	// ModeHybrid requires both; an error when vectors are unavailable.
+	ModeHybrid Mode = "hybrid"
+)
+
+// LevelDense is the level of a ModeDense answer.
+const LevelDense Level = "dense"
+
 // Query is one retrieval request.
 type Query struct {
 	// Namespace to search; required.
@@ -34,6 +52,8 @@ type Query struct {
 	Depth int
 	// Fusion overrides Config.Fusion for this query when non-nil.
 	Fusion *post.FusionConfig
+	// Mode restricts the retrievers (default ModeAuto).
+	Mode Mode
 }
 
 // Retrieved is the answer to a Query.
@@ -50,6 +70,9 @@ type Retrieved struct {
 // lexOnly fuses a single BM25 list with its normalised score as the fused
 // score (the default weights would only scale it down).
 var lexOnly = post.FusionConfig{Method: post.WeightedSum, VectorWeight: 0, BM25Weight: 1, RRFK: 60}
+
+// vecOnly does the same for a single vector list.
+var vecOnly = post.FusionConfig{Method: post.WeightedSum, VectorWeight: 1, BM25Weight: 0, RRFK: 60}
 
 // Retrieve proposes candidates for q at the best level available.
 func (e *Engine) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
@@ -76,19 +99,25 @@ func (e *Engine) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
 		// have used, so clients see a stable value.
 		return Retrieved{Candidates: []post.Candidate{}, Level: LevelBM25, Why: "empty namespace"}, nil
 	}
-	if !sp.lexReady.Load() {
+	wantVec := q.Mode == ModeDense || q.Mode == ModeHybrid
+	if !sp.lexReady.Load() && !wantVec {
 		return e.scan(ctx, q.Namespace, q.Text, depth)
 	}
 
 	ix := sp.ix()
-	lexHits := ix.lex.Search(q.Text, depth)
-	bm := make([]post.Hit, len(lexHits))
-	for i, h := range lexHits {
-		bm[i] = post.Hit{ID: h.ID, Score: h.Score}
+	var bm []post.Hit
+	if q.Mode != ModeDense {
+		lexHits := ix.lex.Search(q.Text, depth)
+		bm = make([]post.Hit, len(lexHits))
+		for i, h := range lexHits {
+			bm[i] = post.Hit{ID: h.ID, Score: h.Score}
+		}
 	}
 	level, why := LevelBM25, ""
 	var vec []post.Hit
 	switch {
+	case q.Mode == ModeBM25:
+		why = "bm25 mode requested"
 	case ix.vec == nil:
 		why = "no vector index (no embedder and no vector dimension configured)"
 	case !sp.vecReady.Load():
@@ -114,10 +143,16 @@ func (e *Engine) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
 		}
 		level = LevelHybrid
 	}
+	if wantVec && level != LevelHybrid {
+		return Retrieved{}, fmt.Errorf("%w: %s mode: %s", ErrNoVectors, q.Mode, why)
+	}
 	var cands []post.Candidate
-	if level == LevelHybrid {
+	switch {
+	case q.Mode == ModeDense:
+		level, cands = LevelDense, post.Fuse(nil, vec, vecOnly)
+	case level == LevelHybrid:
 		cands = post.Fuse(bm, vec, fusion)
-	} else {
+	default:
 		cands = post.Fuse(bm, nil, lexOnly)
 	}
 	cands, err = e.fill(q.Namespace, cands)
@@ -133,6 +168,14 @@ func (e *Engine) checkQuery(q Query) error {
 	}
 	if strings.TrimSpace(q.Text) == "" {
 		return fmt.Errorf("%w: query text must not be blank", ErrInvalid)
+	}
+	switch q.Mode {
+	case ModeAuto, ModeBM25, ModeDense, ModeHybrid:
+	default:
+		return fmt.Errorf("%w: mode %q: want bm25, dense or hybrid", ErrInvalid, q.Mode)
+	}
+	if (q.Mode == ModeDense || q.Mode == ModeHybrid) && e.dim == 0 {
+		return fmt.Errorf("%w: %s mode: no embedder and no vector dimension configured", ErrNoVectors, q.Mode)
 	}
 	if q.Depth < 0 {
 		return fmt.Errorf("%w: depth %d must be >= 0", ErrInvalid, q.Depth)

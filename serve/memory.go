@@ -214,7 +214,8 @@ func (s *Server) handleSearch(c *fiber.Ctx) error {
 func (s *Server) searchRequest(r *api.SearchRequest, now time.Time) (retrieval.SearchRequest, error) {
 	var probs []string
 	bad := func(format string, a ...any) { probs = append(probs, fmt.Sprintf(format, a...)) }
-	out := retrieval.SearchRequest{Query: retrieval.Query{Namespace: r.Namespace, Text: r.Query, Vector: r.Vector}}
+	out := retrieval.SearchRequest{Query: retrieval.Query{Namespace: r.Namespace, Text: r.Query, Vector: r.Vector,
+		Mode: retrieval.Mode(r.Mode)}}
 	if strings.TrimSpace(r.Query) == "" {
 		return out, newError(KindInvalid, "query must not be empty")
 	}

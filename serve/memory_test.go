@@ -171,6 +171,8 @@ func TestMemoryAPIErrors(t *testing.T) {
 		{"bad half-life", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","recency":{"half_life":"soon"}}`, false, 422, "validation"},
 		{"bad fusion", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","fusion":{"method":"max"}}`, false, 422, "validation"},
 		{"bad mmr", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","mmr":{"lambda":-1}}`, false, 422, "validation"},
+		{"unknown mode", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","mode":"psychic"}`, false, 422, "validation"},
+		{"dense without vectors", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"still","mode":"dense"}`, false, 422, "validation"},
 		{"query vector without index", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","vector":[1]}`, false, 422, "validation"},
 	}
 	for _, tc := range cases {
