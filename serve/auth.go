@@ -11,26 +11,39 @@ import (
 // keyring checks API keys in constant time: keys are compared as SHA-256
 // digests, so neither length nor content leaks through timing, and every
 // configured key is compared on each request.
-type keyring struct{ digests [][32]byte }
+type keyring struct {
+	digests [][32]byte
+	scopes  []scope // aligned with digests
+}
 
-func newKeyring(keys []string) *keyring {
+func newKeyring(keys []string, scopes map[string][]string) *keyring {
 	k := &keyring{}
 	for _, key := range keys {
 		k.digests = append(k.digests, sha256.Sum256([]byte(key)))
+		k.scopes = append(k.scopes, newScope(scopes[key]))
 	}
 	return k
 }
 
 func (k *keyring) enabled() bool { return len(k.digests) > 0 }
 
-func (k *keyring) valid(key string) bool {
+// lookup returns the scope of key, comparing against every key.
+func (k *keyring) lookup(key string) (scope, bool) {
 	d := sha256.Sum256([]byte(key))
-	ok := 0
-	for _, want := range k.digests {
-		ok |= subtle.ConstantTimeCompare(d[:], want[:])
+	found := -1
+	for i, want := range k.digests {
+		if subtle.ConstantTimeCompare(d[:], want[:]) == 1 {
+			found = i
+		}
 	}
-	return ok == 1
+	if found < 0 {
+		return scope{}, false
+	}
+	return k.scopes[found], true
 }
+
+// scopeKey is where the middleware leaves the caller's scope.
+const scopeKey = "rerankd.scope"
 
 // middleware requires "Authorization: Bearer KEY". The 401 never says
 // whether the header was missing, malformed or the key wrong.
@@ -40,9 +53,23 @@ func (k *keyring) middleware(c *fiber.Ctx) error {
 	}
 	h := c.Get(fiber.HeaderAuthorization)
 	key, found := strings.CutPrefix(h, "Bearer ")
-	if !found || !k.valid(strings.TrimSpace(key)) {
+	sc, ok := k.lookup(strings.TrimSpace(key))
+	if !found || !ok {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="rerankd"`)
 		return newError(KindUnauthorized, "missing or invalid API key")
 	}
+	c.Locals(scopeKey, sc)
 	return c.Next()
+}
+
+// allow checks that the caller may use namespace ns. Without auth, or with
+// a key that has no scope, every namespace is allowed.
+func allow(c *fiber.Ctx, ns string) error {
+	sc, _ := c.Locals(scopeKey).(scope)
+	if sc.allows(ns) {
+		return nil
+	}
+	// 403, not 404: the key is valid, and saying "forbidden" for every
+	// namespace outside the scope (existing or not) leaks nothing.
+	return newError(KindForbidden, "this API key may not use namespace %q", ns)
 }

@@ -21,6 +21,10 @@ type Config struct {
 	// APIKeys, when non-empty, are required as "Authorization: Bearer KEY"
 	// on every endpoint but /health and /ready.
 	APIKeys []string
+	// KeyScopes restricts API keys to namespaces of the memory API: key →
+	// patterns ("name", "prefix*", "*"). A key without an entry may use every
+	// namespace. Each key here must be in APIKeys.
+	KeyScopes map[string][]string
 	// MaxHeaderBytes bounds the request line and headers.
 	MaxHeaderBytes int
 	// ReadTimeout bounds reading one request (slow clients are cut).
@@ -52,6 +56,7 @@ func (c Config) Validate() error {
 	check(c.MaxHeaderBytes >= 1024, "max header bytes %d: want >= 1024", c.MaxHeaderBytes)
 	check(c.ReadTimeout > 0, "read timeout %v: want > 0", c.ReadTimeout)
 	check(c.HealthProbeEvery >= 0, "health probe interval %v: want >= 0", c.HealthProbeEvery)
+	errs = append(errs, validateScopes(c.APIKeys, c.KeyScopes)...)
 	for i, k := range c.APIKeys {
 		check(len(k) >= 8, "API key %d is shorter than 8 characters", i+1)
 	}

@@ -21,6 +21,7 @@ const (
 	KindTooLarge     Kind = "payload_too_large"      // body, request or input too large
 	KindValidation   Kind = "validation"             // well-formed but unacceptable fields
 	KindUnauthorized Kind = "unauthorized"
+	KindForbidden    Kind = "forbidden" // valid key, namespace outside its scope
 	KindNotFound     Kind = "not_found"
 	KindMethod       Kind = "method_not_allowed" // not an HTTP method this server knows
 	KindOverloaded   Kind = "overloaded"         // queue full: retry later
@@ -37,6 +38,7 @@ var statusOf = map[Kind]int{
 	KindTooLarge:     http.StatusRequestEntityTooLarge,
 	KindValidation:   http.StatusUnprocessableEntity,
 	KindUnauthorized: http.StatusUnauthorized,
+	KindForbidden:    http.StatusForbidden,
 	KindNotFound:     http.StatusNotFound,
 	KindMethod:       http.StatusMethodNotAllowed,
 	KindOverloaded:   http.StatusTooManyRequests,

@@ -83,6 +83,9 @@ func (s *Server) handleAddMemories(c *fiber.Ctx) error {
 		}
 		items[i] = store.Item{Memory: memory.Memory{Namespace: ns, ID: id, Text: in.Text, Time: t,
 			Source: in.Source, Metadata: in.Metadata}, Vector: in.Vector}
+		if err := allow(c, ns); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()
@@ -102,6 +105,9 @@ func (s *Server) handleGetMemory(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := allow(c, c.Params("ns")); err != nil {
+		return err
+	}
 	rec, err := e.Get(c.Params("ns"), c.Params("id"))
 	if err != nil {
 		return err
@@ -114,6 +120,9 @@ func (s *Server) handleDeleteMemory(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := allow(c, c.Params("ns")); err != nil {
+		return err
+	}
 	if err := e.Delete(c.Params("ns"), c.Params("id")); err != nil {
 		return err
 	}
@@ -123,6 +132,9 @@ func (s *Server) handleDeleteMemory(c *fiber.Ctx) error {
 func (s *Server) handleListMemories(c *fiber.Ctx) error {
 	e, err := s.memory()
 	if err != nil {
+		return err
+	}
+	if err := allow(c, c.Params("ns")); err != nil {
 		return err
 	}
 	limit := defaultListLimit
@@ -163,6 +175,9 @@ func (s *Server) handleSearch(c *fiber.Ctx) error {
 	}
 	req, err := decodeJSON[api.SearchRequest](c)
 	if err != nil {
+		return err
+	}
+	if err := allow(c, req.Namespace); err != nil {
 		return err
 	}
 	sr, err := s.searchRequest(req, time.Now().UTC())

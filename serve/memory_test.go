@@ -200,3 +200,64 @@ func TestMemoryAPIDisabled(t *testing.T) {
 		t.Fatalf("got %d %s", r.code, r.body)
 	}
 }
+
+func TestKeyScopes(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.APIKeys = []string{"alice-key-123", "team-key-456", "admin-key-789"}
+	cfg.KeyScopes = map[string][]string{"alice-key-123": {"alice"}, "team-key-456": {"team-*", "shared"}}
+	url := startMemory(t, cfg, &fakeBackend{}, retrieval.DefaultConfig())
+	as := func(key string) []string { return []string{"Authorization", "Bearer " + key} }
+	cases := []struct {
+		name, key, method, path, body string
+		code                          int
+	}{
+		{"alice writes her own", "alice-key-123", "POST", "/v1/memories", `{"namespace":"alice","id":"a1","text":"alice secret"}`, 201},
+		{"alice writes bob's", "alice-key-123", "POST", "/v1/memories", `{"namespace":"bob","text":"x"}`, 403},
+		{"alice smuggles bob's in a batch", "alice-key-123", "POST", "/v1/memories", `{"namespace":"alice","memories":[{"text":"ok"},{"namespace":"bob","text":"x"}]}`, 403},
+		{"team writes a team namespace", "team-key-456", "POST", "/v1/memories", `{"namespace":"team-red","id":"t1","text":"team plan"}`, 201},
+		{"team writes shared", "team-key-456", "POST", "/v1/memories", `{"namespace":"shared","text":"hello"}`, 201},
+		{"team reads alice", "team-key-456", "GET", "/v1/memories/alice/a1", "", 403},
+		{"team lists alice", "team-key-456", "GET", "/v1/memories/alice", "", 403},
+		{"team deletes alice", "team-key-456", "DELETE", "/v1/memories/alice/a1", "", 403},
+		{"team searches alice", "team-key-456", "POST", "/v1/search", `{"namespace":"alice","query":"secret"}`, 403},
+		{"prefix is not a substring", "team-key-456", "POST", "/v1/search", `{"namespace":"my-team-x","query":"plan"}`, 403},
+		{"alice reads her own", "alice-key-123", "GET", "/v1/memories/alice/a1", "", 200},
+		{"admin reads anything", "admin-key-789", "GET", "/v1/memories/team-red/t1", "", 200},
+		{"alice still reranks", "alice-key-123", "POST", "/rerank", `{"query":"q","documents":["a"]}`, 200},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ct := ""
+			if tc.body != "" {
+				ct = "application/json"
+			}
+			r := do(t, tc.method, url+tc.path, ct, tc.body, as(tc.key)...)
+			if r.code != tc.code {
+				t.Fatalf("got %d %s, want %d", r.code, r.body, tc.code)
+			}
+			if tc.code == 403 && !strings.Contains(string(r.body), `"error_type":"forbidden"`) {
+				t.Fatalf("403 body %s", r.body)
+			}
+		})
+	}
+	// The rejected batch wrote nothing, not even its in-scope item.
+	r := do(t, "GET", url+"/v1/memories/alice", "", "", as("admin-key-789")...)
+	var page api.ListMemoriesResponse
+	decodeInto(t, r, &page)
+	if len(page.Memories) != 1 {
+		t.Fatalf("alice has %d memories, want 1: %s", len(page.Memories), r.body)
+	}
+}
+
+func TestKeyScopesValidate(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.APIKeys = []string{"alice-key-123"}
+	cfg.KeyScopes = map[string][]string{"stranger-key-1": {"x"}, "alice-key-123": {"bad/ns"}}
+	err := cfg.Validate()
+	if err == nil || !strings.Contains(err.Error(), "not among the API keys") || !strings.Contains(err.Error(), "bad/ns") {
+		t.Fatalf("Validate = %v", err)
+	}
+	if strings.Contains(err.Error(), "stranger-key-1") {
+		t.Fatal("a key leaked into an error message")
+	}
+}

@@ -51,7 +51,7 @@ func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*S
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{cfg: cfg, backend: b, limits: limits, metrics: m, log: log, keys: newKeyring(cfg.APIKeys)}
+	s := &Server{cfg: cfg, backend: b, limits: limits, metrics: m, log: log, keys: newKeyring(cfg.APIKeys, cfg.KeyScopes)}
 	s.app = fiber.New(fiber.Config{
 		BodyLimit:             cfg.MaxBodyBytes,
 		ReadBufferSize:        cfg.MaxHeaderBytes,

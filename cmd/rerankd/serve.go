@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -27,6 +30,7 @@ import (
 // on the command line wins.
 type serveFlags struct {
 	addr, modelArg, apiKeys, ortLib, tok, provider, logLevel string
+	keyScopes                                                string
 	device, threads, maxLength                               int
 	server                                                   serve.Config
 	sched                                                    scheduler.Config
@@ -38,6 +42,7 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address host:port")
 	fs.StringVar(&f.modelArg, "model", "", "model folder, or a Hugging Face repo id converted on first use; empty: the embedded lexical default")
 	fs.StringVar(&f.apiKeys, "api-key", "", "comma-separated API keys required as 'Authorization: Bearer KEY' (empty: no auth)")
+	fs.StringVar(&f.keyScopes, "key-scopes", "", `JSON file {"KEY": ["namespace", "prefix*"], ...} restricting keys to memory namespaces (its keys are API keys too)`)
 	fs.StringVar(&f.ortLib, "ort-lib", defaultORTLib(), "ONNX Runtime shared library (also ORT_LIB)")
 	fs.StringVar(&f.tok, "tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	fs.StringVar(&f.provider, "provider", "cpu", "execution provider: cpu, cuda or tensorrt")
@@ -96,6 +101,9 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if k = strings.TrimSpace(k); k != "" {
 			f.server.APIKeys = append(f.server.APIKeys, k)
 		}
+	}
+	if err := loadKeyScopes(f); err != nil {
+		return err
 	}
 	if err := errors.Join(f.server.Validate(), f.sched.Validate()); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
@@ -195,4 +203,29 @@ func resolveModel(arg, tok string, stderr io.Writer) (string, error) {
 	}
 	fmt.Fprintf(stderr, "converting %s to %s\n", src, out)
 	return out, model.Convert(src, out, model.BuildOptions{Tokenizer: tok})
+}
+
+// loadKeyScopes reads --key-scopes: each key in it becomes an API key
+// restricted to its namespaces.
+func loadKeyScopes(f *serveFlags) error {
+	if f.keyScopes == "" {
+		return nil
+	}
+	raw, err := os.ReadFile(f.keyScopes)
+	if err != nil {
+		return fmt.Errorf("%w: --key-scopes: %w", errUsage, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var scopes map[string][]string
+	if err := dec.Decode(&scopes); err != nil {
+		return fmt.Errorf("%w: --key-scopes %s: want a JSON object of key → list of namespace patterns: %w", errUsage, f.keyScopes, err)
+	}
+	f.server.KeyScopes = scopes
+	for k := range scopes {
+		if !slices.Contains(f.server.APIKeys, k) {
+			f.server.APIKeys = append(f.server.APIKeys, k)
+		}
+	}
+	return nil
 }

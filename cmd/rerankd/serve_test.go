@@ -2,9 +2,20 @@ package main
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
+
+func writeTemp(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "f.json")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 func TestServeFlagErrors(t *testing.T) {
 	cases := []struct {
@@ -18,6 +29,10 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"serve", "--api-key", "short"}, nil, []string{"API key 1"}},
 		{[]string{"serve", "--log-level", "loud"}, nil, []string{"log-level"}},
 		{[]string{"serve", "--model", "no such dir!", "--addr", "127.0.0.1:0"}, nil, []string{"neither a folder nor a repo id"}},
+		{[]string{"serve", "--key-scopes", "/no/such/file.json"}, nil, []string{"--key-scopes", "no such file"}},
+		{[]string{"serve", "--key-scopes", writeTemp(t, `["not", "an object"]`)}, nil, []string{"JSON object"}},
+		{[]string{"serve", "--key-scopes", writeTemp(t, `{"long-enough-key": ["bad/ns"]}`)}, nil, []string{"bad/ns"}},
+		{[]string{"serve", "--vector-dim", "-3", "--store", filepath.Join(t.TempDir(), "m.db"), "--addr", "127.0.0.1:0"}, nil, []string{"--vector-dim"}},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
