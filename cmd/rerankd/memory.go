@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -64,6 +65,11 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 		return nil, nil, fmt.Errorf("memory store: %w", err)
 	}
 	e.Start()
+	go func() {
+		if err := e.Wait(context.Background()); err != nil {
+			log.Error("memory index build skipped damaged records (they are not searchable); stop rerankd and run `rerankd store check`", "err", err)
+		}
+	}()
 	fmt.Fprintf(stderr, "memory store %s (vector dimension %d)\n", m.store, m.vectorDim)
 	return e, func() {
 		_ = e.Close()

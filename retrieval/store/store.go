@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -28,11 +30,23 @@ type Store struct {
 
 // Open opens (creating if needed) the store file at path. It fails with an
 // error wrapping ErrIncompatible if the file has a newer format.
-func Open(path string, opts Options) (*Store, error) {
+func Open(path string, opts Options) (s *Store, err error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()
+	// bbolt would silently initialise an existing empty file as a new store;
+	// an empty file where a store was expected is damage, not a fresh start.
+	if fi, serr := os.Stat(path); serr == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		return nil, fmt.Errorf("store: open %s: %w: the file is empty (truncated?); if it is a new store that never finished creating, delete it", path, ErrCorrupt)
+	}
+	// bbolt panics on some damaged files (a freelist page overwritten);
+	// that is bad input, not a programming error, so it becomes an error.
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("store: open %s: %w: %v (run `rerankd store check`, then `rerankd store salvage`, or restore a backup)", path, ErrCorrupt, r)
+		}
+	}()
 	db, err := bolt.Open(path, opts.FileMode, &bolt.Options{
 		Timeout:  opts.LockTimeout,
 		NoSync:   opts.NoSync,
@@ -43,9 +57,13 @@ func Open(path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("store: open %s: file is locked by another process (waited %v): %w",
 				path, opts.LockTimeout, err)
 		}
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) { // permissions, missing directory: not damage
+			return nil, fmt.Errorf("store: open %s: %w", path, err)
+		}
+		return nil, fmt.Errorf("store: open %s: %w: %w (the file is damaged: run `rerankd store salvage`, or restore a backup)", path, ErrCorrupt, err)
 	}
-	s := &Store{db: db, opts: opts}
+	s = &Store{db: db, opts: opts}
 	if err := s.init(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/rerankd/rerankd/retrieval/store"
+)
+
+// runStore implements `rerankd store check|salvage`: offline tools for the
+// memory store file (stop the server first; it holds the file lock).
+func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: want `store check --store FILE` or `store salvage --store FILE --out NEW`", errUsage)
+	}
+	sub, args := args[0], args[1:]
+	fs := flag.NewFlagSet("store "+sub, flag.ContinueOnError)
+	path := fs.String("store", defaultStorePath(), "memory store file")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	var out *string
+	switch sub {
+	case "check":
+	case "salvage":
+		out = fs.String("out", "", "new store file to write the valid records to (required; must not exist)")
+	default:
+		return fmt.Errorf("%w: unknown store command %q (want check or salvage)", errUsage, sub)
+	}
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	type report struct {
+		Store    string              `json:"store"`
+		Check    *store.CheckStats   `json:"check,omitempty"`
+		Salvage  *store.SalvageStats `json:"salvage,omitempty"`
+		Problems []string            `json:"problems"`
+	}
+	rep := report{Store: *path, Problems: []string{}}
+	collect := func(p store.Problem) { rep.Problems = append(rep.Problems, p.String()) }
+	switch sub {
+	case "check":
+		s, err := store.Open(*path, store.Options{ReadOnly: true})
+		if err != nil {
+			return err
+		}
+		st, err := s.Check(collect)
+		_ = s.Close()
+		if err != nil {
+			return err
+		}
+		rep.Check = &st
+	case "salvage":
+		if *out == "" {
+			return fmt.Errorf("%w: --out is required", errUsage)
+		}
+		st, err := store.Salvage(*path, *out, collect)
+		if err != nil {
+			return err
+		}
+		rep.Salvage = &st
+	}
+	if *asJSON {
+		if err := json.NewEncoder(stdout).Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range rep.Problems {
+			fmt.Fprintln(stdout, p)
+		}
+		if rep.Check != nil {
+			c := rep.Check
+			fmt.Fprintf(stdout, "%s: %d namespaces, %d memories, %d vectors, %d problems\n", *path, c.Namespaces, c.Memories, c.Vectors, c.Problems)
+		}
+		if rep.Salvage != nil {
+			v := rep.Salvage
+			fmt.Fprintf(stdout, "salvaged %d memories (%d with vectors) into %s; %d damaged records left behind (listed above)\n", v.Copied, v.Vectors, *out, v.Skipped)
+		}
+	}
+	if sub == "check" && rep.Check.Problems > 0 {
+		return errors.New("problems found: stop rerankd and run `rerankd store salvage --store FILE --out NEW`, then serve NEW")
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/rerankd/rerankd/retrieval/memory"
+)
+
+// SalvageStats summarises a Salvage run.
+type SalvageStats struct {
+	// Copied memories (with Vectors of them carrying a vector) and Skipped
+	// records that failed to decode or validate.
+	Copied, Vectors, Skipped int
+}
+
+// salvageBatch is how many records Salvage writes per transaction.
+const salvageBatch = 1000
+
+// Salvage copies every memory of the store file src that decodes and
+// validates, with its vector when that decodes too, into a new store file
+// dst, and calls fn for every record it leaves behind. src is opened
+// read-only and never modified; dst must not exist. This is the recovery
+// path when Check reports corrupt records: valid records are never lost,
+// and the corrupt ones are named. A file bbolt itself cannot open (its
+// meta pages destroyed, or truncated below them) cannot be salvaged this
+// way; Salvage says so.
+func Salvage(src, dst string, fn func(Problem)) (SalvageStats, error) {
+	var st SalvageStats
+	if _, err := os.Stat(dst); err == nil {
+		return st, fmt.Errorf("store: salvage: %s exists; choose a new file", dst)
+	}
+	in, err := openForSalvage(src)
+	if err != nil {
+		return st, err
+	}
+	defer in.Close()
+	out, err := Open(dst, Options{})
+	if err != nil {
+		return st, fmt.Errorf("store: salvage: %w", err)
+	}
+	report := func(p Problem) {
+		st.Skipped++
+		if fn != nil {
+			fn(p)
+		}
+	}
+	var batch []Item
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := out.PutBatch(batch)
+		batch = batch[:0]
+		return err
+	}
+	err = in.view(func(tx *bolt.Tx) error {
+		memTop, embTop := tx.Bucket(bucketMemories), tx.Bucket(bucketEmbeddings)
+		if memTop == nil {
+			return fmt.Errorf("%w: no memories bucket", ErrCorrupt)
+		}
+		return memTop.ForEachBucket(func(nsKey []byte) error {
+			ns := string(nsKey)
+			if err := memory.ValidateNamespace(ns); err != nil {
+				report(Problem{Namespace: ns, Kind: "namespace", Err: err})
+				return nil
+			}
+			var eb *bolt.Bucket
+			if embTop != nil {
+				eb = embTop.Bucket(nsKey)
+			}
+			return memTop.Bucket(nsKey).ForEach(func(k, v []byte) error {
+				m, err := decodeMemoryAt(v, ns, string(k))
+				if err == nil {
+					err = m.Validate()
+				}
+				if err != nil {
+					report(Problem{Namespace: ns, ID: string(k), Kind: "memory", Err: err})
+					return nil
+				}
+				it := Item{Memory: m}
+				if eb != nil {
+					if raw := eb.Get(k); raw != nil {
+						if it.Vector, err = decodeVector(raw); err != nil {
+							it.Vector = nil
+							report(Problem{Namespace: ns, ID: string(k), Kind: "vector", Err: err})
+						}
+					}
+				}
+				st.Copied++
+				if it.Vector != nil {
+					st.Vectors++
+				}
+				batch = append(batch, it)
+				if len(batch) == salvageBatch {
+					return flush()
+				}
+				return nil
+			})
+		})
+	})
+	if err == nil {
+		err = flush()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return st, fmt.Errorf("store: salvage %s: %w", src, err)
+	}
+	return st, nil
+}
+
+// openForSalvage opens src read-only, turning bbolt's refusals (and, for
+// files damaged below its meta pages, its panics) into an error.
+func openForSalvage(src string) (s *Store, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("%w: store: %s cannot be opened at all (%v); its meta pages are damaged — restore it from a backup", ErrCorrupt, src, r)
+		}
+	}()
+	s, err = Open(src, Options{ReadOnly: true})
+	if err != nil {
+		if errors.Is(err, ErrIncompatible) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w (bbolt cannot open the file; if it was truncated or its first pages overwritten, restore it from a backup)", ErrCorrupt, err)
+	}
+	return s, nil
+}
