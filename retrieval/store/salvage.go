@@ -37,7 +37,7 @@ func Salvage(src, dst string, fn func(Problem)) (SalvageStats, error) {
 	if err != nil {
 		return st, err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read-only
 	out, err := Open(dst, Options{})
 	if err != nil {
 		return st, fmt.Errorf("store: salvage: %w", err)
@@ -66,7 +66,7 @@ func Salvage(src, dst string, fn func(Problem)) (SalvageStats, error) {
 			ns := string(nsKey)
 			if err := memory.ValidateNamespace(ns); err != nil {
 				report(Problem{Namespace: ns, Kind: "namespace", Err: err})
-				return nil
+				return nil //nolint:nilerr // reported; salvage goes on with the next namespace
 			}
 			var eb *bolt.Bucket
 			if embTop != nil {
@@ -79,7 +79,7 @@ func Salvage(src, dst string, fn func(Problem)) (SalvageStats, error) {
 				}
 				if err != nil {
 					report(Problem{Namespace: ns, ID: string(k), Kind: "memory", Err: err})
-					return nil
+					return nil //nolint:nilerr // reported; salvage goes on with the next record
 				}
 				it := Item{Memory: m}
 				if eb != nil {
