@@ -81,7 +81,7 @@ func (e *Engine) Add(ctx context.Context, items []store.Item) ([]Added, error) {
 		if errors.Is(err, store.ErrInvalid) {
 			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
-		return nil, fmt.Errorf("retrieval: add: %w", err)
+		return nil, fmt.Errorf("retrieval: add: %w: %w", ErrStorage, err)
 	}
 	// Durable from here on. Later duplicates in the batch win, as in the store.
 	for _, it := range items {
@@ -232,6 +232,9 @@ func (e *Engine) Delete(ns, id string) error {
 		defer sp.mu.Unlock()
 	}
 	if err := e.st.Delete(ns, id); err != nil {
+		if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrInvalid) {
+			return fmt.Errorf("retrieval: delete: %w: %w", ErrStorage, err)
+		}
 		return mapStoreErr(err)
 	}
 	if sp != nil {

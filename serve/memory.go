@@ -345,6 +345,8 @@ func classifyRetrieval(err error) *Error {
 		return &Error{Kind: KindValidation, Msg: trimPrefix(err), Err: err}
 	case errors.Is(err, retrieval.ErrClosed):
 		return &Error{Kind: KindNotReady, Msg: "server is shutting down", Err: err}
+	case errors.Is(err, retrieval.ErrStorage):
+		return &Error{Kind: KindInternal, Msg: "storage write failed (disk full or I/O error); nothing was written", Err: err}
 	case errors.Is(err, retrieval.ErrEmbed):
 		return &Error{Kind: KindBackend, Msg: "embedding failed", Err: err}
 	}
