@@ -75,3 +75,20 @@ golden: setup
 
 clean:
 	rm -rf bin
+
+## vulncheck: govulncheck against a local vulnerability database built from a pinned
+## golang.org/x/vulndb snapshot (no vuln.go.dev access needed); fails when our code reaches a
+## vulnerable symbol. The database date is printed. Cached under $CACHE/vulndb and $CACHE/tools.
+.PHONY: vulncheck
+vulncheck:
+	scripts/vulncheck.sh
+
+## soak: the long load test (not in CI): ramp 1 -> 256 clients over 30 s with mixed request sizes
+## (1-100 documents), hold them for SOAK, on the lexical default and the tiny random-weight model.
+## Fails on any answer but 200/429, settled RSS not back near its baseline, or a goroutine leak.
+SOAK ?= 5m
+.PHONY: soak
+soak: setup build
+	$(BIN) loadtest --soak $(SOAK) --ramp 30s
+	@test -f $(TINY_MODEL)/model.onnx || $(BIN) testmodel --size tiny --seed 1 --out $(TINY_MODEL)
+	$(BIN) loadtest --soak $(SOAK) --ramp 30s --model $(TINY_MODEL)

@@ -63,6 +63,7 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library")
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
+	soakF := addSoakFlags(fs)
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -98,6 +99,9 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return nil, err
 		}
 		return &noCloseNeural{serve.NewNeural(*dir, scorer, sched, model.DefaultPromptConfig().MaxLength), sched}, nil
+	}
+	if soakF.hold > 0 {
+		return runSoak(func() (serve.Backend, error) { return newBackend(scheduler.DefaultConfig()) }, soakF, *asJSON, stdout, stderr)
 	}
 	res := loadResult{Candidates: *candidates}
 	b, err := newBackend(scheduler.DefaultConfig())
