@@ -4,6 +4,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/english"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -11,6 +13,16 @@ import (
 // URLs without punctuation, a megabyte of "aaaa") are truncated at a rune
 // boundary: they still count as one token but cannot blow up map keys.
 const maxTermBytes = 64
+
+// scratch is one analysis pass's working memory, reused for every
+// document of a Score call so that only the stemmer and the segmenter
+// allocate. Not safe for concurrent use.
+type scratch struct {
+	an   *Analyzer
+	word [maxTermBytes + 8]byte // +8: stems may be longer than the word
+	cjk  [maxTermBytes]byte
+	env  *snowballstem.Env // the stemmer's state, reused between words
+}
 
 // analyze splits text into index terms and calls emit for each, in order.
 // The term slice is only valid during the call. stop reports whether the
@@ -26,34 +38,21 @@ const maxTermBytes = 64
 //     else, including invalid UTF-8 bytes, separates words.
 //  3. Lowercasing (unicode.ToLower).
 //  4. Han, Hiragana, Katakana and Hangul characters form their own runs,
-//     emitted as overlapping character bigrams ("画画很好" → 画画 画很 很好);
-//     a run of one character is emitted as that unigram.
-//  5. Porter step-1 stemming for all-ASCII-letter words that are not
-//     stopwords; other words are only lowercased.
-func analyze(text string, emit func(term []byte, stop bool)) {
-	var b buffers
-	b.analyze(text, emit)
-}
-
-// buffers is analyze's scratch space; one per Score call keeps the
-// per-document loop free of allocations. Not safe for concurrent use.
-type buffers struct {
-	word [maxTermBytes + 8]byte // +8: the stemmer may append an 'e'
-	cjk  [2 * utf8.UTFMax]byte
-}
-
-func (b *buffers) analyze(text string, emit func(term []byte, stop bool)) {
+//     turned into terms by the Analyzer's CJKMode.
+//  5. Snowball English (Porter2) stemming for all-ASCII-letter words that
+//     are not stopwords; other words are only lowercased.
+func (s *scratch) analyze(text string, emit func(term []byte, stop bool)) {
 	if !isASCII(text) && !norm.NFKC.IsNormalString(text) {
 		text = norm.NFKC.String(text)
 	}
 	var (
-		wordBuf  = b.word[:]
+		wordBuf  = s.word[:]
 		word     = wordBuf[:0]
 		asciiAZ  = true // word is only a-z (stemmable)
-		cjkPrev  rune
-		cjkRun   int // characters in the current CJK run
-		cjkBuf   = b.cjk[:]
-		overflow bool // word reached maxTermBytes; drop further runes
+		overflow bool   // word reached maxTermBytes; drop further runes
+		cjkStart = -1   // byte offset of the current CJK run, -1 if none
+		cjkEnd   int
+		cjkHan   bool // the run is all Han: a Chinese dictionary applies
 	)
 	flushWord := func() {
 		if len(word) == 0 {
@@ -61,16 +60,16 @@ func (b *buffers) analyze(text string, emit func(term []byte, stop bool)) {
 		}
 		stop := isStopword(word)
 		if asciiAZ && !stop {
-			word = stem(word)
+			word = s.stem(word)
 		}
 		emit(word, stop)
 		word, asciiAZ, overflow = wordBuf[:0], true, false
 	}
 	flushCJK := func() {
-		if cjkRun == 1 {
-			emit(utf8.AppendRune(cjkBuf[:0], cjkPrev), false)
+		if cjkStart >= 0 {
+			s.cjkRun(text[cjkStart:cjkEnd], cjkHan, emit)
+			cjkStart = -1
 		}
-		cjkRun = 0
 	}
 	addRune := func(r rune) {
 		if overflow || len(word)+utf8.RuneLen(r) > maxTermBytes {
@@ -85,6 +84,7 @@ func (b *buffers) analyze(text string, emit func(term []byte, stop bool)) {
 
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
+		start := i
 		i += size
 		switch {
 		case r == utf8.RuneError && size <= 1:
@@ -108,12 +108,11 @@ func (b *buffers) analyze(text string, emit func(term []byte, stop bool)) {
 			}
 		case isCJK(r):
 			flushWord()
-			if cjkRun > 0 {
-				b := utf8.AppendRune(cjkBuf[:0], cjkPrev)
-				emit(utf8.AppendRune(b, r), false)
+			if cjkStart < 0 {
+				cjkStart, cjkHan = start, true
 			}
-			cjkPrev = r
-			cjkRun++
+			cjkEnd = i
+			cjkHan = cjkHan && unicode.Is(unicode.Han, r)
 		case unicode.IsLetter(r) || unicode.IsNumber(r):
 			flushCJK()
 			addRune(unicode.ToLower(r))
@@ -130,10 +129,97 @@ func (b *buffers) analyze(text string, emit func(term []byte, stop bool)) {
 	flushCJK()
 }
 
+// cjkRun emits the terms of one run of CJK characters (run is valid UTF-8
+// and non-empty) according to the mode. han reports that every character
+// is Han, the only runs the Chinese dictionary is used for: runs with kana
+// or Hangul (Japanese, Korean), and one-character runs, get the n-grams of
+// the mode's dictionary-free counterpart.
+func (s *scratch) cjkRun(run string, han bool, emit func([]byte, bool)) {
+	mode := s.an.mode
+	if !mode.usesGse() || !han || utf8.RuneCountInString(run) == 1 {
+		s.ngrams(run, mode.unigrams(), true, emit)
+		return
+	}
+	var words []string
+	switch mode {
+	case CJKGse:
+		words = s.an.seg.CutSearch(run)
+	case CJKGseBigram:
+		s.ngrams(run, false, true, emit)
+		words = s.an.seg.CutSearch(run)
+	case CJKGseUnigram:
+		s.ngrams(run, true, false, emit)
+		words = s.an.seg.Cut(run)
+	}
+	for _, w := range words {
+		if w == "" || s.emitted(mode, w) {
+			continue
+		}
+		emitCJK(emit, append(s.cjk[:0], truncate(w)...))
+	}
+}
+
+// emitted reports whether word w is already among the n-grams the mode
+// emitted for its run; emitting it again would count it twice.
+func (s *scratch) emitted(mode CJKMode, w string) bool {
+	n := utf8.RuneCountInString(w)
+	return (mode == CJKGseBigram && n == 2) || (mode == CJKGseUnigram && n == 1)
+}
+
+// ngrams emits the characters of run as unigrams and/or overlapping
+// bigrams, interleaved in text order. A one-character run is emitted once
+// as itself whatever is asked, so it is never lost and never doubled.
+func (s *scratch) ngrams(run string, unigrams, bigrams bool, emit func([]byte, bool)) {
+	prev, prevSize := utf8.DecodeRuneInString(run)
+	if prevSize == len(run) {
+		emitCJK(emit, append(s.cjk[:0], run...))
+		return
+	}
+	if unigrams {
+		emitCJK(emit, append(s.cjk[:0], run[:prevSize]...))
+	}
+	for _, r := range run[prevSize:] {
+		if bigrams {
+			emitCJK(emit, utf8.AppendRune(utf8.AppendRune(s.cjk[:0], prev), r))
+		}
+		if unigrams {
+			emitCJK(emit, utf8.AppendRune(s.cjk[:0], r))
+		}
+		prev = r
+	}
+}
+
+// emitCJK emits a term of a CJK run, flagged when it is a Chinese
+// stopword (so queries drop it, as they drop English ones).
+func emitCJK(emit func([]byte, bool), term []byte) { emit(term, isZhStopword(term)) }
+
+// truncate cuts w to at most maxTermBytes at a rune boundary.
+func truncate(w string) string {
+	if len(w) <= maxTermBytes {
+		return w
+	}
+	cut := maxTermBytes
+	for cut > 0 && !utf8.RuneStart(w[cut]) {
+		cut--
+	}
+	return w[:cut]
+}
+
+// stem returns the Snowball English (Porter2) stem of a lowercase a-z
+// word, reusing w's storage when the stem fits.
+func (s *scratch) stem(w []byte) []byte {
+	if s.env == nil {
+		s.env = snowballstem.NewEnv("")
+	}
+	s.env.SetCurrent(string(w))
+	english.Stem(s.env)
+	return append(w[:0], s.env.Current()...)
+}
+
 // isCJK reports whether r belongs to a script written without spaces
-// between words, for which the analyzer emits character bigrams. The
-// prolonged sound marks and the ideographic iteration mark are in the
-// Common script but are written inside Japanese/Chinese words.
+// between words, whose runs the CJKMode turns into terms. The prolonged
+// sound marks and the ideographic iteration mark are in the Common script
+// but are written inside Japanese/Chinese words.
 func isCJK(r rune) bool {
 	if r < 0x1100 { // below Hangul Jamo: no CJK script
 		return false

@@ -20,9 +20,9 @@ type query struct {
 // terms. A repeated query term counts once. If every term is a stopword
 // ("the who", "to be or not to be"), the stopwords are kept instead, so
 // such queries still rank documents by overlap.
-func analyzeQuery(text string) query {
+func (a *Analyzer) analyzeQuery(text string) query {
 	var content, stops []string
-	analyze(text, func(term []byte, stop bool) {
+	a.scratch().analyze(text, func(term []byte, stop bool) {
 		if stop {
 			if len(content) == 0 {
 				stops = append(stops, string(term))
@@ -76,7 +76,7 @@ func (s *Scorer) collect(q query, docs []string, results []Result) collection {
 	row := make([]int32, nq) // scratch: tf of each query term in this doc
 	var touched []int        // query terms seen in this doc
 	var tokens int
-	var bufs buffers
+	bufs := s.an.scratch()
 	countTerm := func(term []byte, _ bool) {
 		tokens++
 		if nq == 0 {

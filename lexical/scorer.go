@@ -32,15 +32,20 @@ type Config struct {
 	// document matching nothing gets exactly Margin. Must be in
 	// [1e-12, 0.01]. Default 1e-6.
 	Margin float64
+
+	// CJK selects how Chinese, Japanese and Korean text is split into
+	// terms; see CJKMode. Empty means DefaultCJK. A gse mode makes New load
+	// the gse dictionary (seconds, once per process).
+	CJK CJKMode
 }
 
 // maxK1 bounds K1 so that tf·(K1+1) stays finite for any document.
 const maxK1 = 1000
 
 // DefaultConfig returns the recommended parameters: the classic BM25
-// K1 = 1.2 and B = 0.75, Saturation 0.99 and Margin 1e-6.
+// K1 = 1.2 and B = 0.75, Saturation 0.99, Margin 1e-6 and DefaultCJK.
 func DefaultConfig() Config {
-	return Config{K1: 1.2, B: 0.75, Saturation: 0.99, Margin: 1e-6}
+	return Config{K1: 1.2, B: 0.75, Saturation: 0.99, Margin: 1e-6, CJK: DefaultCJK}
 }
 
 // Validate reports every invalid field at once, joined with errors.Join,
@@ -62,6 +67,9 @@ func (c Config) Validate() error {
 	if math.IsNaN(c.Margin) || c.Margin < 1e-12 || c.Margin > 0.01 {
 		bad("Margin = %v: must be in [1e-12, 0.01]", c.Margin)
 	}
+	if _, err := ParseCJKMode(string(c.CJK)); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -74,24 +82,33 @@ type Result struct {
 	// Raw is the document's BM25 score within the request (>= 0).
 	Raw float64
 	// Tokens is the number of index terms in the document (words,
-	// stopwords included, plus CJK bigrams/unigrams).
+	// stopwords included, plus the CJK terms of the Config.CJK mode).
 	Tokens int
 }
 
 // Scorer scores documents against a query with BM25. It holds only its
-// configuration, so one Scorer is safe for concurrent use.
+// configuration and a read-only Analyzer, so one Scorer is safe for
+// concurrent use.
 type Scorer struct {
 	cfg Config
 	// logRest is log(1 - Saturation), precomputed for the mapping.
 	logRest float64
+	an      *Analyzer
 }
 
-// New returns a Scorer for cfg, or the errors of cfg.Validate.
+// New returns a Scorer for cfg, or the errors of cfg.Validate. A gse CJK
+// mode loads the gse dictionary here, on the first such call in the
+// process, so that no request pays for it.
 func New(cfg Config) (*Scorer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Scorer{cfg: cfg, logRest: math.Log1p(-cfg.Saturation)}, nil
+	an, err := NewAnalyzer(cfg.CJK)
+	if err != nil {
+		return nil, err
+	}
+	cfg.CJK = an.Mode()
+	return &Scorer{cfg: cfg, logRest: math.Log1p(-cfg.Saturation), an: an}, nil
 }
 
 // Default returns a Scorer with DefaultConfig.
@@ -117,7 +134,7 @@ func (s *Scorer) Score(query string, docs []string) []Result {
 	if len(docs) == 0 {
 		return results
 	}
-	q := analyzeQuery(query)
+	q := s.an.analyzeQuery(query)
 	c := s.collect(q, docs, results)
 	raws, maxRaw := s.bm25(c, results)
 	for i := range results {
