@@ -87,8 +87,7 @@ type SearchRequest struct {
 	// Instruction replaces the reranker's default task instruction.
 	Instruction string `json:"instruction,omitempty"`
 	// Threshold drops results whose score (rerank probability, else the
-	// fused retrieval score) is below it; the server's calibrated threshold
-	// when omitted and a calibration is loaded, else none.
+	// fused retrieval score) is below it; omitted: no threshold.
 	Threshold *float64 `json:"threshold,omitempty"`
 	// Fusion overrides how BM25 and vector hits are combined.
 	Fusion *FusionParams `json:"fusion,omitempty"`
@@ -125,8 +124,8 @@ type MMRParams struct {
 // SearchResponse answers POST /v1/search.
 type SearchResponse struct {
 	ID string `json:"id"`
-	// Level is the retrieval level that answered: "hybrid", "bm25" or
-	// "scan"; Degraded says why it is not hybrid.
+	// Level is the retrieval level that answered: "hybrid", "bm25", "scan",
+	// or "dense" for mode "dense"; Degraded says why it is not hybrid.
 	Level    string         `json:"level"`
 	Degraded string         `json:"degraded,omitempty"`
 	Reranked bool           `json:"reranked"`

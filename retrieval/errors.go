@@ -17,9 +17,10 @@ var (
 	ErrClosed = errors.New("retrieval engine closed")
 	// ErrEmbed marks a failure of the Embedder (the model, not the input).
 	ErrEmbed = errors.New("embedding failed")
-	// ErrStorage marks a store write that failed (disk full, I/O error);
-	// the write was not applied.
-	ErrStorage = errors.New("storage write failed")
+	// ErrStorage marks a store operation that failed for reasons other than
+	// the request (disk full, I/O error, a damaged record). A failed write
+	// is not applied.
+	ErrStorage = errors.New("memory store failed")
 	// ErrRerank marks a failure of the Reranker.
 	ErrRerank = errors.New("reranking failed")
 )

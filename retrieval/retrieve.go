@@ -225,7 +225,7 @@ func (e *Engine) fill(ns string, cands []post.Candidate) ([]post.Candidate, erro
 	}
 	recs, err := e.st.GetMany(ns, ids, true)
 	if err != nil {
-		return nil, fmt.Errorf("retrieval: load candidates: %w", err)
+		return nil, fmt.Errorf("retrieval: load candidates: %w", mapStoreErr(err))
 	}
 	byID := make(map[string]store.Record, len(recs))
 	for _, r := range recs {
@@ -257,7 +257,7 @@ func (e *Engine) scan(ctx context.Context, ns, text string, depth int) (Retrieve
 		}
 		page, next, err := e.st.Page(ns, after, min(e.cfg.PageSize, e.cfg.ScanLimit-len(recs)), true)
 		if err != nil {
-			return Retrieved{}, fmt.Errorf("retrieval: scan: %w", err)
+			return Retrieved{}, fmt.Errorf("retrieval: scan: %w", mapStoreErr(err))
 		}
 		recs = append(recs, page...)
 		if next == "" {

@@ -232,8 +232,8 @@ func (e *Engine) Delete(ns, id string) error {
 		defer sp.mu.Unlock()
 	}
 	if err := e.st.Delete(ns, id); err != nil {
-		if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrInvalid) {
-			return fmt.Errorf("retrieval: delete: %w: %w", ErrStorage, err)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("memory %s/%s: %w", ns, id, ErrNotFound)
 		}
 		return mapStoreErr(err)
 	}
@@ -266,12 +266,13 @@ func (e *Engine) Get(ns, id string) (store.Record, error) {
 }
 
 // List returns up to limit memories of ns after the ID `after`, in ID
-// order, and the cursor for the next page ("" at the end).
+// order, with their vectors, and the cursor for the next page ("" at the
+// end).
 func (e *Engine) List(ns, after string, limit int) ([]store.Record, string, error) {
 	if err := memory.ValidateNamespace(ns); err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	recs, next, err := e.st.Page(ns, after, limit, false)
+	recs, next, err := e.st.Page(ns, after, limit, true)
 	if err != nil {
 		return nil, "", mapStoreErr(err)
 	}
@@ -288,7 +289,9 @@ func keysValid(ns, id string) error {
 	return nil
 }
 
-// mapStoreErr adds the engine's error kinds to store errors.
+// mapStoreErr adds the engine's error kinds to store errors: the store's
+// not-found and invalid errors keep their message; anything else is a
+// storage failure.
 func mapStoreErr(err error) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -296,5 +299,5 @@ func mapStoreErr(err error) error {
 	case errors.Is(err, store.ErrInvalid):
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return err
+	return fmt.Errorf("%w: %w", ErrStorage, err)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/rerankd/rerankd/retrieval/memory"
 )
 
 // keyring checks API keys in constant time: keys are compared as SHA-256
@@ -66,7 +67,8 @@ func (k *keyring) middleware(c *fiber.Ctx) error {
 // a key that has no scope, every namespace is allowed.
 func allow(c *fiber.Ctx, ns string) error {
 	sc, _ := c.Locals(scopeKey).(scope)
-	if sc.allows(ns) {
+	// An invalid name is no namespace at all: let validation answer 422.
+	if sc.allows(ns) || memory.ValidateNamespace(ns) != nil {
 		return nil
 	}
 	// 403, not 404: the key is valid, and saying "forbidden" for every

@@ -57,8 +57,8 @@ func (s *Server) handleAddMemories(c *fiber.Ctx) error {
 	ins := req.Memories
 	if ins == nil {
 		ins = []api.MemoryIn{req.MemoryIn}
-	} else if req.Text != "" || req.ID != "" || req.Vector != nil {
-		return newError(KindValidation, "send one memory at the top level or a batch in \"memories\", not both")
+	} else if req.Text != "" || req.ID != "" || req.Vector != nil || req.Time != nil || req.Source != "" || req.Metadata != nil {
+		return newError(KindValidation, "send one memory at the top level or a batch in \"memories\", not both (only \"namespace\" is a batch-wide default)")
 	}
 	if len(ins) == 0 {
 		return newError(KindValidation, "\"memories\" is empty")
@@ -157,8 +157,7 @@ func (s *Server) handleListMemories(c *fiber.Ctx) error {
 	}
 	resp := api.ListMemoriesResponse{Memories: make([]api.Memory, len(recs)), Next: next}
 	for i, r := range recs {
-		resp.Memories[i] = apiMemory(r.Memory, false)
-		resp.Memories[i].HasVector = false
+		resp.Memories[i] = apiMemory(r.Memory, r.Vector != nil)
 	}
 	return c.JSON(resp)
 }
@@ -207,7 +206,7 @@ func (s *Server) handleSearch(c *fiber.Ctx) error {
 	}
 	recs, err := e.Store().GetMany(sr.Namespace, ids, false)
 	if err != nil {
-		return err
+		return &Error{Kind: KindInternal, Msg: "memory store error while loading results", Err: err}
 	}
 	byID := make(map[string]memory.Memory, len(recs))
 	for _, r := range recs {
@@ -346,7 +345,7 @@ func classifyRetrieval(err error) *Error {
 	case errors.Is(err, retrieval.ErrClosed):
 		return &Error{Kind: KindNotReady, Msg: "server is shutting down", Err: err}
 	case errors.Is(err, retrieval.ErrStorage):
-		return &Error{Kind: KindInternal, Msg: "storage write failed (disk full or I/O error); nothing was written", Err: err}
+		return &Error{Kind: KindInternal, Msg: "memory store error (disk full, I/O error or a damaged record; a failed write is not applied)", Err: err}
 	case errors.Is(err, retrieval.ErrEmbed):
 		return &Error{Kind: KindBackend, Msg: "embedding failed", Err: err}
 	}
