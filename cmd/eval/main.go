@@ -25,6 +25,8 @@ type command struct {
 var commands = []command{
 	{"metrics", "score a TREC run against qrels (MAP, MRR, NDCG, P, Recall; trec_eval conventions)", runMetrics},
 	{"locomo", "retrieval on LoCoMo conversations, scored against the evidence turns, per category", runLocomo},
+	{"zh", "BM25 on the Chinese agent-memory test set (benchmarks/zh), per query tag, by CJK analysis (--cjk)", runZh},
+	{"calibrate", "fit score calibration (Platt, isotonic) and a threshold, judged leave one conversation out; file + plots", runCalibrate},
 }
 
 func main() {

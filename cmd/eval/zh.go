@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rerankd/rerankd/benchmarks/metrics"
+	"github.com/rerankd/rerankd/benchmarks/zh"
+	"github.com/rerankd/rerankd/lexical"
+	_ "github.com/rerankd/rerankd/lexical/gse" // eval zh measures the gse modes, so it links the segmenter
+)
+
+// zhResult is the --json output of `eval zh`: locomoResult's shape, with
+// the query tags in place of LoCoMo's categories.
+type zhResult struct {
+	Pipeline string  `json:"pipeline"`
+	CJK      string  `json:"cjk"`
+	Seconds  float64 `json:"seconds"`
+	// LoadSeconds is the time New took to load the CJK mode's dictionary
+	// (0 for the modes without one).
+	LoadSeconds float64                    `json:"load_seconds"`
+	Summary     metrics.Summary            `json:"summary"`
+	PerTag      map[string]metrics.Summary `json:"per_tag"`
+}
+
+// runZh implements `eval zh`: BM25 over the Chinese test set of
+// benchmarks/zh, scored against its judgments, per query tag.
+func runZh(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("eval zh", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cjk := fs.String("cjk", string(lexical.DefaultCJK), "CJK analysis: "+joinModes())
+	depth := fs.Int("depth", 100, "documents kept per query in the run")
+	k1 := fs.Float64("k1", lexical.DefaultConfig().K1, "BM25 k1")
+	b := fs.Float64("b", lexical.DefaultConfig().B, "BM25 b")
+	asJSON := fs.Bool("json", false, "print one JSON object (summary keys plus per_tag)")
+	runOut := fs.String("run", "", "also write the TREC run to this file")
+	qrelsOut := fs.String("qrels", "", "also write the TREC qrels to this file")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "eval zh: "+format+"\n", a...)
+		return exitUsage
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "eval zh: %v\n", err)
+		return exitFail
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	case *depth < 1:
+		return usageErr("--depth must be >= 1")
+	}
+	mode, err := lexical.ParseCJKMode(*cjk)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	cfg := lexical.DefaultConfig()
+	cfg.K1, cfg.B, cfg.CJK = *k1, *b, mode
+	if err := cfg.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	ds, err := zh.Load()
+	if err != nil {
+		return fail(err)
+	}
+	loadStart := time.Now()
+	scorer, err := lexical.New(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	loaded := time.Since(loadStart).Seconds()
+
+	start := time.Now()
+	run := zhRun(ds, scorer, *depth)
+	res := zhResult{Pipeline: "bm25", CJK: string(mode), Seconds: time.Since(start).Seconds(),
+		LoadSeconds: loaded, PerTag: map[string]metrics.Summary{}}
+	qrels := ds.Qrels()
+	if err := writeTREC(*runOut, func(w io.Writer) error { return metrics.WriteRun(w, run, "rerankd") }); err != nil {
+		return fail(err)
+	}
+	if err := writeTREC(*qrelsOut, func(w io.Writer) error { return metrics.WriteQrels(w, qrels) }); err != nil {
+		return fail(err)
+	}
+	if res.Summary, _, err = metrics.Evaluate(qrels, run); err != nil {
+		return fail(err)
+	}
+	for _, tag := range zh.Tags() {
+		sub := ds.QrelsTagged(tag)
+		if len(sub) == 0 {
+			continue
+		}
+		if res.PerTag[tag], _, err = metrics.Evaluate(sub, run); err != nil {
+			return fail(err)
+		}
+	}
+	if *asJSON {
+		if err := json.NewEncoder(stdout).Encode(res); err != nil {
+			return exitFail
+		}
+		return exitOK
+	}
+	printZhTable(stdout, res, len(ds.Memories))
+	return exitOK
+}
+
+// zhRun ranks all memories for every query: the set is one user's memory,
+// so every query searches all of it.
+func zhRun(ds *zh.Dataset, s *lexical.Scorer, depth int) metrics.Run {
+	texts := make([]string, len(ds.Memories))
+	for i, m := range ds.Memories {
+		texts[i] = m.Text
+	}
+	run := metrics.Run{}
+	for _, q := range ds.Queries {
+		res := s.Score(q.Text, texts)
+		ranked := make([]metrics.Ranked, len(res))
+		for i, r := range res {
+			ranked[i] = metrics.Ranked{DocID: ds.Memories[i].ID, Score: r.Raw}
+		}
+		if sorted, err := metrics.Rank(q.ID, ranked); err == nil && len(sorted) > depth {
+			ranked = sorted[:depth]
+		}
+		run[q.ID] = ranked
+	}
+	return run
+}
+
+func joinModes() string {
+	var names []string
+	for _, m := range lexical.CJKModes() {
+		names = append(names, string(m))
+	}
+	return strings.Join(names, ", ")
+}
+
+// printZhTable prints the markdown table of `eval locomo` (same columns,
+// same number formats), with a row per query tag.
+func printZhTable(w io.Writer, r zhResult, memories int) {
+	keys := metrics.SummaryKeys()
+	fmt.Fprintf(w, "pipeline %s, cjk %s, %d memories, %.2fs (dictionary load %.2fs)\n\n| set | %s |\n|---|%s\n",
+		r.Pipeline, r.CJK, memories, r.Seconds, r.LoadSeconds,
+		strings.Join(keys, " | "), strings.Repeat("---|", len(keys)))
+	row := func(name string, s metrics.Summary) {
+		var b strings.Builder
+		for _, v := range s.Values() {
+			fmt.Fprintf(&b, " %.4f |", v)
+		}
+		fmt.Fprintf(w, "| %s |%s %d |\n", name, b.String(), s.Queries)
+	}
+	row("all", r.Summary)
+	for _, tag := range zh.Tags() {
+		if s, ok := r.PerTag[tag]; ok {
+			row(tag, s)
+		}
+	}
+}
