@@ -23,6 +23,18 @@ type BuildOptions struct {
 	Head onnx.Head
 	// ForceExternal writes weights to model.onnx.data even when small.
 	ForceExternal bool
+	// NoSharedPrefix skips the shared-prefix graph (onnx.SharedPrefixFile),
+	// written by default next to model.onnx for HeadLogit models. It shares
+	// model.onnx.data when the weights are external, so it costs a few
+	// hundred KB on disk; inline (small) models get a second full copy.
+	NoSharedPrefix bool
+	// Kind selects what Convert writes; KindAuto (the zero value) detects
+	// it from the checkpoint (DetectKind). WriteTestModel always writes a
+	// reranker, WriteTestEmbeddingModel an embedding model.
+	Kind ModelKind
+	// EmbeddingOutputs selects an embedding graph's outputs (default:
+	// last_hidden_state only).
+	EmbeddingOutputs onnx.EmbeddingOutputs
 }
 
 // WriteTestModel writes a complete model folder (model.onnx [+ data],
@@ -38,8 +50,20 @@ func WriteTestModel(out string, cfg arch.Config, seed uint64, o BuildOptions) er
 }
 
 // Convert reads a Hugging Face checkpoint folder (config.json, safetensors,
-// tokenizer files) and writes our ONNX model folder to out.
+// tokenizer files) and writes our ONNX model folder to out: a reranker, or
+// an embedding model (see WriteTestEmbeddingModel for its layout) when
+// o.Kind or DetectKind says so.
 func Convert(src, out string, o BuildOptions) error {
+	kind := o.Kind
+	if kind == KindAuto {
+		var err error
+		if kind, _, err = DetectKind(src); err != nil {
+			return err
+		}
+	}
+	if kind == KindEmbedding {
+		return convertEmbedding(src, out, o)
+	}
 	w, err := hf.LoadCheckpoint(src)
 	if err != nil {
 		return err
@@ -73,7 +97,16 @@ func writeFolder(out string, w *arch.Weights, tokDir string, o BuildOptions) err
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	if err := m.Save(out); err != nil {
+	extra := map[string]*onnx.Model{}
+	if o.Head == onnx.HeadLogit && !o.NoSharedPrefix {
+		if extra[onnx.SharedPrefixFile], err = onnx.BuildSharedPrefix(w, opts); err != nil {
+			return err
+		}
+	} else if err := os.Remove(filepath.Join(out, onnx.SharedPrefixFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		// A variant left from an earlier write would not match the new data file.
+		return fmt.Errorf("remove stale %s: %w", onnx.SharedPrefixFile, err)
+	}
+	if err := m.SaveWith(out, extra); err != nil {
 		return err
 	}
 	if err := arch.WriteConfig(filepath.Join(out, "config.json"), w.Config); err != nil {

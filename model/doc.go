@@ -27,6 +27,23 @@
 // Full-vocabulary outputs cost batch×seq×vocab floats (600 MB for 8 pairs
 // of 128 tokens); prefer our folded head.
 //
+// # Shared prefix
+//
+// Every pair of a request is prefix(system prompt + instruction + query) +
+// document + suffix. When a model folder has onnx.SharedPrefixFile (written
+// by default by WriteTestModel and Convert, sharing model.onnx.data), Open
+// runs it instead of model.onnx through PrefixSession: each engine batch is
+// split into groups of sequences sharing a prefix (planGroups, which also
+// separates the requests the server's scheduler mixes into one batch), and
+// each group is one ORT call computing the prefix once and every
+// continuation once, packed without padding rows. Scores equal the plain
+// graph's within 1e-5 (tested on tiny models with mixed lengths, several
+// queries and instructions, context turns, batch sizes 1..N). One graph
+// rather than a prefix graph feeding K/V to a continuation graph: two ORT
+// sessions over the same weights keep two prepacked copies (measured 2x
+// resident memory), and disabling prepacking to share a memory-mapped
+// file slows every call. Options.NoSharedPrefix forces the plain path.
+//
 // # Prompt
 //
 // The official Qwen3-Reranker template (prompt.go): a fixed system prefix,
@@ -34,4 +51,32 @@
 // fixed suffix that ends in an empty think block. Truncation only ever
 // shortens the document, and the query only down to a floor; the template
 // and suffix are never cut (a cut suffix gives near-random scores).
+//
+// # Embeddings
+//
+// Embedder (embed*.go) runs Qwen3-Embedding-architecture models: the same
+// Qwen3 decoder without a head, read at each input's last token and
+// L2-normalised. It satisfies retrieval's Embedder interface; the other
+// implementations (client-supplied vectors, none) are in retrieval/embed.
+//
+// Inputs follow the model card: a query is "Instruct: {task}\nQuery:{query}",
+// a document its text, and the tokenizer's post-processor (a
+// TemplateProcessing "$A <|endoftext|>" in Qwen3-Embedding's tokenizer.json;
+// <|endoftext|> when the tokenizer declares none) adds the end token the
+// vector is read at. Truncation cuts the text, never that token.
+//
+// Output contract: last_hidden_state, float32 [batch, seq, hidden], as
+// Optimum and community exports expose it; our graph (onnx.BuildEmbedding)
+// writes exactly that. Pooling and normalisation happen in Go, not in the
+// graph: (1) one code path serves our files and community exports; (2) the
+// last real token is found from the attention mask (the last position whose
+// mask is 1), which is right for either padding side — a pooled output
+// baked into someone else's graph may assume left padding and read a pad
+// token under rerankd's right padding; (3) a Matryoshka size (EmbedConfig.Dim)
+// needs re-normalising after truncation anyway. The cost is the final
+// RMSNorm over all positions (elementwise, small next to the layers) and
+// copying one row per input out of ORT's output. A model exposing only a
+// pooled [batch, hidden] output (sentence_embedding or embeddings) is
+// accepted but run in batches of equal-length inputs, where padding cannot
+// matter. Anything else is refused, naming the outputs found.
 package model

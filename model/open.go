@@ -33,6 +33,11 @@ type Options struct {
 	// Tokenizer is used when the folder has no tokenizer.json (community
 	// exports often ship the ONNX file alone).
 	Tokenizer string
+	// NoSharedPrefix runs model.onnx even when the folder has the
+	// shared-prefix graph (onnx.SharedPrefixFile), which is otherwise used
+	// instead: same scores (within 1e-5), the request's shared prefix
+	// computed once. Benchmarks set it to measure the plain path.
+	NoSharedPrefix bool
 }
 
 // DefaultOptions returns the defaults; RuntimeLib must still be set for the
@@ -65,6 +70,9 @@ type Info struct {
 	YesID, NoID int
 	PadID       int
 	Runtime     string // ONNX Runtime version (onnx engine)
+	// SharedPrefix: the onnx engine runs onnx.SharedPrefixFile (see
+	// PrefixSession) instead of model.onnx.
+	SharedPrefix bool
 }
 
 // Open loads a model folder: model.onnx (+ model.onnx.data), tokenizer.json
@@ -105,6 +113,16 @@ func Open(dir string, o Options) (*Scorer, Info, error) {
 	default:
 		if err := InitRuntime(o.RuntimeLib); err != nil {
 			return nil, info, err
+		}
+		prefixPath := filepath.Join(dir, onnx.SharedPrefixFile)
+		if _, err := os.Stat(prefixPath); err == nil && !o.NoSharedPrefix {
+			s, err := OpenPrefixSession(prefixPath, o.Session)
+			if err != nil {
+				return nil, info, err
+			}
+			info.Output, info.Runtime, info.SharedPrefix = OutputLogit, RuntimeVersion(), true
+			engine = s
+			break
 		}
 		s, err := OpenSession(modelPath, SessionSpec{YesID: info.YesID, NoID: info.NoID, PadID: info.PadID}, o.Session)
 		if err != nil {

@@ -151,21 +151,10 @@ func (s *Scorer) Engine() Engine { return s.engine }
 // run scores prompts in batches of similar length (less padding), under
 // the token budget, and returns logits in input order.
 func (s *Scorer) run(ctx context.Context, prompts []Prompt) ([]float32, error) {
-	order := make([]int, len(prompts))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return len(prompts[a].IDs) - len(prompts[b].IDs) })
 	logits := make([]float32, len(prompts))
-	for start := 0; start < len(order); {
-		end := start
-		for end < len(order) && end-start < s.cfg.MaxBatch &&
-			(end-start+1)*len(prompts[order[end]].IDs) <= s.cfg.BatchTokens {
-			end++
-		}
-		end = max(end, start+1) // one over-long prompt still runs alone
-		seqs := make([][]int, 0, end-start)
-		for _, i := range order[start:end] {
+	for _, batch := range s.Batches(prompts) {
+		seqs := make([][]int, 0, len(batch))
+		for _, i := range batch {
 			seqs = append(seqs, prompts[i].IDs)
 		}
 		out, err := s.engine.Logits(ctx, seqs)
@@ -175,12 +164,34 @@ func (s *Scorer) run(ctx context.Context, prompts []Prompt) ([]float32, error) {
 		if len(out) != len(seqs) {
 			return nil, fmt.Errorf("engine returned %d logits for %d sequences", len(out), len(seqs))
 		}
-		for k, i := range order[start:end] {
+		for k, i := range batch {
 			logits[i] = out[k]
 		}
-		start = end
 	}
 	return logits, nil
+}
+
+// Batches returns the engine calls Score makes for prompts, as indices into
+// prompts: sorted by length, each call under MaxBatch rows and BatchTokens
+// (rows × longest row). Benchmarks use it to count padding.
+func (s *Scorer) Batches(prompts []Prompt) [][]int {
+	order := make([]int, len(prompts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(prompts[a].IDs) - len(prompts[b].IDs) })
+	var batches [][]int
+	for start := 0; start < len(order); {
+		end := start
+		for end < len(order) && end-start < s.cfg.MaxBatch &&
+			(end-start+1)*len(prompts[order[end]].IDs) <= s.cfg.BatchTokens {
+			end++
+		}
+		end = max(end, start+1) // one over-long prompt still runs alone
+		batches = append(batches, order[start:end])
+		start = end
+	}
+	return batches
 }
 
 // Sigmoid maps a logit to a probability without overflow.

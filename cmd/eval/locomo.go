@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,6 +14,7 @@ import (
 	"github.com/rerankd/rerankd/benchmarks/locomo"
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/lexical"
+	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -31,7 +33,7 @@ func runLocomo(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("eval locomo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", "", "LoCoMo directory (per-conversation files) or locomo10.json (required)")
-	pipeline := fs.String("pipeline", "bm25", "bm25 (dense, hybrid, +rerank, +recency, +mmr need the retrieval stage, not built yet)")
+	pipeline := fs.String("pipeline", "bm25", "bm25, dense or hybrid, plus any of +rerank, +recency, +mmr (e.g. hybrid+rerank+mmr)")
 	unitName := fs.String("unit", "turn", "retrieval unit: turn, session, observation or summary")
 	depth := fs.Int("depth", 100, "documents kept per query in the run")
 	k1 := fs.Float64("k1", lexical.DefaultConfig().K1, "BM25 k1")
@@ -39,6 +41,19 @@ func runLocomo(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print one JSON object (summary keys plus per_category)")
 	runOut := fs.String("run", "", "also write the TREC run to this file")
 	qrelsOut := fs.String("qrels", "", "also write the TREC qrels (evidence) to this file")
+	po := pipelineOptions{fusion: post.DefaultFusionConfig(), recency: post.DefaultRecencyConfig(), mmr: post.DefaultMMRConfig()}
+	fs.StringVar(&po.model, "model", "", "reranker model folder (the rerank stage)")
+	fs.StringVar(&po.embedModel, "embed-model", "", "Qwen3-Embedding-style ONNX folder (dense and hybrid)")
+	fs.StringVar(&po.ortLib, "ort-lib", "", "ONNX Runtime library (default: ORT_LIB or the one setup installs)")
+	fs.StringVar(&po.tokenizer, "tokenizer", "", "tokenizer for model folders without one (default: the Qwen3 files setup installs)")
+	fs.IntVar(&po.rerankDepth, "rerank-depth", 100, "retrieved candidates reranked per question")
+	fusion := fs.String("fusion", string(post.WeightedSum), "hybrid fusion: weighted_sum or rrf")
+	fs.Float64Var(&po.fusion.VectorWeight, "vector-weight", po.fusion.VectorWeight, "weighted_sum: weight of the vector score")
+	fs.Float64Var(&po.fusion.BM25Weight, "bm25-weight", po.fusion.BM25Weight, "weighted_sum: weight of the BM25 score")
+	fs.Float64Var(&po.recency.Weight, "recency-weight", po.recency.Weight, "recency: share of the score given to recency")
+	fs.DurationVar(&po.recency.HalfLife, "half-life", po.recency.HalfLife, "recency: age at which recency is 0.5")
+	fs.Float64Var(&po.mmr.Lambda, "mmr-lambda", po.mmr.Lambda, "mmr: relevance vs diversity (1: relevance only)")
+	fs.IntVar(&po.mmr.Window, "mmr-window", po.mmr.Window, "mmr: candidates it reorders")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -54,11 +69,20 @@ func runLocomo(args []string, stdout, stderr io.Writer) int {
 		return usageErr("unexpected argument %q", fs.Arg(0))
 	case *data == "":
 		return usageErr("--data is required")
-	case *pipeline != "bm25":
-		return usageErr("pipeline %q needs the retrieval stage (dense/hybrid) or a reranker, which this build does not have yet; only bm25 runs", *pipeline)
 	case *depth < 1:
 		return usageErr("--depth must be >= 1")
+	case po.rerankDepth < 1:
+		return usageErr("--rerank-depth must be >= 1")
 	}
+	spec, err := parsePipeline(*pipeline)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	po.depth, po.fusion.Method = *depth, post.FusionMethod(*fusion)
+	if err := errors.Join(po.fusion.Validate(), po.recency.Validate(), po.mmr.Validate()); err != nil {
+		return usageErr("%v", err)
+	}
+	defaultModelPaths(&po)
 	unit, err := locomo.ParseUnit(*unitName)
 	if err != nil {
 		return usageErr("%v", err)
@@ -76,7 +100,25 @@ func runLocomo(args []string, stdout, stderr io.Writer) int {
 	}
 	start := time.Now()
 	qrels := metrics.Qrels(ds.Qrels(unit))
-	run, category := bm25Run(ds, unit, scorer, *depth, qrels, stderr)
+	var run metrics.Run
+	var category map[string]locomo.Category
+	if spec.plain() {
+		run, category = bm25Run(ds, unit, scorer, *depth, qrels, stderr)
+	} else {
+		m, err := openModels(spec, po)
+		if err != nil {
+			fmt.Fprintf(stderr, "eval locomo: %v\n", err)
+			if errors.Is(err, errUsageEval) {
+				return exitUsage
+			}
+			return exitFail
+		}
+		defer m.Close()
+		if run, category, err = enginePipeline(context.Background(), ds, unit, spec, po, m, qrels, stderr); err != nil {
+			fmt.Fprintf(stderr, "eval locomo: %v\n", err)
+			return exitFail
+		}
+	}
 	elapsed := time.Since(start).Seconds()
 	if err := writeTREC(*runOut, func(w io.Writer) error { return metrics.WriteRun(w, run, "rerankd") }); err != nil {
 		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
@@ -86,7 +128,7 @@ func runLocomo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
 		return exitFail
 	}
-	res := locomoResult{Pipeline: *pipeline, Unit: unit.String(), Seconds: elapsed, PerCategory: map[string]metrics.Summary{}}
+	res := locomoResult{Pipeline: pipelineName(spec), Unit: unit.String(), Seconds: elapsed, PerCategory: map[string]metrics.Summary{}}
 	if res.Summary, _, err = metrics.Evaluate(qrels, run); err != nil {
 		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
 		return exitFail

@@ -63,7 +63,7 @@ func TestLocomoErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"locomo"}, exitUsage, "--data"},
-		{[]string{"locomo", "--data", fixtures, "--pipeline", "hybrid+rerank"}, exitUsage, "retrieval stage"},
+		{[]string{"locomo", "--data", fixtures, "--pipeline", "hybrid+rerank"}, exitUsage, "--embed-model"},
 		{[]string{"locomo", "--data", fixtures, "--unit", "word"}, exitUsage, "word"},
 		{[]string{"locomo", "--data", fixtures, "--depth", "0"}, exitUsage, "--depth"},
 		{[]string{"locomo", "--data", "/nonexistent"}, exitFail, "nonexistent"},

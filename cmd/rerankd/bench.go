@@ -9,24 +9,49 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/model/onnx"
 )
 
-// benchResult is the JSON contract of `rerankd bench`.
+// benchResult is the JSON contract of `rerankd bench`. "Uncached" is
+// model.onnx batched by the Scorer (length-sorted, token budget): the path
+// before the shared-prefix graph, and the reference for score errors.
 type benchResult struct {
 	Requests           int     `json:"requests"`
 	Pairs              int     `json:"pairs"`
 	MeanTokensPerPair  float64 `json:"mean_tokens_per_pair"`
-	PairsPerS          float64 `json:"pairs_per_s"`          // our path: batched, end to end through the scorer
-	BaselinePairsPerS  float64 `json:"baseline_pairs_per_s"` // same pairs, one engine call per pair
-	Speedup            float64 `json:"speedup"`
-	UsefulGFLOPs       float64 `json:"useful_gflops,omitempty"` // FLOPs of the tokens computed / time (needs config.json)
-	PeakGFLOPs         float64 `json:"peak_gflops"`             // ONNX Runtime MatMul chain, same session settings
-	Efficiency         float64 `json:"efficiency,omitempty"`    // useful / peak
-	MaxAbsScoreError   float64 `json:"max_abs_score_error"`     // ours vs baseline, same pairs
+	MeanPrefixTokens   float64 `json:"mean_prefix_tokens"`   // shared by a request's pairs (system + instruction + query)
+	SharedPrefix       bool    `json:"shared_prefix"`        // our path used the folder's shared-prefix graph
+	PairsPerS          float64 `json:"pairs_per_s"`          // our path: end to end through the scorer
+	BaselinePairsPerS  float64 `json:"baseline_pairs_per_s"` // same pairs, one model.onnx call per pair
+	UncachedPairsPerS  float64 `json:"uncached_pairs_per_s"` // same pairs, model.onnx batched by the scorer
+	Speedup            float64 `json:"speedup"`              // ours / baseline
+	SpeedupVsUncached  float64 `json:"speedup_vs_uncached"`  // ours / uncached
+	UsefulGFLOPs       float64 `json:"useful_gflops,omitempty"`
+	PeakGFLOPs         float64 `json:"peak_gflops"`          // ONNX Runtime MatMul chain, same session settings
+	Efficiency         float64 `json:"efficiency,omitempty"` // useful / peak
+	MaxAbsScoreError   float64 `json:"max_abs_score_error"`  // ours vs uncached, same pairs
+	MaxAbsLogitError   float64 `json:"max_abs_logit_error"`  // ours vs uncached
+	BaselineScoreError float64 `json:"max_abs_score_error_vs_baseline"`
+	// Tokens through the decoder's matrices per useful token (prefix once
+	// per request, continuation per pair): padding and prefix recomputation
+	// make it exceed 1.
+	ComputedPerUseful         float64 `json:"computed_per_useful"`
+	ComputedPerUsefulUncached float64 `json:"computed_per_useful_uncached"`
+	// PaddingRatioUncached is padded slots / real tokens of the uncached
+	// batches (ours computes no padding rows).
+	PaddingRatioUncached float64 `json:"padding_ratio_uncached"`
+	// PeakRSSMB is VmHWM after our path ran (first, in a fresh process);
+	// PeakRSSUncachedMB the same after the plain phases, with the peak reset
+	// in between (memory the first phase left to the allocator counts).
+	PeakRSSMB          float64 `json:"peak_rss_mb,omitempty"`
+	PeakRSSUncachedMB  float64 `json:"peak_rss_uncached_mb,omitempty"`
+	WeightFilesMB      float64 `json:"weight_files_mb"` // model.onnx + model.onnx.data
 	Threads            int     `json:"threads"`
 	Engine             string  `json:"engine"`
 	RandomWeightsNotes string  `json:"note"`
@@ -34,8 +59,10 @@ type benchResult struct {
 
 // runBench implements `rerankd bench`: replays LoCoMo-like requests (a ~15
 // token question against memories of ~20-80 tokens, default instruction)
-// and measures our scoring path against a one-pair-per-call baseline and
-// the machine's MatMul throughput, all in the same run.
+// and measures our scoring path against a one-pair-per-call baseline, the
+// uncached batched path and the machine's MatMul throughput, all in the
+// same run. Our path runs first and is closed before the plain model is
+// opened, so its peak resident memory is its own.
 func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	dir := fs.String("model", "", "model folder (required); `make bench` generates a full-size one")
@@ -43,6 +70,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	requests := fs.Int("requests", 5, "requests to replay")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	threads := fs.Int("threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
+	spinning := fs.Bool("spinning", true, "keep ONNX Runtime's idle threads spinning between runs (lower latency, busy cores)")
 	seed := fs.Uint64("seed", 1, "workload seed")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library (env ORT_LIB)")
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
@@ -53,67 +81,202 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --model required; --candidates and --requests must be >= 1", errUsage)
 	}
 	o := model.DefaultOptions()
-	o.RuntimeLib, o.Tokenizer, o.Session.IntraOpThreads = *ortLib, *tok, *threads
+	o.RuntimeLib, o.Tokenizer, o.Session.IntraOpThreads, o.Session.Spinning = *ortLib, *tok, *threads, *spinning
+	reqs := benchWorkload(*requests, *candidates, *seed)
+	ctx := context.Background()
+
+	// Phase 1: our default path (the shared-prefix graph when present), in
+	// a fresh process so its peak resident memory is its own.
 	s, info, err := model.Open(*dir, o)
 	if err != nil {
 		return err
 	}
-	defer s.Close() //nolint:errcheck // measurements are already printed
+	r := benchResult{Requests: *requests, Threads: *threads, Engine: string(info.Engine), SharedPrefix: info.SharedPrefix,
+		WeightFilesMB: float64(fileBytes(*dir, onnx.ModelFile, onnx.DataFile)) / 1e6,
+		RandomWeightsNotes: "speed only: scores of a random-weight model carry no meaning; " +
+			"same-run ratios are what to compare across machines"}
+	acct, err := benchAccounting(s, reqs, info)
+	if err == nil {
+		_, err = s.Score(ctx, reqs[0]) // warm-up
+	}
+	var ours []model.Score
+	var oursTime time.Duration
+	if err == nil {
+		fmt.Fprintf(stderr, "scoring %d requests x %d memories on our path (shared prefix: %v)...\n", *requests, *candidates, info.SharedPrefix)
+		ours, oursTime, err = timeRequests(ctx, s, reqs)
+	}
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	r.PeakRSSMB = peakRSSMB()
+	resetPeakRSS()
+
+	// Phase 2: model.onnx, one pair per call (baseline) and batched by the
+	// scorer (uncached, the reference for score errors).
+	plainOpts := o
+	plainOpts.NoSharedPrefix = true
+	plain, _, err := model.Open(*dir, plainOpts)
+	if err != nil {
+		return err
+	}
+	defer plain.Close() //nolint:errcheck // measurements are already printed
 	baseCfg := o.Scorer
 	baseCfg.MaxBatch = 1
-	base, err := s.WithConfig(baseCfg)
+	base, err := plain.WithConfig(baseCfg)
 	if err != nil {
 		return err
 	}
-	reqs := benchWorkload(*requests, *candidates, *seed)
-	ctx := context.Background()
-	if _, err := s.Score(ctx, reqs[0]); err != nil { // warm-up
+	if _, err := plain.Score(ctx, reqs[0]); err != nil { // warm-up
 		return err
 	}
-	fmt.Fprintf(stderr, "scoring %d requests x %d memories (batched)...\n", *requests, *candidates)
-	ours, oursTime, err := timeRequests(ctx, s, reqs)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(stderr, "scoring the same pairs one per call (baseline)...")
+	fmt.Fprintln(stderr, "scoring the same pairs one pair per call (baseline)...")
 	baseline, baseTime, err := timeRequests(ctx, base, reqs)
 	if err != nil {
 		return err
 	}
+	fmt.Fprintln(stderr, "scoring the same pairs batched, no shared prefix (uncached)...")
+	uncached, uncachedTime, err := timeRequests(ctx, plain, reqs)
+	if err != nil {
+		return err
+	}
+	r.PeakRSSUncachedMB = peakRSSMB()
 	fmt.Fprintln(stderr, "measuring the MatMul-chain peak...")
 	hidden := 1024
 	if info.Config != nil {
 		hidden = info.Config.HiddenSize
 	}
-	peak, err := model.PeakGFLOPs(o.Session, 16, hidden, 64, 2*time.Second)
-	if err != nil {
+	if r.PeakGFLOPs, err = model.PeakGFLOPs(o.Session, 16, hidden, 64, 2*time.Second); err != nil {
 		return err
 	}
-	r := benchResult{Requests: *requests, Pairs: len(ours), PeakGFLOPs: peak, Threads: *threads, Engine: string(info.Engine),
-		RandomWeightsNotes: "speed only: scores of a random-weight model carry no meaning"}
-	tokens, flops := 0, 0.0
+
+	r.Pairs = len(ours)
 	for i, sc := range ours {
-		tokens += sc.Tokens
-		r.MaxAbsScoreError = math.Max(r.MaxAbsScoreError, math.Abs(sc.Score-baseline[i].Score))
-		if info.Config != nil {
-			flops += info.Config.FLOPsPerToken()*float64(sc.Tokens) + info.Config.AttentionFLOPs(sc.Tokens)
-		}
+		r.MaxAbsScoreError = math.Max(r.MaxAbsScoreError, math.Abs(sc.Score-uncached[i].Score))
+		r.MaxAbsLogitError = math.Max(r.MaxAbsLogitError, math.Abs(sc.Logit-uncached[i].Logit))
+		r.BaselineScoreError = math.Max(r.BaselineScoreError, math.Abs(sc.Score-baseline[i].Score))
 	}
-	r.MeanTokensPerPair = float64(tokens) / float64(len(ours))
-	r.PairsPerS = float64(len(ours)) / oursTime.Seconds()
-	r.BaselinePairsPerS = float64(len(ours)) / baseTime.Seconds()
+	r.MeanTokensPerPair = float64(acct.realTokens) / float64(r.Pairs)
+	r.MeanPrefixTokens = float64(acct.prefixTokens) / float64(*requests)
+	r.PairsPerS = float64(r.Pairs) / oursTime.Seconds()
+	r.BaselinePairsPerS = float64(r.Pairs) / baseTime.Seconds()
+	r.UncachedPairsPerS = float64(r.Pairs) / uncachedTime.Seconds()
 	r.Speedup = r.PairsPerS / r.BaselinePairsPerS
-	if flops > 0 {
-		r.UsefulGFLOPs = flops / oursTime.Seconds() / 1e9
-		r.Efficiency = r.UsefulGFLOPs / peak
+	r.SpeedupVsUncached = r.PairsPerS / r.UncachedPairsPerS
+	r.ComputedPerUseful = float64(acct.shared) / float64(acct.useful)
+	if !r.SharedPrefix {
+		r.ComputedPerUseful = float64(acct.plain) / float64(acct.useful)
+	}
+	r.ComputedPerUsefulUncached = float64(acct.plain) / float64(acct.useful)
+	r.PaddingRatioUncached = float64(acct.plain-acct.realTokens) / float64(acct.realTokens)
+	if acct.usefulFLOPs > 0 {
+		r.UsefulGFLOPs = acct.usefulFLOPs / oursTime.Seconds() / 1e9
+		r.Efficiency = r.UsefulGFLOPs / r.PeakGFLOPs
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(r)
 	}
-	_, err = fmt.Fprintf(stdout, "pairs/s %.2f (baseline %.2f, speedup %.2fx); useful %.1f GFLOP/s of peak %.1f (efficiency %.2f); "+
-		"%.0f tokens/pair; max score error %.2g\n", r.PairsPerS, r.BaselinePairsPerS, r.Speedup, r.UsefulGFLOPs, r.PeakGFLOPs,
-		r.Efficiency, r.MeanTokensPerPair, r.MaxAbsScoreError)
+	_, err = fmt.Fprintf(stdout, "pairs/s %.2f (baseline %.2f, uncached %.2f; speedup %.2fx, %.2fx vs uncached); "+
+		"useful %.1f GFLOP/s of peak %.1f (efficiency %.2f); %.0f tokens/pair, prefix %.0f; max score error %.2g; "+
+		"peak RSS %.0f MB (uncached phase %.0f MB, weight files %.0f MB)\n",
+		r.PairsPerS, r.BaselinePairsPerS, r.UncachedPairsPerS, r.Speedup, r.SpeedupVsUncached, r.UsefulGFLOPs, r.PeakGFLOPs,
+		r.Efficiency, r.MeanTokensPerPair, r.MeanPrefixTokens, r.MaxAbsScoreError, r.PeakRSSMB, r.PeakRSSUncachedMB, r.WeightFilesMB)
 	return err
+}
+
+// benchTokens is the workload's token accounting.
+type benchTokens struct {
+	realTokens   int     // every pair's prompt, summed
+	prefixTokens int     // each request's shared prefix, summed over requests
+	useful       int     // tokens that must be computed: prefix once per request, continuation per pair
+	usefulFLOPs  float64 // their matrix and attention FLOPs (0 without config.json)
+	plain        int     // tokens the uncached batches compute (padding included)
+	shared       int     // tokens the shared-prefix engine computes for the same batches
+}
+
+// benchAccounting replays the scorer's batching of reqs to count tokens.
+func benchAccounting(s *model.Scorer, reqs []model.Request, info model.Info) (benchTokens, error) {
+	var a benchTokens
+	for _, r := range reqs {
+		prompts, err := s.Prompts(r)
+		if err != nil {
+			return a, err
+		}
+		seqs := make([][]int, len(prompts))
+		shortest := math.MaxInt
+		for i, p := range prompts {
+			seqs[i] = p.IDs
+			a.realTokens += len(p.IDs)
+			shortest = min(shortest, len(p.IDs))
+		}
+		prefix := shortest - 1
+		for _, q := range seqs[1:] {
+			n := 0
+			for n < prefix && q[n] == seqs[0][n] {
+				n++
+			}
+			prefix = n
+		}
+		a.prefixTokens += prefix
+		a.useful += prefix
+		if c := info.Config; c != nil {
+			a.usefulFLOPs += c.FLOPsPerToken()*float64(prefix) + c.AttentionFLOPs(prefix)
+		}
+		for _, q := range seqs {
+			a.useful += len(q) - prefix
+			if c := info.Config; c != nil {
+				a.usefulFLOPs += c.FLOPsPerToken()*float64(len(q)-prefix) + c.AttentionFLOPs(len(q)) - c.AttentionFLOPs(prefix)
+			}
+		}
+		for _, batch := range s.Batches(prompts) {
+			b := make([][]int, len(batch))
+			for k, i := range batch {
+				b[k] = seqs[i]
+			}
+			plain, shared := model.BatchTokens(b)
+			a.plain += plain
+			a.shared += shared
+		}
+	}
+	return a, nil
+}
+
+// peakRSSMB is the process's peak resident set (VmHWM), or 0 where
+// /proc/self/status is unavailable.
+func peakRSSMB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%f kB", &kb); err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}
+
+// resetPeakRSS resets VmHWM to the current RSS (Linux: clear_refs 5), so
+// the next phase's peak is its own. Best effort: elsewhere the peak spans
+// the whole run, which only overstates it.
+func resetPeakRSS() {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // see doc comment
+}
+
+// fileBytes sums the sizes of dir's named files that exist.
+func fileBytes(dir string, names ...string) int64 {
+	var n int64
+	for _, name := range names {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
 }
 
 func timeRequests(ctx context.Context, s *model.Scorer, reqs []model.Request) ([]model.Score, time.Duration, error) {

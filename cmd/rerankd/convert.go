@@ -24,11 +24,17 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	revision := fs.String("revision", "main", "hub revision (branch, tag or commit)")
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the checkpoint has none (env RERANKD_TOKENIZER)")
 	external := fs.Bool("external-data", false, "always write weights to model.onnx.data (always done above 1.5 GB)")
+	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
+	kind := fs.String("kind", "auto", "auto (Qwen3Model architecture or sentence-transformers files mean embedding), reranker or embedding")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
 	if *from == "" || *out == "" {
 		return fmt.Errorf("%w: --from and --out are required", errUsage)
+	}
+	k, err := model.ParseModelKind(*kind)
+	if err != nil {
+		return fmt.Errorf("%w: --kind: %w", errUsage, err)
 	}
 	src := *from
 	if st, err := os.Stat(src); err != nil || !st.IsDir() {
@@ -42,10 +48,10 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		src = dir
 	}
 	fmt.Fprintf(stderr, "converting %s\n", src)
-	if err := model.Convert(src, *out, model.BuildOptions{Tokenizer: *tok, ForceExternal: *external}); err != nil {
+	if err := model.Convert(src, *out, model.BuildOptions{Tokenizer: *tok, ForceExternal: *external, Kind: k, NoSharedPrefix: *noShared}); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(stdout, "wrote %s\n", *out)
+	_, err = fmt.Fprintf(stdout, "wrote %s\n", *out)
 	return err
 }
 

@@ -118,6 +118,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		_ = backend.Close(context.Background())
 		return err
 	}
+	f.memory.ortLib, f.memory.tokenizer, f.memory.threads = f.ortLib, f.tok, f.threads
 	mem, closeMem, err := openMemory(f.memory, log, stderr)
 	if err != nil {
 		_ = backend.Close(context.Background())
@@ -191,7 +192,7 @@ func resolveModel(arg, tok string, stderr io.Writer) (string, error) {
 		return arg, nil
 	}
 	if err := hf.ValidateRepoID(arg); err != nil {
-		return "", fmt.Errorf("--model %q is neither a folder nor a repo id: %w", arg, err)
+		return "", fmt.Errorf("%w: --model %q is neither a folder nor a repo id: %w", errUsage, arg, err)
 	}
 	out := filepath.Join(cacheDir(), "models", strings.ReplaceAll(arg, "/", "--"))
 	if _, err := os.Stat(filepath.Join(out, "model.onnx")); err == nil {

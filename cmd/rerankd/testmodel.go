@@ -12,15 +12,18 @@ import (
 )
 
 // runTestModel implements `rerankd testmodel`: a complete model folder of
-// the Qwen3-Reranker architecture with seeded random weights. For tests and
-// speed work only: its scores carry no meaning.
+// the Qwen3-Reranker architecture (or, with --kind embedding, a
+// Qwen3-Embedding-layout embedding model) with seeded random weights. For
+// tests and speed work only: its scores and vectors carry no meaning.
 func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("testmodel", flag.ContinueOnError)
 	out := fs.String("out", "", "output folder (required)")
 	size := fs.String("size", "tiny", "tiny (2 layers, small dims, real vocabulary) or full (Qwen3-Reranker-0.6B dimensions, ~2.4 GB)")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same weights")
 	head := fs.String("head", "logit", "output layout: logit (ours), yes_no, vocab_last or vocab_all (community-export layouts, for tests)")
+	kind := fs.String("kind", "reranker", "reranker, or embedding (Qwen3-Embedding layout: last_hidden_state output, no head)")
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer folder copied into the model (env RERANKD_TOKENIZER)")
+	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -40,9 +43,17 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --head: %w", errUsage, err)
 	}
+	k, err := model.ParseModelKind(*kind)
+	if err != nil || k == model.KindAuto {
+		return fmt.Errorf("%w: --kind %q: want reranker or embedding", errUsage, *kind)
+	}
+	write := model.WriteTestModel
+	if k == model.KindEmbedding {
+		write = model.WriteTestEmbeddingModel
+	}
 	start := time.Now()
-	fmt.Fprintf(stderr, "writing %s model (%.2fB parameters, random weights, seed %d) to %s\n", *size, float64(cfg.Params())/1e9, *seed, *out)
-	if err := model.WriteTestModel(*out, cfg, *seed, model.BuildOptions{Tokenizer: *tok, Head: h}); err != nil {
+	fmt.Fprintf(stderr, "writing %s %s model (%.2fB parameters, random weights, seed %d) to %s\n", *size, k, float64(cfg.Params())/1e9, *seed, *out)
+	if err := write(*out, cfg, *seed, model.BuildOptions{Tokenizer: *tok, Head: h, NoSharedPrefix: *noShared}); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s in %.1fs (random weights: for tests and speed, not quality)\n", *out, time.Since(start).Seconds())

@@ -36,6 +36,11 @@ func LoadCheckpoint(dir string) (*arch.Weights, error) {
 	if err != nil {
 		return nil, err
 	}
+	return loadWeights(dir, cfg)
+}
+
+// loadWeights reads the tensors cfg expects from dir's safetensors files.
+func loadWeights(dir string, cfg arch.Config) (*arch.Weights, error) {
 	files, where, err := openWeights(dir)
 	if err != nil {
 		return nil, err

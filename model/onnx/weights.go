@@ -22,6 +22,45 @@ const HeadDiffName = "rerankd.head_diff"
 // the very same numbers. Models from other exporters have no rerankd
 // metadata and are refused.
 func (m *Model) Weights() (*arch.Weights, []float32, error) {
+	if k, _ := m.Meta(MetaKind); k == KindEmbedding {
+		return nil, nil, errors.New("onnx: this is an embedding model (no reranker head); open it with model.OpenEmbedder")
+	}
+	w, inits, err := m.readWeights()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := w.Config
+	if t, ok := inits[HeadDiffName]; ok {
+		head, err := floats(t)
+		if err != nil {
+			return nil, nil, fmt.Errorf("onnx: %w", err)
+		}
+		return w, head, nil
+	}
+	yes, errY := metaInt(m, MetaYesID)
+	no, errN := metaInt(m, MetaNoID)
+	if err := errors.Join(errY, errN); err != nil {
+		return nil, nil, fmt.Errorf("onnx: %w", err)
+	}
+	if !cfg.TieWordEmbeddings {
+		t, ok := inits[arch.LMHead]
+		if !ok {
+			return nil, nil, fmt.Errorf("onnx: no %s and no %s initializer", HeadDiffName, arch.LMHead)
+		}
+		data, err := floats(t)
+		if err != nil {
+			return nil, nil, fmt.Errorf("onnx: %w", err)
+		}
+		w.Tensors[arch.LMHead] = &arch.Tensor{Shape: []int{cfg.VocabSize, cfg.HiddenSize}, Data: data}
+	}
+	head, err := w.HeadDiff(yes, no)
+	return w, head, err
+}
+
+// readWeights decodes the architecture recorded in the metadata and every
+// tensor it names from the initializers, checked; it also returns the
+// initializers by name for head lookups.
+func (m *Model) readWeights() (*arch.Weights, map[string]*onnxpb.TensorProto, error) {
 	cfgJSON, ok := m.Meta(MetaConfig)
 	if !ok {
 		return nil, nil, errors.New("onnx: model has no rerankd.config metadata (not written by rerankd); " +
@@ -56,31 +95,7 @@ func (m *Model) Weights() (*arch.Weights, []float32, error) {
 	if err := w.Check(); err != nil {
 		return nil, nil, fmt.Errorf("onnx: %w", err)
 	}
-	if t, ok := inits[HeadDiffName]; ok {
-		head, err := floats(t)
-		if err != nil {
-			return nil, nil, fmt.Errorf("onnx: %w", err)
-		}
-		return w, head, nil
-	}
-	yes, errY := metaInt(m, MetaYesID)
-	no, errN := metaInt(m, MetaNoID)
-	if err := errors.Join(errY, errN); err != nil {
-		return nil, nil, fmt.Errorf("onnx: %w", err)
-	}
-	if !cfg.TieWordEmbeddings {
-		t, ok := inits[arch.LMHead]
-		if !ok {
-			return nil, nil, fmt.Errorf("onnx: no %s and no %s initializer", HeadDiffName, arch.LMHead)
-		}
-		data, err := floats(t)
-		if err != nil {
-			return nil, nil, fmt.Errorf("onnx: %w", err)
-		}
-		w.Tensors[arch.LMHead] = &arch.Tensor{Shape: []int{cfg.VocabSize, cfg.HiddenSize}, Data: data}
-	}
-	head, err := w.HeadDiff(yes, no)
-	return w, head, err
+	return w, inits, nil
 }
 
 func metaInt(m *Model, key string) (int, error) {

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rerankd/rerankd/benchmarks/locomo"
+	"github.com/rerankd/rerankd/benchmarks/metrics"
+	"github.com/rerankd/rerankd/cmd/internal/paths"
+	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/post"
+	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/schollz/progressbar/v3"
+)
+
+// pipelineSpec is a parsed --pipeline: a retrieval base plus stages.
+type pipelineSpec struct {
+	base                 string // bm25, dense or hybrid
+	rerank, recency, mmr bool
+}
+
+// parsePipeline reads "base[+stage...]", e.g. "hybrid+rerank+mmr".
+func parsePipeline(s string) (pipelineSpec, error) {
+	parts := strings.Split(strings.ToLower(strings.TrimSpace(s)), "+")
+	p := pipelineSpec{base: parts[0]}
+	switch p.base {
+	case "bm25", "dense", "hybrid":
+	default:
+		return p, fmt.Errorf("pipeline %q: base must be bm25, dense or hybrid", s)
+	}
+	for _, st := range parts[1:] {
+		var flag *bool
+		switch st {
+		case "rerank":
+			flag = &p.rerank
+		case "recency":
+			flag = &p.recency
+		case "mmr":
+			flag = &p.mmr
+		default:
+			return p, fmt.Errorf("pipeline %q: unknown stage %q (want rerank, recency or mmr)", s, st)
+		}
+		if *flag {
+			return p, fmt.Errorf("pipeline %q: stage %q twice", s, st)
+		}
+		*flag = true
+	}
+	return p, nil
+}
+
+// plain reports a pipeline that the direct per-conversation BM25 path runs.
+func (p pipelineSpec) plain() bool { return p.base == "bm25" && !p.rerank && !p.recency && !p.mmr }
+
+// needsEmbedder reports whether the pipeline needs an embedding model.
+func (p pipelineSpec) needsEmbedder() bool { return p.base != "bm25" }
+
+// pipelineOptions are the stage parameters from the command line.
+type pipelineOptions struct {
+	depth, rerankDepth int
+	model, embedModel  string
+	ortLib, tokenizer  string
+	fusion             post.FusionConfig
+	recency            post.RecencyConfig
+	mmr                post.MMRConfig
+}
+
+// models are the opened neural parts of a pipeline (nil when unused).
+type models struct {
+	reranker *model.Scorer
+	embedder *model.Embedder
+}
+
+func (m models) Close() {
+	if m.reranker != nil {
+		_ = m.reranker.Close()
+	}
+	if m.embedder != nil {
+		_ = m.embedder.Close()
+	}
+}
+
+// openModels opens what p needs, and says plainly what is missing: a
+// pipeline never silently runs without its model.
+func openModels(p pipelineSpec, o pipelineOptions) (models, error) {
+	var m models
+	if p.needsEmbedder() && o.embedModel == "" {
+		return m, fmt.Errorf("%w: pipeline %s needs --embed-model DIR (a Qwen3-Embedding ONNX folder; none ships with rerankd)", errUsageEval, p.base)
+	}
+	if p.rerank && o.model == "" {
+		return m, fmt.Errorf("%w: the rerank stage needs --model DIR (a reranker ONNX folder from `rerankd convert`)", errUsageEval)
+	}
+	if o.embedModel != "" && p.needsEmbedder() {
+		eo := model.DefaultEmbedderOptions()
+		eo.RuntimeLib, eo.Tokenizer = o.ortLib, o.tokenizer
+		e, err := model.OpenEmbedder(o.embedModel, eo)
+		if err != nil {
+			return m, fmt.Errorf("--embed-model %s: %w", o.embedModel, err)
+		}
+		m.embedder = e
+	}
+	if p.rerank {
+		mo := model.DefaultOptions()
+		mo.RuntimeLib, mo.Tokenizer = o.ortLib, o.tokenizer
+		s, _, err := model.Open(o.model, mo)
+		if err != nil {
+			m.Close()
+			return models{}, fmt.Errorf("--model %s: %w", o.model, err)
+		}
+		m.reranker = s
+	}
+	return m, nil
+}
+
+// errUsageEval marks command-line mistakes found after parsing.
+var errUsageEval = errors.New("usage")
+
+// scorerReranker adapts a model.Scorer to retrieval.Reranker.
+type scorerReranker struct{ s *model.Scorer }
+
+func (r scorerReranker) Rerank(ctx context.Context, query string, texts []string) ([]float64, error) {
+	scores, err := r.s.Score(ctx, model.Request{Query: query, Docs: texts})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(scores))
+	for i, sc := range scores {
+		out[i] = sc.Score
+	}
+	return out, nil
+}
+
+// enginePipeline runs p through the same retrieval.Engine the server uses:
+// each conversation is a namespace of a throwaway store, and each judged
+// question a memory search in it.
+func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p pipelineSpec, o pipelineOptions,
+	m models, qrels metrics.Qrels, stderr io.Writer) (metrics.Run, map[string]locomo.Category, error) {
+	dir, err := os.MkdirTemp("", "rerankd-eval-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	st, err := store.Open(filepath.Join(dir, "eval.db"), store.Options{NoSync: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = st.Close() }() // read-only use by now; nothing to lose
+	cfg := retrieval.DefaultConfig()
+	cfg.Fusion, cfg.Depth = o.fusion, o.depth
+	var emb retrieval.Embedder
+	if m.embedder != nil {
+		emb = m.embedder
+	}
+	e, err := retrieval.New(st, emb, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.Start()
+	defer func() { _ = e.Close() }()
+	if err := e.Wait(ctx); err != nil {
+		return nil, nil, err
+	}
+
+	run := metrics.Run{}
+	category := map[string]locomo.Category{}
+	bar := progressbar.NewOptions(len(qrels), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription(pipelineName(p)),
+		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+	for i := range ds.Conversations {
+		conv := &ds.Conversations[i]
+		ns := "conv-" + safeName(conv.ID)
+		docIDs, now, err := ingest(ctx, e, ns, conv.Memories(unit))
+		if err != nil {
+			return nil, nil, fmt.Errorf("conversation %s: %w", conv.ID, err)
+		}
+		for _, q := range conv.Questions {
+			if _, judged := qrels[q.ID]; !judged {
+				continue
+			}
+			category[q.ID] = q.Category
+			ranked, err := searchOne(ctx, e, ns, q.Text, p, o, m, now)
+			if err != nil {
+				return nil, nil, fmt.Errorf("question %s: %w", q.ID, err)
+			}
+			for j := range ranked {
+				ranked[j].DocID = docIDs[ranked[j].DocID]
+			}
+			run[q.ID] = ranked
+			_ = bar.Add(1)
+		}
+	}
+	return run, category, nil
+}
+
+// ingest stores a conversation's memories under IDs the store accepts
+// ("m000123"; LoCoMo's "26/D1:3" has a separator) and returns the map back
+// to LoCoMo document IDs, and the time of the newest memory: questions are
+// asked after the conversation, so that is "now" for recency.
+func ingest(ctx context.Context, e *retrieval.Engine, ns string, mems []locomo.Memory) (map[string]string, time.Time, error) {
+	docIDs := make(map[string]string, len(mems))
+	var now time.Time
+	const batch = 256
+	for start := 0; start < len(mems); start += batch {
+		items := make([]store.Item, 0, batch)
+		for j, mm := range mems[start:min(start+batch, len(mems))] {
+			id := fmt.Sprintf("m%06d", start+j)
+			docIDs[id] = mm.DocID
+			if mm.Time.After(now) {
+				now = mm.Time
+			}
+			items = append(items, store.Item{Memory: memory.Memory{Namespace: ns, ID: id, Text: mm.Text, Time: mm.Time}})
+		}
+		if _, err := e.Add(ctx, items); err != nil {
+			return nil, now, err
+		}
+	}
+	return docIDs, now, nil
+}
+
+// searchOne runs one question and returns its ranking (store IDs). MMR
+// only orders its window, so the rest of the list follows in score order,
+// keeping deep metrics (Recall@20) comparable across pipelines.
+func searchOne(ctx context.Context, e *retrieval.Engine, ns, q string, p pipelineSpec, o pipelineOptions, m models, now time.Time) ([]metrics.Ranked, error) {
+	req := retrieval.SearchRequest{Query: retrieval.Query{Namespace: ns, Text: q, Depth: o.depth}, TopK: o.depth}
+	switch p.base {
+	case "bm25":
+		req.Mode = retrieval.ModeBM25
+	case "dense":
+		req.Mode = retrieval.ModeDense
+	default:
+		req.Mode = retrieval.ModeHybrid
+	}
+	if p.rerank {
+		req.Rerank, req.RerankDepth = scorerReranker{m.reranker}, o.rerankDepth
+	}
+	if p.recency {
+		rc := o.recency
+		req.Recency, req.Now = &rc, now
+	}
+	res, err := e.Search(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	cands := res.Results
+	if p.mmr {
+		picked := post.MMR(cands, o.mmr, o.mmr.Window)
+		seen := make(map[string]bool, len(picked))
+		for _, c := range picked {
+			seen[c.ID] = true
+		}
+		for _, c := range cands {
+			if !seen[c.ID] {
+				picked = append(picked, c)
+			}
+		}
+		cands = picked
+	}
+	// The run keeps the final scores, so ties are broken by trec_eval's
+	// rule as for any run; MMR's order is not a score order, so there the
+	// score is derived from the rank.
+	out := make([]metrics.Ranked, len(cands))
+	for i, c := range cands {
+		out[i] = metrics.Ranked{DocID: c.ID, Score: c.Score}
+		if p.mmr {
+			out[i].Score = float64(len(cands) - i)
+		}
+	}
+	return out, nil
+}
+
+func pipelineName(p pipelineSpec) string {
+	parts := []string{p.base}
+	for _, s := range []struct {
+		on   bool
+		name string
+	}{{p.rerank, "rerank"}, {p.recency, "recency"}, {p.mmr, "mmr"}} {
+		if s.on {
+			parts = append(parts, s.name)
+		}
+	}
+	return strings.Join(parts, "+")
+}
+
+// safeName maps a conversation ID onto the namespace charset.
+func safeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
+		default:
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// defaultModelPaths fills the runtime paths from the environment.
+func defaultModelPaths(o *pipelineOptions) {
+	if o.ortLib == "" {
+		o.ortLib = paths.ORTLib()
+	}
+	if o.tokenizer == "" {
+		o.tokenizer = paths.Tokenizer()
+	}
+}

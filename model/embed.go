@@ -1,0 +1,456 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/tokenizer"
+)
+
+// EmbedConfig sets how texts become token sequences and how they are
+// batched.
+type EmbedConfig struct {
+	// Instruction is the task placed before every query as
+	// "Instruct: {Instruction}\nQuery:{query}". "" takes the folder's
+	// sentence-transformers "query" prompt when it has one, else
+	// DefaultEmbedInstruction. Documents never get an instruction.
+	Instruction string
+	// MaxLength is the most tokens of one input, the appended end-of-text
+	// token included; longer texts are cut at the end, keeping that token
+	// (the vector is read there). The model card uses 8192; 512 keeps CPU
+	// cost (quadratic in attention) predictable for memory-sized texts.
+	MaxLength int
+	// BatchTokens bounds one engine call: rows × longest row (padding
+	// counted, since the engine computes it).
+	BatchTokens int
+	// MaxBatch bounds the rows of one engine call.
+	MaxBatch int
+	// Dim, when > 0, keeps the first Dim values of every vector and
+	// re-normalises (Matryoshka representation learning: Qwen3-Embedding
+	// is trained so that prefixes from 32 values up remain good
+	// embeddings). 0 keeps the model's full size.
+	Dim int
+}
+
+// DefaultEmbedConfig returns the defaults.
+func DefaultEmbedConfig() EmbedConfig {
+	return EmbedConfig{MaxLength: 512, BatchTokens: 8192, MaxBatch: 32}
+}
+
+// Validate reports every problem at once.
+func (c EmbedConfig) Validate() error {
+	var errs []error
+	if c.MaxLength < 2 {
+		errs = append(errs, fmt.Errorf("max length %d: want >= 2 (a token and the end-of-text token)", c.MaxLength))
+	}
+	if c.BatchTokens < c.MaxLength {
+		errs = append(errs, fmt.Errorf("batch tokens %d: want >= max length %d (one full input)", c.BatchTokens, c.MaxLength))
+	}
+	if c.MaxBatch < 1 {
+		errs = append(errs, fmt.Errorf("max batch %d: want >= 1", c.MaxBatch))
+	}
+	if c.Dim < 0 {
+		errs = append(errs, fmt.Errorf("dim %d: want >= 0 (0: the model's size)", c.Dim))
+	}
+	return errors.Join(errs...)
+}
+
+// EmbedderOptions configure OpenEmbedder.
+type EmbedderOptions struct {
+	// Engine is onnx (default) or reference.
+	Engine EngineKind
+	// RuntimeLib is the ONNX Runtime shared library (onnx engine).
+	RuntimeLib string
+	// Session configures ONNX Runtime (threads, provider).
+	Session SessionConfig
+	// Embed configures the input format and batching.
+	Embed EmbedConfig
+	// Tokenizer is used when the folder has no tokenizer.json.
+	Tokenizer string
+}
+
+// DefaultEmbedderOptions returns the defaults; RuntimeLib must still be set
+// for the onnx engine.
+func DefaultEmbedderOptions() EmbedderOptions {
+	return EmbedderOptions{Engine: EngineONNX, Session: DefaultSessionConfig(), Embed: DefaultEmbedConfig()}
+}
+
+// Validate reports every problem at once.
+func (o EmbedderOptions) Validate() error {
+	errs := []error{o.Session.Validate(), o.Embed.Validate()}
+	switch o.Engine {
+	case EngineONNX:
+		if o.RuntimeLib == "" {
+			errs = append(errs, errors.New("onnx engine needs the ONNX Runtime library path"))
+		}
+	case EngineReference:
+	default:
+		errs = append(errs, fmt.Errorf("engine %q: want onnx or reference", o.Engine))
+	}
+	return errors.Join(errs...)
+}
+
+// EmbedderInfo describes an opened embedding model.
+type EmbedderInfo struct {
+	Dir         string
+	Engine      EngineKind
+	Output      EmbeddingOutput // onnx engine: the output read
+	ModelDim    int             // the model's vector size
+	Dim         int             // the size Embed returns (ModelDim, or the Matryoshka size)
+	QueryPrefix string          // text placed before every query
+	EndTokens   []int           // ids appended to every input
+	Runtime     string          // ONNX Runtime version (onnx engine)
+}
+
+// Errors of Embed and OpenEmbedder.
+var (
+	// ErrEmptyText marks an empty or blank text: it has no meaning to embed.
+	ErrEmptyText = errors.New("empty text")
+	// ErrDimension marks a vector size that does not fit: a model whose
+	// graph, config.json and pooling config disagree, a Matryoshka size
+	// larger than the model's, or an engine returning another size.
+	ErrDimension = errors.New("embedding dimension mismatch")
+	// ErrBadVector marks a model output with NaN, Inf or no direction.
+	ErrBadVector = errors.New("model produced an invalid vector")
+)
+
+// Embedder turns texts into L2-normalised vectors with a Qwen3-Embedding
+// style model. It satisfies retrieval's Embedder interface and is safe for
+// concurrent use.
+type Embedder struct {
+	tok         *tokenizer.Tokenizer
+	engine      EmbedEngine
+	cfg         EmbedConfig
+	queryPrefix string
+	docPrefix   string
+	begin, end  []int // template ids around every input
+	modelDim    int
+	dim         int
+	info        EmbedderInfo
+}
+
+// OpenEmbedder loads an embedding model folder: model.onnx (+ data),
+// tokenizer.json (+ tokenizer_config.json), and when present config.json
+// and the sentence-transformers files (prompts, pooling). Every size the
+// folder states must agree, or it is refused with ErrDimension.
+func OpenEmbedder(dir string, o EmbedderOptions) (*Embedder, error) {
+	return openEmbedderWith(dir, o, nil)
+}
+
+// openEmbedderWith is OpenEmbedder with an already loaded tokenizer (nil:
+// load the folder's). Tests share one Qwen tokenizer this way: loading
+// 11 MB of tokenizer.json dominates opening a tiny model.
+func openEmbedderWith(dir string, o EmbedderOptions, tok *tokenizer.Tokenizer) (*Embedder, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	modelPath := filepath.Join(dir, onnx.ModelFile)
+	if _, err := os.Stat(modelPath); err != nil {
+		return nil, fmt.Errorf("model folder %s: %w", dir, err)
+	}
+	tokPath := filepath.Join(dir, tokenizer.FileName)
+	if _, err := os.Stat(tokPath); err != nil {
+		if o.Tokenizer == "" {
+			return nil, fmt.Errorf("model folder %s has no %s and no tokenizer was given", dir, tokenizer.FileName)
+		}
+		tokPath = o.Tokenizer
+		if st, err := os.Stat(tokPath); err == nil && st.IsDir() {
+			tokPath = filepath.Join(tokPath, tokenizer.FileName)
+		}
+	}
+	var err error
+	if tok == nil {
+		if tok, err = tokenizer.Load(tokPath); err != nil {
+			return nil, err
+		}
+	}
+	st, err := readSTSettings(dir)
+	if err != nil {
+		return nil, err
+	}
+	var cfg *arch.Config
+	if c, err := arch.ReadConfig(filepath.Join(dir, "config.json")); err == nil {
+		cfg = &c
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	e := &Embedder{tok: tok, cfg: o.Embed, docPrefix: st.docPrompt}
+	if e.begin, e.end, err = embedTemplate(tok, tokPath); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.Embed.Instruction != "":
+		e.queryPrefix = QueryPrefix(o.Embed.Instruction)
+	case st.hasQuery:
+		e.queryPrefix = st.queryPrompt
+	default:
+		e.queryPrefix = QueryPrefix(DefaultEmbedInstruction)
+	}
+	if fixed := len(e.begin) + len(e.end); o.Embed.MaxLength <= fixed {
+		return nil, fmt.Errorf("max length %d leaves no room for text after the %d template tokens", o.Embed.MaxLength, fixed)
+	}
+	e.info = EmbedderInfo{Dir: dir, Engine: o.Engine, QueryPrefix: e.queryPrefix, EndTokens: e.end}
+	if e.engine, err = openEmbedEngine(dir, modelPath, tok, o, &e.info); err != nil {
+		return nil, err
+	}
+	if err := e.resolveDim(cfg, st.poolingDim); err != nil {
+		_ = e.engine.Close() // the dimension error is what matters
+		return nil, err
+	}
+	return e, nil
+}
+
+// embedTemplate returns the ids the tokenizer's post-processor puts around
+// an input, or <|endoftext|> after it when the tokenizer declares none
+// (Qwen3-Embedding's own tokenizer.json declares exactly that).
+func embedTemplate(tok *tokenizer.Tokenizer, tokPath string) (begin, end []int, err error) {
+	t, ok, err := readPostProcessor(tokPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		id, found := tok.TokenID(EndOfText)
+		if !found {
+			return nil, nil, fmt.Errorf("tokenizer has no %s token and no post-processor template: not a Qwen tokenizer", EndOfText)
+		}
+		return nil, []int{id}, nil
+	}
+	for _, id := range append(append([]int(nil), t.prefix...), t.suffix...) {
+		if _, ok := tok.Token(id); !ok {
+			return nil, nil, fmt.Errorf("tokenizer template token id %d is outside the vocabulary", id)
+		}
+	}
+	return t.prefix, t.suffix, nil
+}
+
+func openEmbedEngine(dir, modelPath string, tok *tokenizer.Tokenizer, o EmbedderOptions, info *EmbedderInfo) (EmbedEngine, error) {
+	if o.Engine == EngineReference {
+		m, err := onnx.Load(dir)
+		if err != nil {
+			return nil, err
+		}
+		w, err := m.BackboneWeights()
+		if err != nil {
+			return nil, err
+		}
+		return NewReferenceEmbedEngine(w), nil
+	}
+	if err := InitRuntime(o.RuntimeLib); err != nil {
+		return nil, err
+	}
+	// Padding positions are masked out; any valid id will do.
+	pad, _ := tok.TokenID(EndOfText)
+	switch {
+	case tok.Pad().Set:
+		pad = tok.Pad().ID
+	case tok.EOS().Set:
+		pad = tok.EOS().ID
+	}
+	s, err := OpenEmbeddingSession(modelPath, pad, o.Session)
+	if err != nil {
+		return nil, err
+	}
+	info.Output, info.Runtime = s.Output(), RuntimeVersion()
+	return s, nil
+}
+
+// resolveDim settles the model's vector size from the graph, config.json
+// and 1_Pooling/config.json (every one given must agree), probing the
+// engine with one input when none states it, then applies EmbedConfig.Dim.
+func (e *Embedder) resolveDim(cfg *arch.Config, poolingDim int) error {
+	type claim struct {
+		from string
+		dim  int
+	}
+	var claims []claim
+	if d := e.engine.Dim(); d > 0 {
+		claims = append(claims, claim{"the graph", d})
+	}
+	if cfg != nil {
+		claims = append(claims, claim{"config.json hidden_size", cfg.HiddenSize})
+	}
+	if poolingDim > 0 {
+		claims = append(claims, claim{stPoolingFile + " word_embedding_dimension", poolingDim})
+	}
+	if len(claims) == 0 {
+		v, err := e.engine.Pooled(context.Background(), [][]int{e.wrap(e.tok.EncodeIDs("dimension probe"))})
+		if err != nil {
+			return fmt.Errorf("probe the embedding size: %w", err)
+		}
+		claims = append(claims, claim{"a probe run", len(v[0])})
+	}
+	for _, c := range claims[1:] {
+		if c.dim != claims[0].dim {
+			return fmt.Errorf("%w: %s says %d, %s says %d", ErrDimension, claims[0].from, claims[0].dim, c.from, c.dim)
+		}
+	}
+	e.modelDim, e.dim = claims[0].dim, claims[0].dim
+	if e.cfg.Dim > 0 {
+		if e.cfg.Dim > e.modelDim {
+			return fmt.Errorf("%w: requested dim %d is larger than the model's %d", ErrDimension, e.cfg.Dim, e.modelDim)
+		}
+		e.dim = e.cfg.Dim
+	}
+	e.info.ModelDim, e.info.Dim = e.modelDim, e.dim
+	return nil
+}
+
+// NewEmbedder combines a tokenizer and an engine whose vector size is
+// known (tests and callers building engines themselves). Queries get
+// QueryPrefix(cfg.Instruction or the default), documents nothing, and
+// every input ends with <|endoftext|>.
+func NewEmbedder(tok *tokenizer.Tokenizer, engine EmbedEngine, cfg EmbedConfig) (*Embedder, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	id, ok := tok.TokenID(EndOfText)
+	if !ok {
+		return nil, fmt.Errorf("tokenizer has no %s token", EndOfText)
+	}
+	instr := cfg.Instruction
+	if instr == "" {
+		instr = DefaultEmbedInstruction
+	}
+	e := &Embedder{tok: tok, engine: engine, cfg: cfg, queryPrefix: QueryPrefix(instr), end: []int{id}}
+	e.info = EmbedderInfo{QueryPrefix: e.queryPrefix, EndTokens: e.end}
+	if err := e.resolveDim(nil, 0); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// WithConfig returns an embedder sharing e's tokenizer, engine and prompts
+// under other settings (another instruction, length, batching or
+// Matryoshka size); an empty Instruction keeps e's query prefix. Closing
+// either closes the shared engine.
+func (e *Embedder) WithConfig(cfg EmbedConfig) (*Embedder, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if fixed := len(e.begin) + len(e.end); cfg.MaxLength <= fixed {
+		return nil, fmt.Errorf("max length %d leaves no room for text after the %d template tokens", cfg.MaxLength, fixed)
+	}
+	if cfg.Dim > e.modelDim {
+		return nil, fmt.Errorf("%w: requested dim %d is larger than the model's %d", ErrDimension, cfg.Dim, e.modelDim)
+	}
+	c := *e
+	c.cfg = cfg
+	if cfg.Instruction != "" {
+		c.queryPrefix = QueryPrefix(cfg.Instruction)
+	}
+	c.dim = e.modelDim
+	if cfg.Dim > 0 {
+		c.dim = cfg.Dim
+	}
+	c.info.QueryPrefix, c.info.Dim = c.queryPrefix, c.dim
+	return &c, nil
+}
+
+// Dim is the size of the vectors Embed returns.
+func (e *Embedder) Dim() int { return e.dim }
+
+// Info describes the model.
+func (e *Embedder) Info() EmbedderInfo {
+	info := e.info
+	info.EndTokens = slices.Clone(info.EndTokens)
+	return info
+}
+
+// Close closes the engine.
+func (e *Embedder) Close() error { return e.engine.Close() }
+
+// Tokens returns the token ids a text is embedded from and whether it was
+// cut to fit MaxLength: the query prefix (queries) or document prompt,
+// the text, and the template's end tokens.
+func (e *Embedder) Tokens(text string, isQuery bool) ([]int, bool) {
+	prefix := e.docPrefix
+	if isQuery {
+		prefix = e.queryPrefix
+	}
+	body := e.tok.EncodeIDs(prefix + text)
+	room := e.cfg.MaxLength - len(e.begin) - len(e.end)
+	cut := len(body) > room
+	if cut {
+		body = body[:room]
+	}
+	return e.wrap(body), cut
+}
+
+func (e *Embedder) wrap(body []int) []int {
+	ids := make([]int, 0, len(e.begin)+len(body)+len(e.end))
+	return append(append(append(ids, e.begin...), body...), e.end...)
+}
+
+// Embed returns one L2-normalised vector of Dim values per text, in order.
+// Queries (isQuery) get the instruction prefix; documents are embedded as
+// they are. Inputs run in length-sorted batches under the token budget;
+// cancelling ctx stops between batches and terminates a run in progress.
+func (e *Embedder) Embed(ctx context.Context, texts []string, isQuery bool) ([][]float32, error) {
+	seqs := make([][]int, len(texts))
+	lens := make([]int, len(texts))
+	var errs []error
+	for i, t := range texts {
+		if strings.TrimSpace(t) == "" {
+			errs = append(errs, fmt.Errorf("text %d: %w", i, ErrEmptyText))
+			continue
+		}
+		seqs[i], _ = e.Tokens(t, isQuery)
+		lens[i] = len(seqs[i])
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(texts))
+	for _, batch := range planBatches(lens, e.cfg.MaxBatch, e.cfg.BatchTokens, e.engine.SameLengthBatches()) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		in := make([][]int, len(batch))
+		for k, i := range batch {
+			in[k] = seqs[i]
+		}
+		vecs, err := e.engine.Pooled(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		if len(vecs) != len(in) {
+			return nil, fmt.Errorf("engine returned %d vectors for %d sequences", len(vecs), len(in))
+		}
+		for k, i := range batch {
+			if out[i], err = e.finish(vecs[k]); err != nil {
+				return nil, fmt.Errorf("text %d: %w", i, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// finish checks a pooled vector, keeps its first Dim values and
+// normalises it (in float64).
+func (e *Embedder) finish(v []float32) ([]float32, error) {
+	if len(v) != e.modelDim {
+		return nil, fmt.Errorf("%w: engine returned %d values, the model has %d", ErrDimension, len(v), e.modelDim)
+	}
+	v = v[:e.dim]
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	n := math.Sqrt(ss)
+	if n == 0 || math.IsNaN(n) || math.IsInf(n, 0) {
+		return nil, fmt.Errorf("%w: norm %v", ErrBadVector, n)
+	}
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(float64(x) / n)
+	}
+	return out, nil
+}

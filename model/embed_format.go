@@ -1,0 +1,244 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// The Qwen3-Embedding input format, as published with the model: a query
+// is "Instruct: {task}\nQuery:{query}" (no space after "Query:"), a
+// document is its text alone, and the tokenizer appends <|endoftext|> to
+// every input (its tokenizer.json post-processor is a TemplateProcessing
+// "$A <|endoftext|>"; the official code pools the hidden state there).
+const (
+	// DefaultEmbedInstruction is the task of the model card's examples.
+	DefaultEmbedInstruction = "Given a web search query, retrieve relevant passages that answer the query"
+	// EndOfText is the token appended when the tokenizer declares no
+	// template of its own (Qwen tokenizers of reranker releases).
+	EndOfText = "<|endoftext|>"
+)
+
+// QueryPrefix returns the text placed before a query for instruction.
+func QueryPrefix(instruction string) string { return "Instruct: " + instruction + "\nQuery:" }
+
+// Sentence-transformers files of a Qwen3-Embedding folder.
+const (
+	stConfigFile  = "config_sentence_transformers.json"
+	stModulesFile = "modules.json"
+	stPoolingFile = "1_Pooling/config.json"
+)
+
+// tokenTemplate is what a tokenizer's post-processor adds around one
+// input: special-token ids before and after it.
+type tokenTemplate struct {
+	prefix, suffix []int
+}
+
+// parsePostProcessor reads the post_processor of a tokenizer.json. It
+// returns ok=false when there is none or it adds nothing (ByteLevel only
+// fixes offsets). A TemplateProcessing, alone or inside a Sequence, gives
+// the special tokens around the single-input template "[S…] $A [S…]"; the
+// ids come from its special_tokens table.
+func parsePostProcessor(raw json.RawMessage) (tokenTemplate, bool, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return tokenTemplate{}, false, nil
+	}
+	var p struct {
+		Type       string            `json:"type"`
+		Processors []json.RawMessage `json:"processors"`
+		Single     []struct {
+			Sequence     *struct{ ID string } `json:"Sequence"`
+			SpecialToken *struct{ ID string } `json:"SpecialToken"`
+		} `json:"single"`
+		SpecialTokens map[string]struct {
+			IDs []int `json:"ids"`
+		} `json:"special_tokens"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return tokenTemplate{}, false, fmt.Errorf("post_processor: %w", err)
+	}
+	switch p.Type {
+	case "ByteLevel":
+		return tokenTemplate{}, false, nil
+	case "Sequence":
+		var found tokenTemplate
+		n := 0
+		for i, sub := range p.Processors {
+			t, ok, err := parsePostProcessor(sub)
+			if err != nil {
+				return tokenTemplate{}, false, fmt.Errorf("post_processor sequence item %d: %w", i, err)
+			}
+			if ok {
+				found, n = t, n+1
+			}
+		}
+		if n > 1 {
+			return tokenTemplate{}, false, errors.New("post_processor: more than one template in the sequence")
+		}
+		return found, n == 1, nil
+	case "TemplateProcessing":
+	default:
+		return tokenTemplate{}, false, fmt.Errorf("post_processor %q: only TemplateProcessing (or ByteLevel) is supported", p.Type)
+	}
+	var t tokenTemplate
+	seen := 0
+	for i, piece := range p.Single {
+		switch {
+		case piece.Sequence != nil && piece.SpecialToken == nil:
+			if piece.Sequence.ID != "A" {
+				return tokenTemplate{}, false, fmt.Errorf("post_processor single template item %d: sequence %q, want A", i, piece.Sequence.ID)
+			}
+			seen++
+		case piece.SpecialToken != nil && piece.Sequence == nil:
+			st, ok := p.SpecialTokens[piece.SpecialToken.ID]
+			if !ok || len(st.IDs) == 0 {
+				return tokenTemplate{}, false, fmt.Errorf("post_processor: special token %q has no ids in special_tokens", piece.SpecialToken.ID)
+			}
+			for _, id := range st.IDs {
+				if id < 0 {
+					return tokenTemplate{}, false, fmt.Errorf("post_processor: special token %q has id %d", piece.SpecialToken.ID, id)
+				}
+			}
+			if seen == 0 {
+				t.prefix = append(t.prefix, st.IDs...)
+			} else {
+				t.suffix = append(t.suffix, st.IDs...)
+			}
+		default:
+			return tokenTemplate{}, false, fmt.Errorf("post_processor single template item %d: want one Sequence or SpecialToken", i)
+		}
+	}
+	if seen != 1 {
+		return tokenTemplate{}, false, fmt.Errorf("post_processor single template has %d input sequences, want 1", seen)
+	}
+	return t, len(t.prefix)+len(t.suffix) > 0, nil
+}
+
+// readPostProcessor parses the post_processor of the tokenizer.json at path.
+func readPostProcessor(path string) (tokenTemplate, bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return tokenTemplate{}, false, fmt.Errorf("tokenizer template: %w", err)
+	}
+	v, err := topLevelValues(data, "post_processor")
+	if err != nil {
+		return tokenTemplate{}, false, fmt.Errorf("tokenizer template %s: %w", path, err)
+	}
+	t, ok, err := parsePostProcessor(v["post_processor"].raw)
+	if err != nil {
+		return tokenTemplate{}, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, ok, nil
+}
+
+// jsonMember is one member of a JSON object: its raw value and the byte
+// range [start, end) the value occupies in the document.
+type jsonMember struct {
+	raw        json.RawMessage
+	start, end int64
+}
+
+// topLevelValues returns the named members of the JSON object in data,
+// decoding members one at a time and stopping once all are found. A
+// tokenizer.json is ~11 MB, nearly all of it the "model" member, which
+// Hugging Face writes after added_tokens and post_processor: reading them
+// costs microseconds instead of a second parse of the whole file.
+func topLevelValues(data []byte, keys ...string) (map[string]jsonMember, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("want a JSON object: %w", err)
+	} else if tok != json.Delim('{') {
+		return nil, fmt.Errorf("want a JSON object, found %v", tok)
+	}
+	out := map[string]jsonMember{}
+	for dec.More() && len(out) < len(keys) {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("member %q: %w", key, err)
+		}
+		if slices.Contains(keys, key) {
+			end := dec.InputOffset()
+			out[key] = jsonMember{raw: v, start: end - int64(len(v)), end: end}
+		}
+	}
+	return out, nil
+}
+
+// stSettings is what rerankd takes from a folder's sentence-transformers
+// files: the prompts and the pooling, which must be last-token.
+type stSettings struct {
+	queryPrompt, docPrompt string
+	hasQuery, hasDoc       bool
+	poolingDim             int // word_embedding_dimension (0: not given)
+}
+
+// parseSTConfig reads config_sentence_transformers.json: its "query" and
+// "document" prompts are prepended to queries and documents.
+func parseSTConfig(data []byte, s *stSettings) error {
+	var c struct {
+		Prompts map[string]string `json:"prompts"`
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return fmt.Errorf("%s: %w", stConfigFile, err)
+	}
+	s.queryPrompt, s.hasQuery = c.Prompts["query"]
+	s.docPrompt, s.hasDoc = c.Prompts["document"]
+	return nil
+}
+
+// parsePooling reads 1_Pooling/config.json and refuses any pooling other
+// than last-token: a mean- or CLS-pooled model run with last-token pooling
+// would give vectors that look fine and retrieve badly.
+func parsePooling(data []byte, s *stSettings) error {
+	var c map[string]any
+	if err := json.Unmarshal(data, &c); err != nil {
+		return fmt.Errorf("%s: %w", stPoolingFile, err)
+	}
+	var modes []string
+	for k, v := range c {
+		if on, ok := v.(bool); ok && on && strings.HasPrefix(k, "pooling_mode_") {
+			modes = append(modes, strings.TrimPrefix(k, "pooling_mode_"))
+		}
+	}
+	if len(modes) != 1 || modes[0] != "lasttoken" {
+		return fmt.Errorf("%s: pooling modes %v: rerankd runs last-token pooling (Qwen3-Embedding) only", stPoolingFile, modes)
+	}
+	if d, ok := c["word_embedding_dimension"].(float64); ok {
+		if d < 1 || d != float64(int(d)) {
+			return fmt.Errorf("%s: word_embedding_dimension %v", stPoolingFile, d)
+		}
+		s.poolingDim = int(d)
+	}
+	return nil
+}
+
+// readSTSettings reads the optional sentence-transformers files of dir.
+func readSTSettings(dir string) (stSettings, error) {
+	var s stSettings
+	var errs []error
+	for _, f := range []struct {
+		name  string
+		parse func([]byte, *stSettings) error
+	}{{stConfigFile, parseSTConfig}, {stPoolingFile, parsePooling}} {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.name)))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			errs = append(errs, err)
+		default:
+			errs = append(errs, f.parse(data, &s))
+		}
+	}
+	return s, errors.Join(errs...)
+}

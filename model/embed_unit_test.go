@@ -1,0 +1,468 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+func TestPlanBatches(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		lens             []int
+		maxBatch, budget int
+		same             bool
+		want             [][]int
+	}{
+		{"empty", nil, 4, 100, false, nil},
+		{"sorted by length", []int{5, 1, 3}, 4, 100, false, [][]int{{1, 2, 0}}},
+		{"max batch", []int{1, 1, 1, 1, 1}, 2, 100, false, [][]int{{0, 1}, {2, 3}, {4}}},
+		{"token budget counts padding", []int{2, 2, 10, 10}, 8, 20, false, [][]int{{0, 1}, {2, 3}}},
+		{"over-long runs alone", []int{50, 1}, 8, 20, false, [][]int{{1}, {0}}},
+		{"same length", []int{3, 2, 3, 2, 4}, 8, 100, true, [][]int{{1, 3}, {0, 2}, {4}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := planBatches(tc.lens, tc.maxBatch, tc.budget, tc.same)
+			if !slices.EqualFunc(got, tc.want, slices.Equal[[]int]) {
+				t.Errorf("planBatches(%v) = %v, want %v", tc.lens, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPoolLast: the last masked-in position is read for left padding,
+// right padding and no padding alike.
+func TestPoolLast(t *testing.T) {
+	// batch 3, seq 3, dim 2: value = 10*row + position (both components).
+	var data []float32
+	for r := range 3 {
+		for p := range 3 {
+			v := float32(10*r + p)
+			data = append(data, v, -v)
+		}
+	}
+	mask := []int64{
+		1, 1, 0, // right-padded: last real position 1
+		0, 1, 1, // left-padded: position 2
+		1, 1, 1, // full: position 2
+	}
+	got, err := poolLast(data, []int64{3, 3, 2}, mask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]float32{{1, -1}, {12, -12}, {22, -22}}
+	if !slices.EqualFunc(got, want, slices.Equal[[]float32]) {
+		t.Errorf("poolLast = %v, want %v", got, want)
+	}
+	got[0][0] = 99
+	if data[2] == 99 {
+		t.Error("poolLast returned a view of the output, not a copy")
+	}
+	for _, tc := range []struct {
+		name  string
+		data  []float32
+		shape []int64
+		mask  []int64
+		want  string
+	}{
+		{"rank 2", data, []int64{3, 6}, mask, "want [batch, seq, hidden]"},
+		{"short data", data[:4], []int64{3, 3, 2}, mask, "hold 4 values"},
+		{"row without tokens", data, []int64{3, 3, 2}, []int64{1, 0, 0, 0, 0, 0, 1, 1, 1}, "row 1 has no real token"},
+	} {
+		if _, err := poolLast(tc.data, tc.shape, tc.mask); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestDetectEmbeddingOutput(t *testing.T) {
+	var f32, i64 ort.TensorElementDataType = ort.TensorElementDataTypeFloat, ort.TensorElementDataTypeInt64
+	out := func(name string, dt ort.TensorElementDataType, dims ...int64) ort.InputOutputInfo {
+		return ort.InputOutputInfo{Name: name, DataType: dt, Dimensions: dims}
+	}
+	for _, tc := range []struct {
+		name     string
+		outs     []ort.InputOutputInfo
+		wantName string
+		wantKind EmbeddingOutput
+		wantDim  int
+		wantErr  []string
+	}{
+		{"ours", []ort.InputOutputInfo{out("last_hidden_state", f32, -1, -1, 64)}, "last_hidden_state", EmbedOutputHidden, 64, nil},
+		{"optimum with pooled, hidden preferred", []ort.InputOutputInfo{
+			out("sentence_embedding", f32, -1, 1024), out("last_hidden_state", f32, -1, -1, 1024)},
+			"last_hidden_state", EmbedOutputHidden, 1024, nil},
+		{"dynamic hidden", []ort.InputOutputInfo{out("last_hidden_state", f32, -1, -1, -1)}, "last_hidden_state", EmbedOutputHidden, -1, nil},
+		{"pooled only", []ort.InputOutputInfo{out("embeddings", f32, -1, 32)}, "embeddings", EmbedOutputPooled, 32, nil},
+		{"reranker", []ort.InputOutputInfo{out("logits", f32, -1)}, "", 0, 0,
+			[]string{"not an embedding model", "found logits"}},
+		{"hidden of wrong rank", []ort.InputOutputInfo{out("last_hidden_state", f32, -1, 64)}, "", 0, 0,
+			[]string{`output "last_hidden_state"`, "want float32 [batch, seq, hidden]"}},
+		{"pooled of wrong type", []ort.InputOutputInfo{out("sentence_embedding", i64, -1, 64)}, "", 0, 0,
+			[]string{`output "sentence_embedding"`, "want float32 [batch, hidden]", "not an embedding model"}},
+		{"nothing", nil, "", 0, 0, []string{"not an embedding model"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name, kind, dim, err := detectEmbeddingOutput(tc.outs)
+			if (err != nil) != (len(tc.wantErr) > 0) {
+				t.Fatalf("err = %v", err)
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if name != tc.wantName || kind != tc.wantKind || dim != tc.wantDim {
+				t.Errorf("got %q %v %d, want %q %v %d", name, kind, dim, tc.wantName, tc.wantKind, tc.wantDim)
+			}
+		})
+	}
+}
+
+// Real post-processor shapes: Qwen3-Embedding's template, a Sequence
+// wrapping it (Llama 3 style), a plain ByteLevel (Qwen3 base/reranker).
+const (
+	qwenEmbeddingTemplate = `{"type":"TemplateProcessing","single":[{"Sequence":{"id":"A","type_id":0}},` +
+		`{"SpecialToken":{"id":"<|endoftext|>","type_id":0}}],"pair":[],` +
+		`"special_tokens":{"<|endoftext|>":{"id":"<|endoftext|>","ids":[151643],"tokens":["<|endoftext|>"]}}}`
+	bosTemplate = `{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}],` +
+		`"special_tokens":{"<s>":{"id":"<s>","ids":[1],"tokens":["<s>"]}}}`
+)
+
+func TestParsePostProcessor(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		raw          string
+		prefix, suff []int
+		ok           bool
+		err          string
+	}{
+		{"absent", ``, nil, nil, false, ""},
+		{"null", `null`, nil, nil, false, ""},
+		{"byte level", `{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":false,"use_regex":false}`, nil, nil, false, ""},
+		{"qwen3-embedding", qwenEmbeddingTemplate, nil, []int{151643}, true, ""},
+		{"bos", bosTemplate, []int{1}, nil, true, ""},
+		{"sequence", `{"type":"Sequence","processors":[{"type":"ByteLevel"},` + qwenEmbeddingTemplate + `]}`, nil, []int{151643}, true, ""},
+		{"two templates", `{"type":"Sequence","processors":[` + bosTemplate + `,` + qwenEmbeddingTemplate + `]}`, nil, nil, false, "more than one template"},
+		{"bert", `{"type":"BertProcessing","sep":["[SEP]",102],"cls":["[CLS]",101]}`, nil, nil, false, `"BertProcessing"`},
+		{"unknown special", `{"type":"TemplateProcessing","single":[{"Sequence":{"id":"A"}},{"SpecialToken":{"id":"<x>"}}],"special_tokens":{}}`,
+			nil, nil, false, `special token "<x>" has no ids`},
+		{"no sequence", `{"type":"TemplateProcessing","single":[],"special_tokens":{}}`, nil, nil, false, "0 input sequences"},
+		{"sequence B", `{"type":"TemplateProcessing","single":[{"Sequence":{"id":"B"}}]}`, nil, nil, false, `sequence "B"`},
+		{"negative id", `{"type":"TemplateProcessing","single":[{"Sequence":{"id":"A"}},{"SpecialToken":{"id":"x"}}],"special_tokens":{"x":{"ids":[-3]}}}`,
+			nil, nil, false, "id -3"},
+		{"not json", `{"type":`, nil, nil, false, "post_processor"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok, err := parsePostProcessor(json.RawMessage(tc.raw))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || ok != tc.ok || !slices.Equal(got.prefix, tc.prefix) || !slices.Equal(got.suffix, tc.suff) {
+				t.Errorf("got %+v %v %v, want prefix %v suffix %v ok %v", got, ok, err, tc.prefix, tc.suff, tc.ok)
+			}
+		})
+	}
+}
+
+func TestSentenceTransformersConfig(t *testing.T) {
+	var s stSettings
+	prompts := `{"prompts":{"query":"Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:","document":""},` +
+		`"default_prompt_name":null,"similarity_fn_name":"cosine"}`
+	if err := parseSTConfig([]byte(prompts), &s); err != nil {
+		t.Fatal(err)
+	}
+	if !s.hasQuery || s.queryPrompt != QueryPrefix(DefaultEmbedInstruction) || !s.hasDoc || s.docPrompt != "" {
+		t.Errorf("settings %+v", s)
+	}
+	for _, tc := range []struct {
+		name, data, err string
+		dim             int
+	}{
+		{"qwen3-embedding", `{"word_embedding_dimension":1024,"pooling_mode_cls_token":false,"pooling_mode_mean_tokens":false,` +
+			`"pooling_mode_lasttoken":true,"include_prompt":true}`, "", 1024},
+		{"no dimension", `{"pooling_mode_lasttoken":true}`, "", 0},
+		{"mean", `{"word_embedding_dimension":384,"pooling_mode_mean_tokens":true}`, "pooling modes [mean_tokens]", 0},
+		{"two modes", `{"pooling_mode_lasttoken":true,"pooling_mode_cls_token":true}`, "rerankd runs last-token pooling", 0},
+		{"bad dimension", `{"pooling_mode_lasttoken":true,"word_embedding_dimension":2.5}`, "word_embedding_dimension 2.5", 0},
+		{"not json", `[`, "1_Pooling/config.json", 0},
+	} {
+		var s stSettings
+		err := parsePooling([]byte(tc.data), &s)
+		if tc.err == "" && (err != nil || s.poolingDim != tc.dim) {
+			t.Errorf("%s: %v, dim %d", tc.name, err, s.poolingDim)
+		}
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.err)
+		}
+	}
+}
+
+func TestEmbedConfigValidate(t *testing.T) {
+	if err := DefaultEmbedConfig().Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	bad := EmbedConfig{MaxLength: 1, BatchTokens: 0, MaxBatch: 0, Dim: -1}
+	err := bad.Validate()
+	for _, w := range []string{"max length 1", "batch tokens 0", "max batch 0", "dim -1"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("Validate() = %v, want it to mention %q", err, w)
+		}
+	}
+	o := DefaultEmbedderOptions()
+	o.Engine, o.Embed.MaxBatch = "gpu", 0
+	err = o.Validate()
+	for _, w := range []string{`engine "gpu"`, "max batch 0"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("options Validate() = %v, want it to mention %q", err, w)
+		}
+	}
+	if err := DefaultEmbedderOptions().Validate(); err == nil || !strings.Contains(err.Error(), "ONNX Runtime library") {
+		t.Errorf("onnx engine without a library: %v", err)
+	}
+}
+
+func TestParseModelKind(t *testing.T) {
+	for in, want := range map[string]ModelKind{"": KindAuto, "auto": KindAuto, "reranker": KindReranker, "embedding": KindEmbedding} {
+		if got, err := ParseModelKind(in); err != nil || got != want {
+			t.Errorf("ParseModelKind(%q) = %v, %v", in, got, err)
+		}
+	}
+	if _, err := ParseModelKind("encoder"); err == nil {
+		t.Error("ParseModelKind accepted encoder")
+	}
+}
+
+// FuzzParsePostProcessor: any post_processor JSON is parsed or refused,
+// never a panic, and accepted templates hold valid ids.
+func FuzzParsePostProcessor(f *testing.F) {
+	for _, s := range []string{qwenEmbeddingTemplate, bosTemplate, `{"type":"Sequence","processors":[` + bosTemplate + `]}`,
+		`{"type":"ByteLevel"}`, `null`, `{"type":"TemplateProcessing","single":[{"Sequence":{"id":"A"},"SpecialToken":{"id":"x"}}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tmpl, ok, err := parsePostProcessor(data)
+		if err != nil && ok {
+			t.Fatal("ok with an error")
+		}
+		if !ok && (len(tmpl.prefix) > 0 || len(tmpl.suffix) > 0) {
+			t.Fatalf("template %+v without ok", tmpl)
+		}
+		for _, id := range append(tmpl.prefix, tmpl.suffix...) {
+			if id < 0 {
+				t.Fatalf("negative id in %+v", tmpl)
+			}
+		}
+	})
+}
+
+// FuzzSentenceTransformers: the sentence-transformers files are parsed or
+// refused, never a panic; an accepted pooling config is last-token.
+func FuzzSentenceTransformers(f *testing.F) {
+	f.Add([]byte(`{"prompts":{"query":"q: ","document":""}}`))
+	f.Add([]byte(`{"word_embedding_dimension":1024,"pooling_mode_lasttoken":true}`))
+	f.Add([]byte(`{"pooling_mode_mean_tokens":true}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s stSettings
+		_ = parseSTConfig(data, &s) // only must not panic
+		err := parsePooling(data, &s)
+		if err == nil {
+			var c map[string]any
+			if json.Unmarshal(data, &c) != nil || c["pooling_mode_lasttoken"] != true {
+				t.Fatalf("accepted %s", data)
+			}
+		}
+	})
+}
+
+func TestTopLevelValues(t *testing.T) {
+	doc := `{"version": "1.0", "added_tokens": [{"id": 1, "content": "x"}],` + "\n" +
+		`  "post_processor"  :  {"type": "ByteLevel"}, "n": 12, "model": {"post_processor": 5}}`
+	got, err := topLevelValues([]byte(doc), "post_processor", "n", "absent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"post_processor": `{"type": "ByteLevel"}`, "n": `12`} {
+		m, ok := got[key]
+		if !ok || string(m.raw) != want || doc[m.start:m.end] != want {
+			t.Errorf("%s: %+v (span %q), want %s", key, m, doc[m.start:m.end], want)
+		}
+	}
+	if _, ok := got["absent"]; ok {
+		t.Error("found an absent key")
+	}
+	for _, bad := range []string{`[1]`, ``, `{"a": }`, `{"a" 1}`} {
+		if _, err := topLevelValues([]byte(bad), "a"); err == nil {
+			t.Errorf("topLevelValues(%q) accepted", bad)
+		}
+	}
+}
+
+// TestWriteEmbeddingTokenizer: only post_processor changes, byte for byte;
+// a tokenizer that already has a template is copied unchanged.
+func TestWriteEmbeddingTokenizer(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src.json"), filepath.Join(dir, "dst.json")
+	before := `{"version":"1.0","added_tokens":[{"id":151643,"content":"<|endoftext|>","special":true}],` + "\n  "
+	after := `,"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":0}}}`
+	if err := os.WriteFile(src, []byte(before+`"post_processor": {"type":"ByteLevel"}`+after), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeEmbeddingTokenizer(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	if !strings.HasPrefix(s, before+`"post_processor": {`) || !strings.HasSuffix(s, "}"+after) {
+		t.Errorf("surroundings changed:\n%s", s)
+	}
+	v, err := topLevelValues(out, "post_processor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, ok, err := parsePostProcessor(v["post_processor"].raw)
+	if err != nil || !ok || !slices.Equal(tmpl.suffix, []int{151643}) || len(tmpl.prefix) != 0 {
+		t.Errorf("template %+v, %v, %v in %s", tmpl, ok, err, v["post_processor"].raw)
+	}
+	// Again from the result: already a template, copied as is.
+	again := filepath.Join(dir, "again.json")
+	if err := writeEmbeddingTokenizer(dst, again); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(again); string(b) != s {
+		t.Error("a tokenizer with a template was not copied unchanged")
+	}
+	// No <|endoftext|>: not a Qwen tokenizer.
+	if err := os.WriteFile(src, []byte(`{"added_tokens":[],"post_processor":null}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeEmbeddingTokenizer(src, dst); err == nil || !strings.Contains(err.Error(), "<|endoftext|>") {
+		t.Errorf("tokenizer without <|endoftext|>: %v", err)
+	}
+}
+
+// fakeEngine returns preset vectors, to test what the Embedder does with
+// engine output.
+type fakeEngine struct {
+	dim  int
+	out  func(seqs [][]int) [][]float32
+	same bool
+}
+
+func (f *fakeEngine) Pooled(_ context.Context, seqs [][]int) ([][]float32, error) {
+	return f.out(seqs), nil
+}
+func (f *fakeEngine) Dim() int                { return f.dim }
+func (f *fakeEngine) SameLengthBatches() bool { return f.same }
+func (f *fakeEngine) Close() error            { return nil }
+
+func TestEmbedderEngineOutput(t *testing.T) {
+	tok := qwenTokenizer(t)
+	constant := func(v ...float32) func([][]int) [][]float32 {
+		return func(seqs [][]int) [][]float32 {
+			out := make([][]float32, len(seqs))
+			for i := range out {
+				out[i] = slices.Clone(v)
+			}
+			return out
+		}
+	}
+	// Dimension learned from a probe run when the engine cannot tell.
+	e, err := NewEmbedder(tok, &fakeEngine{dim: -1, out: constant(3, 4)}, DefaultEmbedConfig())
+	if err != nil || e.Dim() != 2 {
+		t.Fatalf("NewEmbedder = %v dim, %v", e, err)
+	}
+	v, err := e.Embed(context.Background(), []string{"a", "bb"}, false)
+	if err != nil || len(v) != 2 || v[1][0] != 0.6 || v[1][1] != 0.8 {
+		t.Errorf("Embed = %v, %v", v, err)
+	}
+	nan := float32(math.NaN())
+	for _, tc := range []struct {
+		name string
+		eng  *fakeEngine
+		want error
+		msg  string
+	}{
+		{"wrong size", &fakeEngine{dim: 3, out: constant(1, 2)}, ErrDimension, "engine returned 2 values, the model has 3"},
+		{"nan", &fakeEngine{dim: 2, out: constant(nan, 1)}, ErrBadVector, "norm NaN"},
+		{"zero", &fakeEngine{dim: 2, out: constant(0, 0)}, ErrBadVector, "norm 0"},
+		{"count", &fakeEngine{dim: 2, out: func([][]int) [][]float32 { return nil }}, nil, "engine returned 0 vectors for 2 sequences"},
+	} {
+		e, err := NewEmbedder(tok, tc.eng, DefaultEmbedConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.Embed(context.Background(), []string{"a", "b"}, true)
+		if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v, want %v mentioning %q", tc.name, err, tc.want, tc.msg)
+		}
+	}
+	// A same-length engine gets batches of equal lengths only.
+	var calls [][]int
+	same := &fakeEngine{dim: 1, same: true, out: func(seqs [][]int) [][]float32 {
+		lens := []int{}
+		for _, s := range seqs {
+			lens = append(lens, len(s))
+		}
+		calls = append(calls, lens)
+		return constant(1)(seqs)
+	}}
+	e, err = NewEmbedder(tok, same, DefaultEmbedConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls = nil
+	if _, err := e.Embed(context.Background(), []string{"a", "b", "a b c d e"}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range calls {
+		if slices.Min(c) != slices.Max(c) {
+			t.Errorf("mixed lengths %v in one call", c)
+		}
+	}
+}
+
+func TestEmbedTemplate(t *testing.T) {
+	tok := qwenTokenizer(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name       string
+		pp         string
+		begin, end []int
+		err        string
+	}{
+		{"none: <|endoftext|>", `{"type":"ByteLevel"}`, nil, []int{151643}, ""},
+		{"qwen3-embedding", qwenEmbeddingTemplate, nil, []int{151643}, ""},
+		{"prefix only", strings.ReplaceAll(bosTemplate, "[1]", "[151644]"), []int{151644}, nil, ""},
+		{"outside vocabulary", strings.ReplaceAll(bosTemplate, "[1]", "[999999]"), nil, nil, "id 999999 is outside"},
+	} {
+		p := filepath.Join(dir, tc.name+".json")
+		if err := os.WriteFile(p, []byte(`{"post_processor":`+tc.pp+`}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		begin, end, err := embedTemplate(tok, p)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %v, want %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(begin, tc.begin) || !slices.Equal(end, tc.end) {
+			t.Errorf("%s: %v %v %v, want %v %v", tc.name, begin, end, err, tc.begin, tc.end)
+		}
+	}
+}

@@ -1,0 +1,30 @@
+// Package embed holds the embedders that need no model runtime, and the
+// checks every vector goes through before it reaches the vector index.
+//
+// retrieval declares the Embedder interface it uses:
+//
+//	Embed(ctx context.Context, texts []string, isQuery bool) ([][]float32, error)
+//	Dim() int
+//
+// and rerankd has three implementations of it:
+//
+//   - model.Embedder: a Qwen3-Embedding-style ONNX model run by model/
+//     (the only package allowed cgo). It lives there, not here, so that
+//     this package stays pure Go and importable by anything;
+//   - Supplied: vectors come from the client with each memory and query.
+//     It cannot embed text (Embed returns ErrNoEmbedder) but fixes the
+//     dimension and validates what clients send (Check, Normalize);
+//   - None: no vectors at all; retrieval answers with BM25 only.
+//
+// Why the checks are strict: a vector of the wrong length cannot be
+// compared with the index; NaN or Inf poison every distance computed with
+// them; and a zero vector has no direction, so its cosine with anything is
+// undefined. The first two are client errors (ErrDimension, ErrNonFinite).
+// The third gets its own error, ErrZeroVector, because retrieval treats it
+// differently: such a memory is still stored and lexically searchable, it
+// just stays out of the vector index.
+//
+// Vectors handed to the index are L2-normalised (Normalize), so cosine
+// similarity is a dot product; model.Embedder already returns unit
+// vectors, client vectors are normalised here.
+package embed

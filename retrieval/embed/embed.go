@@ -1,0 +1,128 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Errors. All are returned wrapped with details; test with errors.Is.
+var (
+	// ErrNoEmbedder is returned by Embed of None and Supplied: there is no
+	// model to turn text into vectors.
+	ErrNoEmbedder = errors.New("no embedding model: vectors must be supplied by the client or retrieval is lexical only")
+	// ErrDimension marks a vector whose length is not the expected one.
+	ErrDimension = errors.New("vector dimension mismatch")
+	// ErrNonFinite marks a vector holding NaN or ±Inf.
+	ErrNonFinite = errors.New("vector has a NaN or infinite value")
+	// ErrZeroVector marks a vector of (near) zero norm: it has no
+	// direction. Retrieval keeps such a memory lexically searchable but out
+	// of the vector index, so callers usually test for it separately.
+	ErrZeroVector = errors.New("zero vector has no direction")
+)
+
+// minNorm is the smallest norm treated as a direction. Below it, dividing
+// by the norm amplifies rounding noise into an arbitrary unit vector (the
+// HNSW index uses the same bound).
+const minNorm = 1e-30
+
+// None is the embedder of a deployment without vectors.
+type None struct{}
+
+// Embed always fails with ErrNoEmbedder.
+func (None) Embed(_ context.Context, texts []string, _ bool) ([][]float32, error) {
+	return nil, fmt.Errorf("embed %d texts: %w", len(texts), ErrNoEmbedder)
+}
+
+// Dim is 0: there is no vector space.
+func (None) Dim() int { return 0 }
+
+// Supplied is the embedder of a deployment whose clients send vectors of a
+// fixed dimension. It embeds nothing itself; it validates.
+type Supplied struct {
+	dim int
+}
+
+// NewSupplied returns a Supplied for vectors of dim values.
+func NewSupplied(dim int) (Supplied, error) {
+	if dim < 1 {
+		return Supplied{}, fmt.Errorf("supplied vectors: dimension %d, want >= 1", dim)
+	}
+	return Supplied{dim: dim}, nil
+}
+
+// Dim is the dimension every supplied vector must have.
+func (s Supplied) Dim() int { return s.dim }
+
+// Embed fails with ErrNoEmbedder: text cannot be turned into vectors here.
+func (s Supplied) Embed(_ context.Context, texts []string, _ bool) ([][]float32, error) {
+	return nil, fmt.Errorf("embed %d texts: %w", len(texts), ErrNoEmbedder)
+}
+
+// Check validates one client vector: its length is Dim (ErrDimension,
+// naming both), every value is finite (ErrNonFinite, naming the first
+// bad index) and its norm is not zero (ErrZeroVector).
+func (s Supplied) Check(v []float32) error {
+	if len(v) != s.dim {
+		return fmt.Errorf("%w: expected %d values, got %d", ErrDimension, s.dim, len(v))
+	}
+	_, err := norm(v)
+	return err
+}
+
+// CheckAll validates vectors (nil entries, meaning "none supplied", are
+// skipped) and reports every bad one at once, each prefixed with its index.
+func (s Supplied) CheckAll(vs [][]float32) error {
+	var errs []error
+	for i, v := range vs {
+		if v == nil {
+			continue
+		}
+		if err := s.Check(v); err != nil {
+			errs = append(errs, fmt.Errorf("vector %d: %w", i, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Normalize checks v as Check does and returns a unit-length copy.
+func (s Supplied) Normalize(v []float32) ([]float32, error) {
+	if err := s.Check(v); err != nil {
+		return nil, err
+	}
+	return Normalize(v)
+}
+
+// Normalize returns v scaled to unit L2 norm, as a new slice (summed in
+// float64). A vector with NaN/Inf (ErrNonFinite) or of zero norm
+// (ErrZeroVector) cannot be normalised.
+func Normalize(v []float32) ([]float32, error) {
+	n, err := norm(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(float64(x) / n)
+	}
+	return out, nil
+}
+
+// norm returns the L2 norm of v, or why v has no usable direction.
+func norm(v []float32) (float64, error) {
+	var ss float64
+	for i, x := range v {
+		f := float64(x)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("%w: value %d is %v", ErrNonFinite, i, x)
+		}
+		ss += f * f
+	}
+	// Squares of finite float32 values cannot overflow a float64 sum.
+	n := math.Sqrt(ss)
+	if !(n > minNorm) {
+		return 0, fmt.Errorf("%w (norm %g)", ErrZeroVector, n)
+	}
+	return n, nil
+}
