@@ -68,7 +68,8 @@ func (k *keyring) middleware(c *fiber.Ctx) error {
 func allow(c *fiber.Ctx, ns string) error {
 	sc, _ := c.Locals(scopeKey).(scope)
 	// An invalid name is no namespace at all: let validation answer 422.
-	if sc.allows(ns) || memory.ValidateNamespace(ns) != nil {
+	valid := memory.ValidateNamespace(ns) == nil
+	if !valid || sc.allows(ns) {
 		return nil
 	}
 	// 403, not 404: the key is valid, and saying "forbidden" for every

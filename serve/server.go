@@ -59,8 +59,11 @@ func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*S
 		WriteTimeout:          cfg.RequestTimeout + 10*time.Second,
 		IdleTimeout:           2 * time.Minute,
 		DisableStartupMessage: true,
-		ErrorHandler:          s.errorHandler,
-		AppName:               "rerankd",
+		// A body is JSON or a 415; never parse it as a multipart form first
+		// (a malformed one would be a plain 400 before our handlers run).
+		DisablePreParseMultipartForm: true,
+		ErrorHandler:                 s.errorHandler,
+		AppName:                      "rerankd",
 	})
 	s.app.Use(s.observe)
 	s.app.Get("/health", s.handleHealth)
@@ -124,9 +127,15 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	case errors.As(err, &fe):
 		k := map[int]Kind{fiber.StatusRequestEntityTooLarge: KindTooLarge, fiber.StatusNotFound: KindNotFound,
 			fiber.StatusMethodNotAllowed: KindNotFound, fiber.StatusBadRequest: KindInvalid,
-			fiber.StatusRequestHeaderFieldsTooLarge: KindTooLarge}[fe.Code]
+			fiber.StatusRequestHeaderFieldsTooLarge: KindTooLarge, fiber.StatusRequestTimeout: KindTimeout}[fe.Code]
 		if k == "" {
 			k = KindInvalid
+		}
+		if fe.Code == fiber.StatusRequestEntityTooLarge || fe.Code == fiber.StatusRequestHeaderFieldsTooLarge {
+			// fasthttp stops reading and closes the connection: drain
+			// what the client still sends, or the close resets the
+			// connection and the client never sees this answer.
+			lingerOnClose(c.Context().Conn())
 		}
 		return c.Status(fe.Code).JSON(api.Error{Error: fe.Message, ErrorType: string(k)})
 	default:
@@ -144,7 +153,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 // Serve answers requests on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
 	s.ready.Store(true)
-	return s.app.Listener(ln)
+	return s.app.Listener(lingerListener{ln})
 }
 
 // Shutdown stops accepting connections, lets in-flight requests finish

@@ -1,0 +1,365 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/retrieval/store"
+)
+
+// cliCase is one bad invocation and the documented answer (docs/bad-input.md):
+// exit status, and what stderr must say.
+type cliCase struct {
+	name  string
+	args  []string
+	stdin string
+	code  int      // 1: failure, 2: usage; 0: documented as accepted
+	want  []string // substrings of stderr
+	// out is a substring stdout must hold (accepted cases), or "" for an
+	// empty stdout on failure.
+	out string
+}
+
+// runGuarded runs the CLI in-process and turns a panic or a hang into a test
+// failure naming the case.
+func runGuarded(t *testing.T, stdin string, args []string) (code int, stdout, stderr string) {
+	t.Helper()
+	type result struct {
+		code     int
+		out, err string
+		panicked any
+		stack    []byte
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{panicked: p, stack: debug.Stack(), err: errb.String()}
+			}
+		}()
+		c := run(args, strings.NewReader(stdin), &out, &errb)
+		done <- result{code: c, out: out.String(), err: errb.String()}
+	}()
+	select {
+	case r := <-done:
+		if r.panicked != nil {
+			t.Fatalf("panic: %v\n%s", r.panicked, r.stack)
+		}
+		return r.code, r.out, r.err
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%q still running after 60 s", args)
+		return 0, "", ""
+	}
+}
+
+// miniTokenizer writes a small tokenizer.json with the Qwen3 pipeline, the
+// 256 byte-level tokens, "yes"/"no" and the added tokens: it loads in
+// milliseconds, so cases that need a valid tokenizer stay fast.
+func miniTokenizer(t *testing.T, tokDir string) string {
+	t.Helper()
+	src := filepath.Join(tokDir, "tokenizer.json")
+	testenv.Require(t, src)
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	m := f["model"].(map[string]any)
+	vocab := map[string]any{}
+	for k, v := range m["vocab"].(map[string]any) {
+		if v.(float64) < 256 {
+			vocab[k] = v
+		}
+	}
+	vocab["yes"], vocab["no"] = 256, 257
+	m["vocab"], m["merges"] = vocab, []any{}
+	for i, a := range f["added_tokens"].([]any) {
+		a.(map[string]any)["id"] = 258 + i
+	}
+	out, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "mini", "tokenizer.json")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// hostileFiles writes the bad files the cases point at.
+type hostileFiles struct {
+	dir, garbage, empty, zeros, badUTF8, deepJSON, truncJSON, loop, notDir string
+	model                                                                  map[string]string // garbage model folders
+}
+
+func writeHostile(t *testing.T, tok string) hostileFiles {
+	t.Helper()
+	d := t.TempDir()
+	rng := rand.New(rand.NewPCG(8, 1))
+	garbage := make([]byte, 4096)
+	for i := range garbage {
+		garbage[i] = byte(rng.UintN(256))
+	}
+	w := func(name string, b []byte) string {
+		p := filepath.Join(d, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	h := hostileFiles{dir: filepath.Join(d, "adir"), garbage: w("garbage.bin", garbage), empty: w("empty", nil),
+		zeros: w("zeros", make([]byte, 1<<16)), badUTF8: w("bad.txt", []byte("caf\xe9 \xff\xfe\x00 x\n")),
+		deepJSON: w("deep.json", []byte(strings.Repeat("[", 100_000))), truncJSON: w("trunc.json", []byte(`{"a": [1, 2`)),
+		loop: filepath.Join(d, "loop"), notDir: filepath.Join(d, "garbage.bin", "sub", "file")}
+	if err := os.Mkdir(h.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(h.loop, h.loop); err != nil {
+		t.Fatal(err)
+	}
+	tokData, err := os.ReadFile(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Model folders: every file the loaders read, broken one way at a time.
+	h.model = map[string]string{}
+	for name, files := range map[string]map[string][]byte{
+		"garbage onnx":        {"model.onnx": garbage, "tokenizer.json": tokData},
+		"empty onnx":          {"model.onnx": nil, "tokenizer.json": tokData},
+		"zeros onnx":          {"model.onnx": make([]byte, 1<<16), "tokenizer.json": tokData},
+		"protobuf huge field": {"model.onnx": []byte{0x3a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x01}, "tokenizer.json": tokData},
+		"garbage tokenizer":   {"model.onnx": garbage, "tokenizer.json": garbage},
+		"deep tokenizer":      {"model.onnx": garbage, "tokenizer.json": []byte(strings.Repeat("[", 100_000))},
+		"garbage config":      {"model.onnx": garbage, "tokenizer.json": tokData, "config.json": garbage},
+		"config wrong types":  {"model.onnx": garbage, "tokenizer.json": tokData, "config.json": []byte(`{"hidden_size":"big","num_hidden_layers":-1e400}`)},
+		"onnx is a directory": {"model.onnx/x": nil, "tokenizer.json": tokData},
+	} {
+		dir := filepath.Join(d, "models", strings.ReplaceAll(name, " ", "_"))
+		for f, b := range files {
+			w(filepath.Join("models", filepath.Base(dir), f), b)
+		}
+		h.model[name] = dir
+	}
+	return h
+}
+
+// notFoundHub answers 404 to everything, so a repo id never reaches the network.
+func notFoundHub(t *testing.T) string {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, `{"error":"Repository not found"}`, http.StatusNotFound)
+	}))
+	t.Cleanup(s.Close)
+	return s.URL
+}
+
+func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
+	tok := miniTokenizer(t, tokDir)
+	h := writeHostile(t, tok)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = busy.Close() })
+	tmp := t.TempDir()
+	bad := "\xff\xfe\x00bad"
+	locked := filepath.Join(tmp, "locked.db")
+	st, err := store.Open(locked, store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	// serve never gets past its flags and files here: each case must fail
+	// before it listens (or fail to listen).
+	srv := func(args ...string) []string {
+		return append([]string{"serve", "--addr", "127.0.0.1:0", "--store", "none"}, args...)
+	}
+	cases := []cliCase{
+		{name: "no command", args: nil, code: 2, want: []string{"usage: rerankd"}},
+		{name: "unknown command", args: []string{"frobnicate"}, code: 2, want: []string{`unknown command "frobnicate"`}},
+		{name: "invalid UTF-8 command", args: []string{bad}, code: 2, want: []string{`unknown command "\xff\xfe\x00bad"`}},
+		{name: "flag as command", args: []string{"--model", "x"}, code: 2, want: []string{"unknown command"}},
+		{name: "empty command", args: []string{""}, code: 2, want: []string{`unknown command ""`}},
+
+		{name: "serve: unknown flag", args: srv("--nope"), code: 2, want: []string{"flag provided but not defined: -nope"}},
+		{name: "serve: invalid UTF-8 flag name", args: srv("--" + bad), code: 2, want: []string{"flag provided but not defined"}},
+		{name: "serve: int flag not a number", args: srv("--max-documents", "lots"), code: 2, want: []string{"-max-documents"}},
+		{name: "serve: int flag 2^63", args: srv("--max-body-bytes", "9223372036854775808"), code: 2, want: []string{"value out of range"}},
+		{name: "serve: int flag 1e400", args: srv("--max-body-bytes", "1e400"), code: 2, want: []string{"-max-body-bytes"}},
+		{name: "serve: negative limits", args: srv("--max-documents", "-1", "--max-body-bytes", "-5", "--max-tokens-per-doc", "0"), code: 2,
+			want: []string{"max documents", "max body bytes", "max tokens per document"}},
+		{name: "serve: duration garbage", args: srv("--request-timeout", "soon"), code: 2, want: []string{"-request-timeout"}},
+		{name: "serve: negative duration", args: srv("--request-timeout", "-1s"), code: 2, want: []string{"request timeout"}},
+		{name: "serve: log level invalid UTF-8", args: srv("--log-level", bad), code: 2, want: []string{"--log-level"}},
+		{name: "serve: address in use", args: []string{"serve", "--store", "none", "--addr", busy.Addr().String()}, code: 1, want: []string{"listen", "address already in use"}},
+		{name: "serve: address garbage", args: []string{"serve", "--store", "none", "--addr", "not an address"}, code: 1, want: []string{"listen not an address"}},
+		{name: "serve: positional argument", args: srv("extra"), code: 2, want: []string{`unexpected argument "extra"`}},
+		{name: "serve: store is a directory", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", h.dir}, code: 1, want: []string{"memory store", "is a directory"}},
+		{name: "serve: store is garbage", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", h.garbage}, code: 1, want: []string{"memory store", "damaged"}},
+		{name: "serve: store is all zeros", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", h.zeros}, code: 1, want: []string{"memory store", "damaged"}},
+		{name: "serve: store locked", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", locked}, code: 1, want: []string{"memory store", "locked by another process"}},
+		{name: "serve: store under a file", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", h.notDir}, code: 1, want: []string{"memory store", "not a directory"}},
+		{name: "serve: store symlink loop", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", h.loop}, code: 1, want: []string{"memory store"}},
+		{name: "serve: negative vector dim", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", filepath.Join(tmp, "s.db"), "--vector-dim", "-1"}, code: 2, want: []string{"--vector-dim"}},
+		{name: "serve: key scopes missing", args: srv("--key-scopes", filepath.Join(tmp, "nope.json")), code: 2, want: []string{"--key-scopes", "no such file"}},
+		{name: "serve: key scopes directory", args: srv("--key-scopes", h.dir), code: 2, want: []string{"--key-scopes"}},
+		{name: "serve: key scopes garbage", args: srv("--key-scopes", h.garbage), code: 2, want: []string{"--key-scopes"}},
+		{name: "serve: key scopes deep JSON", args: srv("--key-scopes", h.deepJSON), code: 2, want: []string{"--key-scopes"}},
+		{name: "serve: key scopes truncated JSON", args: srv("--key-scopes", h.truncJSON), code: 2, want: []string{"--key-scopes"}},
+		{name: "serve: key scopes path invalid UTF-8", args: srv("--key-scopes", filepath.Join(tmp, bad)), code: 2, want: []string{"--key-scopes"}},
+		{name: "serve: key scope namespace traversal", args: srv("--key-scopes", writeFile(t, tmp, "scopes.json", `{"long-enough-key":["../other"]}`)), code: 2, want: []string{"../other"}},
+		{name: "serve: model path traversal to a folder", args: srv("--model", "../../../../../../../../etc"), code: 1, want: []string{"model.onnx"}},
+		{name: "serve: model neither folder nor repo", args: srv("--model", "a/../../b"), code: 2, want: []string{"neither a folder nor a repo id"}},
+		{name: "serve: model invalid UTF-8", args: srv("--model", bad), code: 2, want: []string{"neither a folder nor a repo id"}},
+		{name: "serve: model is a file", args: srv("--model", h.garbage), code: 2, want: []string{"neither a folder nor a repo id"}},
+		{name: "serve: model repo not on the hub", args: srv("--model", "nobody/nothing"), code: 1, want: []string{"nobody/nothing"}},
+		{name: "serve: ORT library missing", args: srv("--model", h.model["garbage onnx"], "--ort-lib", filepath.Join(tmp, "libnone.so")), code: 1, want: []string{"libnone.so"}},
+		{name: "serve: ORT library is garbage", args: srv("--model", h.model["garbage onnx"], "--ort-lib", h.garbage), code: 1, want: []string{"garbage.bin"}},
+		{name: "serve: provider unknown", args: srv("--model", h.model["garbage onnx"], "--provider", "abacus"), code: 2, want: []string{"provider"}},
+
+		{name: "tokenize: tokenizer missing", args: []string{"tokenize", "--tokenizer", filepath.Join(tmp, "none.json")}, code: 1, want: []string{"no such file"}},
+		{name: "tokenize: tokenizer directory without file", args: []string{"tokenize", "--tokenizer", h.dir}, code: 1, want: []string{"tokenizer.json"}},
+		{name: "tokenize: tokenizer garbage", args: []string{"tokenize", "--tokenizer", h.garbage}, code: 1, want: []string{"parse tokenizer.json"}},
+		{name: "tokenize: tokenizer empty", args: []string{"tokenize", "--tokenizer", h.empty}, code: 1, want: []string{"parse tokenizer.json"}},
+		{name: "tokenize: tokenizer deep JSON", args: []string{"tokenize", "--tokenizer", h.deepJSON}, code: 1, want: []string{"parse tokenizer.json"}},
+		{name: "tokenize: tokenizer symlink loop", args: []string{"tokenize", "--tokenizer", h.loop}, code: 1, want: []string{"too many levels of symbolic links"}},
+		{name: "tokenize: tokenizer path invalid UTF-8 and NUL", args: []string{"tokenize", "--tokenizer", filepath.Join(tmp, bad)}, code: 1, want: []string{"invalid argument"}},
+		{name: "tokenize: tokenizer path invalid UTF-8", args: []string{"tokenize", "--tokenizer", filepath.Join(tmp, "\xff\xfe")}, code: 1, want: []string{"no such file"}},
+		{name: "tokenize: stdin binary garbage", args: []string{"tokenize", "--tokenizer", tok}, stdin: "\x00\x01\x02\xff\n", code: 1, want: []string{"line 1: want a JSON object"}},
+		{name: "tokenize: stdin raw NUL in string", args: []string{"tokenize", "--tokenizer", tok}, stdin: "{\"text\":\"a\x00b\"}\n", code: 1, want: []string{"line 1"}},
+		{name: "tokenize: stdin deep nesting", args: []string{"tokenize", "--tokenizer", tok}, stdin: strings.Repeat("[", 100_000) + "\n", code: 1, want: []string{"line 1", "exceeded max depth"}},
+		{name: "tokenize: stdin text 1e400", args: []string{"tokenize", "--tokenizer", tok}, stdin: `{"text":1e400}`, code: 1, want: []string{"line 1"}},
+		{name: "tokenize: stdin second line truncated", args: []string{"tokenize", "--tokenizer", tok}, stdin: "{\"text\":\"ok\"}\n{\"text\":\"tru", code: 1, want: []string{"line 2"}, out: `{"ids":[`},
+		{name: "tokenize: invalid UTF-8 text (U+FFFD)", args: []string{"tokenize", "--tokenizer", tok}, stdin: "{\"text\":\"a\xffb\"}\n", code: 0, out: `{"ids":[64,`},
+		{name: "tokenize: escaped NUL text (accepted)", args: []string{"tokenize", "--tokenizer", tok}, stdin: `{"text":"a\u0000b"}`, code: 0, out: `{"ids":[64,`},
+		{name: "tokenize: duplicate key (last wins)", args: []string{"tokenize", "--tokenizer", tok}, stdin: `{"text":5,"text":"a"}`, code: 1, want: []string{"line 1"}},
+
+		{name: "score: no flags", args: []string{"score"}, code: 2, want: []string{"--model", "--query"}},
+		{name: "score: model missing", args: []string{"score", "--model", filepath.Join(tmp, "nomodel"), "--query", "q", "--doc", "d"}, code: 1, want: []string{"nomodel"}},
+		{name: "score: model is a file", args: []string{"score", "--model", h.garbage, "--query", "q", "--doc", "d"}, code: 1, want: []string{"model.onnx"}},
+		{name: "score: model path traversal", args: []string{"score", "--model", "../../../../../../../../etc", "--query", "q", "--doc", "d"}, code: 1, want: []string{"model.onnx"}},
+		{name: "score: max length negative", args: []string{"score", "--model", h.dir, "--query", "q", "--max-length", "-1"}, code: 2, want: []string{"max length"}},
+		{name: "score: threads 2^63", args: []string{"score", "--model", h.dir, "--query", "q", "--threads", "9223372036854775808"}, code: 2, want: []string{"-threads"}},
+		{name: "score: invalid UTF-8 query, no model", args: []string{"score", "--model", filepath.Join(tmp, bad), "--query", bad, "--doc", bad}, code: 1, want: []string{"model folder"}},
+		{name: "score: ORT library missing", args: []string{"score", "--model", h.model["garbage onnx"], "--query", "q", "--doc", "d", "--ort-lib", filepath.Join(tmp, "nolib.so")}, code: 1, want: []string{"nolib.so"}},
+		{name: "score: ORT library is a directory", args: []string{"score", "--model", h.model["garbage onnx"], "--query", "q", "--doc", "d", "--ort-lib", h.dir}, code: 1, want: []string{"adir"}},
+		{name: "score: tokenizer missing and none in folder", args: []string{"score", "--model", h.model["onnx is a directory"], "--query", "q", "--doc", "d", "--tokenizer", filepath.Join(tmp, "none")}, code: 1, want: []string{""}},
+
+		{name: "testmodel: no --out", args: []string{"testmodel"}, code: 2, want: []string{"--out"}},
+		{name: "testmodel: seed negative", args: []string{"testmodel", "--out", filepath.Join(tmp, "m"), "--seed", "-1"}, code: 2, want: []string{"-seed"}},
+		{name: "testmodel: seed 2^64", args: []string{"testmodel", "--out", filepath.Join(tmp, "m"), "--seed", "18446744073709551616"}, code: 2, want: []string{"value out of range"}},
+		{name: "testmodel: size invalid UTF-8", args: []string{"testmodel", "--out", filepath.Join(tmp, "m"), "--size", bad}, code: 2, want: []string{"--size"}},
+		{name: "testmodel: tokenizer missing", args: []string{"testmodel", "--out", filepath.Join(tmp, "m2"), "--tokenizer", filepath.Join(tmp, "none")}, code: 1, want: []string{"none"}},
+		{name: "testmodel: tokenizer garbage", args: []string{"testmodel", "--out", filepath.Join(tmp, "m3"), "--tokenizer", h.garbage}, code: 1, want: []string{"garbage.bin"}},
+		{name: "testmodel: out under a file", args: []string{"testmodel", "--out", h.notDir, "--tokenizer", tok}, code: 1, want: []string{"not a directory"}},
+
+		{name: "convert: no flags", args: []string{"convert"}, code: 2, want: []string{"--from and --out"}},
+		{name: "convert: from a file", args: []string{"convert", "--from", h.garbage, "--out", filepath.Join(tmp, "c")}, code: 2, want: []string{"neither a folder nor a repo id"}},
+		{name: "convert: from traversal", args: []string{"convert", "--from", "../../x/../..", "--out", filepath.Join(tmp, "c")}, code: 2, want: []string{"neither a folder nor a repo id"}},
+		{name: "convert: from traversal to a folder", args: []string{"convert", "--from", "../../../../../../../../etc", "--out", filepath.Join(tmp, "c")}, code: 1, want: []string{"config.json"}},
+		{name: "convert: from invalid UTF-8", args: []string{"convert", "--from", bad, "--out", filepath.Join(tmp, "c")}, code: 2, want: []string{"neither a folder nor a repo id"}},
+		{name: "convert: from an empty folder", args: []string{"convert", "--from", h.dir, "--out", filepath.Join(tmp, "c")}, code: 1, want: []string{"adir"}},
+		{name: "convert: from garbage checkpoint", args: []string{"convert", "--from", h.model["garbage config"], "--out", filepath.Join(tmp, "c")}, code: 1, want: []string{"config.json"}},
+		{name: "convert: from repo not on the hub", args: []string{"convert", "--from", "nobody/nothing", "--out", filepath.Join(tmp, "c")}, code: 1, want: []string{"nobody/nothing"}},
+		{name: "convert: revision traversal", args: []string{"convert", "--from", "nobody/nothing", "--revision", "../../etc", "--out", filepath.Join(tmp, "c")}, code: 1, want: []string{""}},
+
+		{name: "loadtest: concurrency garbage", args: []string{"loadtest", "--concurrency", "1,x"}, code: 2, want: []string{"--concurrency"}},
+		{name: "loadtest: concurrency zero", args: []string{"loadtest", "--concurrency", "0"}, code: 2, want: []string{"--concurrency"}},
+		{name: "loadtest: concurrency 2^63", args: []string{"loadtest", "--concurrency", "9223372036854775808"}, code: 2, want: []string{"--concurrency"}},
+		{name: "loadtest: candidates negative", args: []string{"loadtest", "--candidates", "-3"}, code: 2, want: []string{"--candidates"}},
+		{name: "loadtest: model missing", args: []string{"loadtest", "--model", filepath.Join(tmp, "nomodel")}, code: 1, want: []string{"nomodel"}},
+		{name: "loadtest: model garbage", args: []string{"loadtest", "--model", h.model["garbage tokenizer"]}, code: 1, want: []string{"tokenizer"}},
+
+		{name: "bench: no model", args: []string{"bench"}, code: 2, want: []string{"--model required"}},
+		{name: "bench: requests zero", args: []string{"bench", "--model", h.dir, "--requests", "0"}, code: 2, want: []string{"--requests"}},
+		{name: "bench: model missing", args: []string{"bench", "--model", filepath.Join(tmp, "nomodel")}, code: 1, want: []string{"nomodel"}},
+		{name: "bench: model directory without files", args: []string{"bench", "--model", h.dir}, code: 1, want: []string{"model.onnx"}},
+
+		{name: "version: extra argument (ignored)", args: []string{"version", bad}, code: 0, out: "rerankd "},
+		{name: "help: unknown topic", args: []string{"help", "zz"}, code: 0},
+	}
+	// Every broken model folder, through score with both engines.
+	for name, dir := range h.model {
+		for _, engine := range []string{"onnx", "reference"} {
+			cases = append(cases, cliCase{name: "score: " + name + " (" + engine + ")",
+				args: []string{"score", "--model", dir, "--query", "q", "--doc", "d", "--engine", engine, "--tokenizer", tok}, code: 1})
+		}
+	}
+	return cases
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestBadInputCLI runs every catalogue entry in-process: each fails with
+// the documented exit status and a clear message on stderr, and none
+// panics or hangs.
+func TestBadInputCLI(t *testing.T) {
+	ortLib, tokDir := testenv.ORTLib(), testenv.TokenizerDir()
+	t.Setenv("RERANKD_DATA", t.TempDir()) // never the real memory store
+	t.Setenv("HF_ENDPOINT", notFoundHub(t))
+	t.Setenv("HF_TOKEN", "")
+	t.Setenv("HUGGING_FACE_HUB_TOKEN", "")
+	t.Setenv("RERANKD_CACHE", t.TempDir()) // hub downloads and converted models
+	t.Setenv("ORT_LIB", ortLib)
+	cases := rerankdCatalogue(t, tokDir)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runGuarded(t, c.stdin, c.args)
+			if code != c.code {
+				t.Errorf("exit %d, want %d; stderr %q", code, c.code, errs)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr %q lacks %q", errs, w)
+				}
+			}
+			switch {
+			case c.code != 0 && strings.TrimSpace(errs) == "":
+				t.Error("failed without a message on stderr")
+			case c.code != 0 && c.out == "" && out != "":
+				t.Errorf("stdout %q on failure", out)
+			case !strings.Contains(out, c.out):
+				t.Errorf("stdout %q lacks %q", out, c.out)
+			}
+			if c.code != 0 && len(c.args) > 0 && c.args[0] != "help" && !strings.Contains(errs, "rerankd") {
+				t.Errorf("stderr %q does not say which program failed", errs)
+			}
+			if strings.Contains(errs, "another rerankd may hold it") {
+				t.Errorf("stderr blames a lock that is not there: %q", errs)
+			}
+			if strings.Contains(errs, "goroutine ") || strings.Contains(errs, "panic") {
+				t.Errorf("stderr looks like a crash: %q", errs)
+			}
+		})
+	}
+	t.Logf("%d CLI catalogue entries", len(cases))
+}
