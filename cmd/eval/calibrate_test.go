@@ -56,7 +56,7 @@ func TestCalibrateLocomoFixtures(t *testing.T) {
 			if c.Method != calibrate.Method(method) || c.Input != calibrate.InputProbability || c.Source.Groups != 2 || len(res.Folds) != 2 {
 				t.Fatalf("method %s input %s groups %d folds %d", c.Method, c.Input, c.Source.Groups, len(res.Folds))
 			}
-			if c.Source.Pairs != 31 || c.Source.Unit != "turn" || c.Source.Depth != 100 || c.HeldOut == nil || c.InSample == nil {
+			if c.Source.Pairs != 20 || c.Source.Unit != "turn" || c.Source.Depth != 100 || c.HeldOut == nil || c.InSample == nil {
 				t.Fatalf("source %+v held-out %v", c.Source, c.HeldOut)
 			}
 			if (res.Uncalibrated != nil) != (method != "identity") {

@@ -14,6 +14,7 @@ import (
 	"github.com/rerankd/rerankd/benchmarks/locomo"
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/lexical"
+	"github.com/rerankd/rerankd/retrieval/bm25"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/schollz/progressbar/v3"
 )
@@ -87,12 +88,12 @@ func runLocomo(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	cfg := lexical.DefaultConfig()
-	cfg.K1, cfg.B = *k1, *b
-	scorer, err := lexical.New(cfg)
-	if err != nil {
+	lcfg := lexical.DefaultConfig()
+	lcfg.K1, lcfg.B = *k1, *b
+	if err := lcfg.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
+	po.bm25 = bm25.Config{K1: *k1, B: *b}
 	ds, err := locomo.Load(*data)
 	if err != nil {
 		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
@@ -102,9 +103,10 @@ func runLocomo(args []string, stdout, stderr io.Writer) int {
 	qrels := metrics.Qrels(ds.Qrels(unit))
 	var run metrics.Run
 	var category map[string]locomo.Category
-	if spec.plain() {
-		run, category = bm25Run(ds, unit, scorer, *depth, qrels, stderr)
-	} else {
+	// Every pipeline, plain bm25 included, runs through the retrieval
+	// engine the server uses (TestEngineBM25MatchesDirect shows it ranks
+	// as the direct per-conversation BM25 of bm25Run does).
+	{
 		m, err := openModels(spec, po)
 		if err != nil {
 			fmt.Fprintf(stderr, "eval locomo: %v\n", err)
@@ -159,7 +161,8 @@ func runLocomo(args []string, stdout, stderr io.Writer) int {
 }
 
 // bm25Run ranks each conversation's memories for each of its judged
-// questions. LoCoMo retrieval is per conversation: a question never sees
+// questions with per-request BM25 (calibration's pair source; the locomo
+// pipelines run through retrieval.Engine, which ranks the same). LoCoMo retrieval is per conversation: a question never sees
 // another conversation's memories.
 func bm25Run(ds *locomo.Dataset, unit locomo.Unit, s *lexical.Scorer, depth int, qrels metrics.Qrels, stderr io.Writer) (metrics.Run, map[string]locomo.Category) {
 	run := metrics.Run{}
@@ -178,10 +181,14 @@ func bm25Run(ds *locomo.Dataset, unit locomo.Unit, s *lexical.Scorer, depth int,
 				continue
 			}
 			category[q.ID] = q.Category
+			// Only memories sharing a term with the question are retrieved,
+			// as with the engine's inverted index.
 			res := s.Score(q.Text, texts)
-			ranked := make([]metrics.Ranked, len(res))
+			ranked := make([]metrics.Ranked, 0, len(res))
 			for j, r := range res {
-				ranked[j] = metrics.Ranked{DocID: mems[j].DocID, Score: r.Raw}
+				if r.Raw > 0 {
+					ranked = append(ranked, metrics.Ranked{DocID: mems[j].DocID, Score: r.Raw})
+				}
 			}
 			if sorted, err := metrics.Rank(q.ID, ranked); err == nil && len(sorted) > depth {
 				ranked = sorted[:depth]

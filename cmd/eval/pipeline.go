@@ -15,6 +15,7 @@ import (
 	"github.com/rerankd/rerankd/cmd/internal/paths"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/bm25"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
@@ -56,14 +57,12 @@ func parsePipeline(s string) (pipelineSpec, error) {
 	return p, nil
 }
 
-// plain reports a pipeline that the direct per-conversation BM25 path runs.
-func (p pipelineSpec) plain() bool { return p.base == "bm25" && !p.rerank && !p.recency && !p.mmr }
-
 // needsEmbedder reports whether the pipeline needs an embedding model.
 func (p pipelineSpec) needsEmbedder() bool { return p.base != "bm25" }
 
 // pipelineOptions are the stage parameters from the command line.
 type pipelineOptions struct {
+	bm25               bm25.Config // zero: the defaults
 	depth, rerankDepth int
 	model, embedModel  string
 	ortLib, tokenizer  string
@@ -154,6 +153,9 @@ func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p
 	defer func() { _ = st.Close() }() // read-only use by now; nothing to lose
 	cfg := retrieval.DefaultConfig()
 	cfg.Fusion, cfg.Depth = o.fusion, o.depth
+	if o.bm25 != (bm25.Config{}) {
+		cfg.BM25 = o.bm25
+	}
 	var emb retrieval.Embedder
 	if m.embedder != nil {
 		emb = m.embedder
@@ -264,11 +266,16 @@ func searchOne(ctx context.Context, e *retrieval.Engine, ns, q string, p pipelin
 	// The run keeps the final scores, so ties are broken by trec_eval's
 	// rule as for any run; MMR's order is not a score order, so there the
 	// score is derived from the rank.
+	// Plain bm25 writes the raw BM25 score (same order as the fused one,
+	// and comparable across questions, which calibration needs).
 	out := make([]metrics.Ranked, len(cands))
 	for i, c := range cands {
 		out[i] = metrics.Ranked{DocID: c.ID, Score: c.Score}
-		if p.mmr {
+		switch {
+		case p.mmr:
 			out[i].Score = float64(len(cands) - i)
+		case p == pipelineSpec{base: "bm25"}:
+			out[i].Score = c.Scores[post.ScoreBM25]
 		}
 	}
 	return out, nil
