@@ -170,4 +170,17 @@ type Info struct {
 	MaxBodyBytes      int     `json:"max_body_bytes"`
 	RequestTimeoutSec float64 `json:"request_timeout_s"`
 	Runtime           string  `json:"runtime,omitempty"` // ONNX Runtime version
+	// Calibration describes the loaded calibration file, if any.
+	Calibration *CalibrationInfo `json:"calibration,omitempty"`
+}
+
+// CalibrationInfo is the part of a calibration file /info reports.
+type CalibrationInfo struct {
+	Method string `json:"method"`
+	// Threshold is applied when a request sends none.
+	Threshold float64 `json:"threshold"`
+	Rule      string  `json:"rule"`
+	// Pipeline and Data say what the calibration was fitted on.
+	Pipeline string `json:"pipeline"`
+	Data     string `json:"data"`
 }

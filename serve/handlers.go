@@ -152,7 +152,11 @@ func (s *Server) handleRerank(c *fiber.Ctx) error {
 	s.metrics.observeScored(s.backend.Name(), out, len(texts))
 	setTiming(c, out.Timing, time.Since(start))
 	c.Set("X-Backend", s.backend.Name())
-	results := rank(out.Scores, req.Threshold, req.TopN)
+	threshold := req.Threshold
+	if threshold == nil {
+		threshold = defaultThreshold(s.backend) // the calibration's, if any
+	}
+	results := rank(out.Scores, threshold, req.TopN)
 	value := func(sc model.Score) float64 {
 		if req.RawScores {
 			return sc.Logit
@@ -209,6 +213,11 @@ func (s *Server) handleInfo(c *fiber.Ctx) error {
 		MaxBodyBytes: s.cfg.MaxBodyBytes, RequestTimeoutSec: s.cfg.RequestTimeout.Seconds(),
 		MaxBatchTokens: s.limits.BatchTokens, MaxBatchRequests: s.limits.MaxBatch, MaxQueuePairs: s.limits.QueueSize,
 		Runtime: model.RuntimeVersion()}
+	if c, ok := s.backend.(*Calibrated); ok {
+		cal := c.Calibration()
+		info.Calibration = &api.CalibrationInfo{Method: string(cal.Method), Threshold: cal.Threshold, Rule: cal.Rule,
+			Pipeline: cal.Source.Pipeline, Data: cal.Source.Data}
+	}
 	return c.JSON(info)
 }
 

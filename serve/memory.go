@@ -260,6 +260,11 @@ func (s *Server) searchRequest(r *api.SearchRequest, now time.Time) (retrieval.S
 			bad("threshold %v: want a probability in [0, 1]", *t)
 		}
 		out.Threshold = t
+	} else if rerank {
+		// A calibrated server applies its threshold to the (calibrated)
+		// rerank probability by default; retrieval scores are not on that
+		// scale, so without reranking there is no default.
+		out.Threshold = defaultThreshold(s.backend)
 	}
 	if f := r.Fusion; f != nil {
 		fc := post.DefaultFusionConfig()

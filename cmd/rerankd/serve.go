@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rerankd/rerankd/calibrate"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/hf"
@@ -30,7 +31,7 @@ import (
 // on the command line wins.
 type serveFlags struct {
 	addr, modelArg, apiKeys, ortLib, tok, provider, logLevel string
-	keyScopes                                                string
+	keyScopes, calibration                                   string
 	device, threads, maxLength                               int
 	server                                                   serve.Config
 	sched                                                    scheduler.Config
@@ -42,6 +43,7 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address host:port")
 	fs.StringVar(&f.modelArg, "model", "", "model folder, or a Hugging Face repo id converted on first use; empty: the embedded lexical default")
 	fs.StringVar(&f.apiKeys, "api-key", "", "comma-separated API keys required as 'Authorization: Bearer KEY' (empty: no auth)")
+	fs.StringVar(&f.calibration, "calibration", "", "calibration file from `eval calibrate`: scores become calibrated probabilities, and its threshold applies when a request sends none")
 	fs.StringVar(&f.keyScopes, "key-scopes", "", `JSON file {"KEY": ["namespace", "prefix*"], ...} restricting keys to memory namespaces (its keys are API keys too)`)
 	fs.StringVar(&f.ortLib, "ort-lib", defaultORTLib(), "ONNX Runtime shared library (also ORT_LIB)")
 	fs.StringVar(&f.tok, "tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
@@ -112,6 +114,19 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	backend, limits, err := openBackend(f, metrics, log, stderr)
 	if err != nil {
 		return err
+	}
+	if f.calibration != "" {
+		cal, err := calibrate.Load(f.calibration)
+		var cb *serve.Calibrated
+		if err == nil {
+			cb, err = serve.NewCalibrated(backend, cal)
+		}
+		if err != nil {
+			_ = backend.Close(context.Background())
+			return fmt.Errorf("%w: --calibration %s: %w", errUsage, f.calibration, err)
+		}
+		backend = cb
+		log.Info("calibration loaded", "method", cal.Method, "threshold", cal.Threshold, "rule", cal.Rule, "fitted_on", cal.Source.Pipeline)
 	}
 	srv, err := serve.New(f.server, backend, limits, metrics, log)
 	if err != nil {

@@ -30,6 +30,8 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"serve", "--log-level", "loud"}, nil, []string{"log-level"}},
 		{[]string{"serve", "--model", "no such dir!", "--addr", "127.0.0.1:0"}, nil, []string{"neither a folder nor a repo id"}},
 		{[]string{"serve", "--key-scopes", "/no/such/file.json"}, nil, []string{"--key-scopes", "no such file"}},
+		{[]string{"serve", "--calibration", "/no/such/calib.json", "--store", "none"}, nil, []string{"--calibration"}},
+		{[]string{"serve", "--calibration", writeTemp(t, `{"version":1,"method":"magic"}`), "--store", "none"}, nil, []string{"--calibration"}},
 		{[]string{"serve", "--key-scopes", writeTemp(t, `["not", "an object"]`)}, nil, []string{"JSON object"}},
 		{[]string{"serve", "--key-scopes", writeTemp(t, `{"long-enough-key": ["bad/ns"]}`)}, nil, []string{"bad/ns"}},
 		{[]string{"serve", "--vector-dim", "-3", "--store", filepath.Join(t.TempDir(), "m.db"), "--addr", "127.0.0.1:0"}, nil, []string{"--vector-dim"}},
