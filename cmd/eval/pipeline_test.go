@@ -7,11 +7,15 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rerankd/rerankd/benchmarks/locomo"
 	"github.com/rerankd/rerankd/benchmarks/metrics"
+	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval/post"
 )
@@ -118,5 +122,55 @@ func TestLocomoStagesRun(t *testing.T) {
 				t.Errorf("%s: pipeline %q, %v", tc.pipeline, res.Pipeline, err)
 			}
 		}
+	}
+}
+
+// TestLocomoNeuralPipelines is a code-path test of every neural stage: a
+// generated tiny embedding model and a tiny reranker (random weights, so
+// the metrics are meaningless and not checked) run hybrid, dense and
+// +rerank+recency+mmr end to end on the fixtures.
+func TestLocomoNeuralPipelines(t *testing.T) {
+	testenv.Require(t, testenv.ORTLib())
+	testenv.Require(t, testenv.TokenizerDir())
+	dir := t.TempDir()
+	emb, rr := filepath.Join(dir, "emb"), filepath.Join(dir, "rr")
+	bo := model.BuildOptions{Tokenizer: testenv.TokenizerDir()}
+	if err := model.WriteTestEmbeddingModel(emb, arch.Tiny(), 3, bo); err != nil {
+		t.Fatal(err)
+	}
+	if err := model.WriteTestModel(rr, arch.Tiny(), 4, bo); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"dense", "hybrid", "hybrid+rerank+recency+mmr"} {
+		t.Run(p, func(t *testing.T) {
+			runFile := filepath.Join(t.TempDir(), "run.txt")
+			var out, errb bytes.Buffer
+			code := run([]string{"locomo", "--data", fixtures, "--json", "--pipeline", p, "--embed-model", emb, "--model", rr,
+				"--ort-lib", testenv.ORTLib(), "--tokenizer", testenv.TokenizerDir(), "--rerank-depth", "5", "--run", runFile}, &out, &errb)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			var res struct {
+				Pipeline string
+				Summary  map[string]float64
+			}
+			if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Pipeline != p || res.Summary["queries"] < 1 {
+				t.Fatalf("result %s: %v", out.String(), err)
+			}
+			f, err := os.Open(runFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			runs, err := metrics.ReadRun(f)
+			if err != nil || len(runs) == 0 {
+				t.Fatalf("run file: %v", err)
+			}
+			for q, list := range runs {
+				if strings.Contains(p, "rerank") && len(list) > 5 {
+					t.Fatalf("%s: %d results, rerank depth is 5", q, len(list))
+				}
+			}
+		})
 	}
 }
