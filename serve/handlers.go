@@ -34,7 +34,16 @@ func decodeJSON[T any](c *fiber.Ctx) (*T, error) {
 	var req T
 	if err := json.Unmarshal(c.Body(), &req); err != nil {
 		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
+		var timeErr *time.ParseError
+		switch {
+		case errors.As(err, &timeErr) || strings.Contains(err.Error(), "Time.UnmarshalJSON"):
+			// The same answer whichever Go release decoded it (1.26 reports a
+			// number as a parse error, 1.27 as a type error).
+			return nil, newError(KindValidation, "a time field is not an RFC 3339 time string: %v", err)
+		case errors.As(err, &typeErr):
+			if typeErr.Type != nil && typeErr.Type.String() == "time.Time" {
+				return nil, newError(KindValidation, "a time field is not an RFC 3339 time string: field %q got JSON %s", typeErr.Field, typeErr.Value)
+			}
 			return nil, newError(KindValidation, "field %q: got JSON %s, want %s", typeErr.Field, typeErr.Value, typeErr.Type)
 		}
 		return nil, newError(KindInvalid, "malformed JSON body: %v", err)

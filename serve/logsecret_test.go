@@ -73,7 +73,7 @@ func TestLogsCarryNoMemoryText(t *testing.T) {
 	postJSON(t, url+"/v1/search", `{"namespace":"u","query":"what is my pin `+secret+`"}`)
 	postJSON(t, url+"/rerank", `{"query":"`+secret+`","documents":["`+secret+`"]}`)
 	postJSON(t, url+"/v1/memories", `{"namespace":"u","text":"`+secret+`","vector":[1]}`) // 422
-	b.err = errors.New("backend exploded")                                               // logged as a failure
+	b.err = errors.New("backend exploded")                                                // logged as a failure
 	postJSON(t, url+"/rerank", `{"query":"`+secret+`","documents":["`+secret+` doc"]}`)
 	postJSON(t, url+"/v1/search", `{"namespace":"u","query":"`+secret+`"}`)
 	if !strings.Contains(logs.String(), "request failed") {
