@@ -14,9 +14,9 @@ import (
 	"github.com/rerankd/rerankd/benchmarks/locomo"
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/arch"
-	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval/post"
 )
 
