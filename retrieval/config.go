@@ -31,7 +31,7 @@ type Config struct {
 	// gives one. With an Embedder it must be 0 or equal the Embedder's Dim.
 	Dim int
 	// NewVectorIndex makes an empty vector index for one namespace; nil uses
-	// hnsw.New with hnsw.DefaultConfig(dim).
+	// hnsw.NewIndex with hnsw.DefaultConfig(dim).
 	NewVectorIndex func(dim int) (VectorIndex, error)
 	// Depth is how many hits each retriever contributes before fusion when
 	// the query does not say. Default 100.
@@ -88,7 +88,7 @@ func (c Config) newVectorIndex(dim int) (VectorIndex, error) {
 	if c.NewVectorIndex != nil {
 		return c.NewVectorIndex(dim)
 	}
-	h, err := hnsw.New(hnsw.DefaultConfig(dim))
+	h, err := hnsw.NewIndex(hnsw.DefaultConfig(dim))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime/debug"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -40,8 +41,10 @@ func Open(path string, opts Options) (s *Store, err error) {
 	if fi, serr := os.Stat(path); serr == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
 		return nil, fmt.Errorf("store: open %s: %w: the file is empty (truncated?); if it is a new store that never finished creating, delete it", path, ErrCorrupt)
 	}
-	// bbolt panics on some damaged files (a freelist page overwritten);
-	// that is bad input, not a programming error, so it becomes an error.
+	// bbolt panics on some damaged files (a freelist page overwritten), and
+	// reading an mmap'd page past the end of a truncated file faults; both
+	// are bad input, not programming errors, so they become errors.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			s, err = nil, fmt.Errorf("store: open %s: %w: %v (run `rerankd store check`, then `rerankd store salvage`, or restore a backup)", path, ErrCorrupt, r)
@@ -64,11 +67,34 @@ func Open(path string, opts Options) (s *Store, err error) {
 		return nil, fmt.Errorf("store: open %s: %w: %w (the file is damaged: run `rerankd store salvage`, or restore a backup)", path, ErrCorrupt, err)
 	}
 	s = &Store{db: db, opts: opts}
+	if err := s.checkSize(path); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	if err := s.init(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// checkSize refuses a file shorter than the pages its meta page says it
+// has: a truncated file. Without this, the first read of a missing page
+// would fault (the file is mmap'd) instead of returning an error.
+func (s *Store) checkSize(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("store: open %s: %w", path, err)
+	}
+	var want int64
+	if err := s.db.View(func(tx *bolt.Tx) error { want = tx.Size(); return nil }); err != nil {
+		return fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if fi.Size() < want {
+		return fmt.Errorf("store: open %s: %w: the file is %d bytes but its pages need %d (truncated); run `rerankd store salvage` or restore a backup",
+			path, ErrCorrupt, fi.Size(), want)
+	}
+	return nil
 }
 
 // init creates the top-level buckets and checks the format version.
