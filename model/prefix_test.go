@@ -95,18 +95,19 @@ func TestSharedPrefixMatchesPlain(t *testing.T) {
 			}
 		}
 		t.Logf("external=%v: max |shared-prefix - plain| logit %.2g", external, worst)
+		if !external { // the sessions are open: reuse them
+			checkEngineBatches(t, plainAll, sharedAll)
+		}
 	}
 }
 
-// TestSharedPrefixEngineBatches: the engine alone, fed batches like the
-// server's scheduler makes them (pairs of several requests mixed, rows that
-// share nothing, two-token rows, duplicates), matches the plain graph;
-// one-token rows are refused (an empty prefix crashes ORT).
-func TestSharedPrefixEngineBatches(t *testing.T) {
-	dir := tinyModel(t, onnx.HeadLogit, false)
-	s := openPlain(t, dir, DefaultScorerConfig())
-	plain := s.Engine()
-	shared := openModel(t, dir, EngineONNX, DefaultScorerConfig()).Engine()
+// checkEngineBatches: the engine alone, fed batches like the server's
+// scheduler makes them (pairs of several requests mixed, rows that share
+// nothing, two-token rows, duplicates), matches the plain graph; one-token
+// rows are refused (an empty prefix crashes ORT).
+func checkEngineBatches(t *testing.T, s, sharedScorer *Scorer) {
+	t.Helper()
+	plain, shared := s.Engine(), sharedScorer.Engine()
 	if _, ok := shared.(*PrefixSession); !ok {
 		t.Fatalf("engine is %T, want *PrefixSession", shared)
 	}

@@ -177,30 +177,7 @@ func (s *Session) Logits(ctx context.Context, seqs [][]int) ([]float32, error) {
 
 // run calls ONNX Runtime, terminating the run if ctx ends first.
 func (s *Session) run(ctx context.Context, inputs, outputs []ort.Value) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	opts, err := ort.NewRunOptions()
-	if err != nil {
-		return err
-	}
-	defer release(opts)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-ctx.Done():
-			_ = opts.Terminate() // the run may have finished already
-		case <-done:
-		}
-	}()
-	if err := s.sess.RunWithOptions(inputs, outputs, opts); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("onnx runtime: %w", err)
-	}
-	return nil
+	return runCtx(ctx, s.sess, inputs, outputs)
 }
 
 // Close releases the session.
