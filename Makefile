@@ -58,12 +58,14 @@ fuzz: setup
 		echo "== $$pkg $$t"; $(GO) test $$pkg -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s; done; done
 
 ## bench: scoring speed of a full-size (Qwen3-Reranker-0.6B-shaped, random-weight) model vs a
-## one-pair-per-call baseline and the ORT MatMul peak, all measured in one run. A folder written
-## before shared_prefix.onnx existed is rewritten once (same seed, same weights).
+## one-pair-per-call float32 baseline and the ORT MatMul peak, all measured in one run: float32
+## weights, then int8 (score error vs float32 included). A folder written before the int8
+## variant existed is rewritten once (same seed, same weights).
 FULL_MODEL ?= $(or $(RERANKD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rerankd)/models/testmodel-full-seed1
 bench: setup build
-	@test -f $(FULL_MODEL)/shared_prefix.onnx || $(BIN) testmodel --size full --seed 1 --out $(FULL_MODEL)
+	@test -f $(FULL_MODEL)/shared_prefix.int8.onnx || $(BIN) testmodel --size full --seed 1 --out $(FULL_MODEL)
 	$(BIN) bench --model $(FULL_MODEL) --json
+	$(BIN) bench --model $(FULL_MODEL) --quant int8 --json
 
 ## loadtest: HTTP throughput/latency at 1, 8, 64 clients, server overhead vs raw model time, and
 ## overload behaviour (429s), for the tiny and the full-size random-weight models

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/hf"
@@ -35,6 +36,13 @@ type BuildOptions struct {
 	// EmbeddingOutputs selects an embedding graph's outputs (default:
 	// last_hidden_state only).
 	EmbeddingOutputs onnx.EmbeddingOutputs
+	// Quants lists quantised variants to write next to the float32 graphs
+	// (onnx.QuantFile names them: model.int8.onnx, shared_prefix.int8.onnx).
+	// They share the data file, which grows by the quantised weights (int8:
+	// a quarter of the float32 projections). Open
+	// selects one with Options.Quant. HeadLogit rerankers only (an error
+	// with another head); embedding models ignore it.
+	Quants []onnx.Quant
 }
 
 // WriteTestModel writes a complete model folder (model.onnx [+ data],
@@ -97,14 +105,21 @@ func writeFolder(out string, w *arch.Weights, tokDir string, o BuildOptions) err
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	extra := map[string]*onnx.Model{}
-	if o.Head == onnx.HeadLogit && !o.NoSharedPrefix {
-		if extra[onnx.SharedPrefixFile], err = onnx.BuildSharedPrefix(w, opts); err != nil {
-			return err
+	extra, err := variants(w, opts, o)
+	if err != nil {
+		return err
+	}
+	// A variant left from an earlier write would not match the new data file.
+	for _, q := range append([]onnx.Quant{onnx.QuantNone}, onnx.Quants()...) {
+		for _, base := range []string{onnx.ModelFile, onnx.SharedPrefixFile} {
+			name := onnx.QuantFile(base, q)
+			if _, keep := extra[name]; keep || name == onnx.ModelFile {
+				continue
+			}
+			if err := os.Remove(filepath.Join(out, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("remove stale %s: %w", name, err)
+			}
 		}
-	} else if err := os.Remove(filepath.Join(out, onnx.SharedPrefixFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		// A variant left from an earlier write would not match the new data file.
-		return fmt.Errorf("remove stale %s: %w", onnx.SharedPrefixFile, err)
 	}
 	if err := m.SaveWith(out, extra); err != nil {
 		return err
@@ -125,6 +140,40 @@ func writeFolder(out string, w *arch.Weights, tokDir string, o BuildOptions) err
 		}
 	}
 	return nil
+}
+
+// variants builds the graphs written next to model.onnx, by file name: the
+// shared-prefix graph and the quantised forms of both.
+func variants(w *arch.Weights, opts onnx.Options, o BuildOptions) (map[string]*onnx.Model, error) {
+	extra := map[string]*onnx.Model{}
+	if len(o.Quants) > 0 && o.Head != onnx.HeadLogit {
+		return nil, fmt.Errorf("quantised variants need head %v, not %v", onnx.HeadLogit, o.Head)
+	}
+	kinds := []onnx.Quant{onnx.QuantNone}
+	for _, q := range o.Quants {
+		if !slices.Contains(kinds, q) {
+			kinds = append(kinds, q)
+		}
+	}
+	for _, q := range kinds {
+		qo := opts
+		qo.Quant = q
+		if q != onnx.QuantNone {
+			m, err := onnx.BuildReranker(w, qo)
+			if err != nil {
+				return nil, fmt.Errorf("%v variant: %w", q, err)
+			}
+			extra[onnx.QuantFile(onnx.ModelFile, q)] = m
+		}
+		if o.Head == onnx.HeadLogit && !o.NoSharedPrefix {
+			m, err := onnx.BuildSharedPrefix(w, qo)
+			if err != nil {
+				return nil, fmt.Errorf("%v shared-prefix variant: %w", q, err)
+			}
+			extra[onnx.QuantFile(onnx.SharedPrefixFile, q)] = m
+		}
+	}
+	return extra, nil
 }
 
 // copyFile copies via a temporary file and rename, so dst is never partial.

@@ -38,6 +38,12 @@ type Options struct {
 	// instead: same scores (within 1e-5), the request's shared prefix
 	// computed once. Benchmarks set it to measure the plain path.
 	NoSharedPrefix bool
+	// Quant selects the folder's graphs with weights stored that way
+	// (onnx.QuantFile: model.int8.onnx, shared_prefix.int8.onnx); the
+	// default, onnx.QuantNone, runs the float32 graphs. A folder without the
+	// asked-for variant is an error, never a silent fallback. The reference
+	// engine is float32 only.
+	Quant onnx.Quant
 }
 
 // DefaultOptions returns the defaults; RuntimeLib must still be set for the
@@ -55,6 +61,9 @@ func (o Options) Validate() error {
 			errs = append(errs, errors.New("onnx engine needs the ONNX Runtime library path"))
 		}
 	case EngineReference:
+		if o.Quant != onnx.QuantNone {
+			errs = append(errs, fmt.Errorf("the reference engine runs float32 weights only, not %v", o.Quant))
+		}
 	default:
 		errs = append(errs, fmt.Errorf("engine %q: want onnx or reference", o.Engine))
 	}
@@ -73,6 +82,8 @@ type Info struct {
 	// SharedPrefix: the onnx engine runs onnx.SharedPrefixFile (see
 	// PrefixSession) instead of model.onnx.
 	SharedPrefix bool
+	// Quant is how the running graph stores its weights.
+	Quant onnx.Quant
 }
 
 // Open loads a model folder: model.onnx (+ model.onnx.data), tokenizer.json
@@ -81,9 +92,13 @@ func Open(dir string, o Options) (*Scorer, Info, error) {
 	if err := o.Validate(); err != nil {
 		return nil, Info{}, err
 	}
-	info := Info{Dir: dir, Engine: o.Engine}
-	modelPath := filepath.Join(dir, onnx.ModelFile)
+	info := Info{Dir: dir, Engine: o.Engine, Quant: o.Quant}
+	modelPath := filepath.Join(dir, onnx.QuantFile(onnx.ModelFile, o.Quant))
 	if _, err := os.Stat(modelPath); err != nil {
+		if o.Quant != onnx.QuantNone && errors.Is(err, os.ErrNotExist) {
+			return nil, info, fmt.Errorf("model folder %s has no %v variant (%s): write it with `rerankd convert --quant %v` or `rerankd testmodel --quant %v`",
+				dir, o.Quant, filepath.Base(modelPath), o.Quant, o.Quant)
+		}
 		return nil, info, fmt.Errorf("model folder %s: %w", dir, err)
 	}
 	tok, err := loadTokenizer(dir, o.Tokenizer)
@@ -114,7 +129,7 @@ func Open(dir string, o Options) (*Scorer, Info, error) {
 		if err := InitRuntime(o.RuntimeLib); err != nil {
 			return nil, info, err
 		}
-		prefixPath := filepath.Join(dir, onnx.SharedPrefixFile)
+		prefixPath := filepath.Join(dir, onnx.QuantFile(onnx.SharedPrefixFile, o.Quant))
 		if _, err := os.Stat(prefixPath); err == nil && !o.NoSharedPrefix {
 			s, err := OpenPrefixSession(prefixPath, o.Session)
 			if err != nil {

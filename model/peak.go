@@ -14,14 +14,17 @@ import (
 // PeakGFLOPs measures the machine's practical matrix throughput through
 // ONNX Runtime with the same session settings a model would get: a chain of
 // `layers` [dim, dim] MatMuls over `rows` rows, run repeatedly for at least
-// `d`. A model's achieved GFLOP/s divided by this is its efficiency.
-func PeakGFLOPs(cfg SessionConfig, layers, dim, rows int, d time.Duration) (float64, error) {
+// `d`. A model's achieved GFLOP/s divided by this is its efficiency. With a
+// quantised q the chain uses that kind's kernels, and the figure counts
+// the same 2·dim² FLOPs per row and layer (what the float product would
+// cost), so it compares directly with the float peak.
+func PeakGFLOPs(cfg SessionConfig, q onnx.Quant, layers, dim, rows int, d time.Duration) (float64, error) {
 	dir, err := os.MkdirTemp("", "rerankd-peak-")
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(dir) //nolint:errcheck // scratch space
-	if err := onnx.BuildMatMulChain(layers, dim).Save(dir); err != nil {
+	if err := onnx.BuildQuantChain(layers, dim, q).Save(dir); err != nil {
 		return 0, err
 	}
 	opts, err := cfg.options()

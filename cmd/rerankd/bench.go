@@ -22,19 +22,33 @@ import (
 // model.onnx batched by the Scorer (length-sorted, token budget): the path
 // before the shared-prefix graph, and the reference for score errors.
 type benchResult struct {
-	Requests           int     `json:"requests"`
-	Pairs              int     `json:"pairs"`
-	MeanTokensPerPair  float64 `json:"mean_tokens_per_pair"`
-	MeanPrefixTokens   float64 `json:"mean_prefix_tokens"`   // shared by a request's pairs (system + instruction + query)
-	SharedPrefix       bool    `json:"shared_prefix"`        // our path used the folder's shared-prefix graph
-	PairsPerS          float64 `json:"pairs_per_s"`          // our path: end to end through the scorer
-	BaselinePairsPerS  float64 `json:"baseline_pairs_per_s"` // same pairs, one model.onnx call per pair
-	UncachedPairsPerS  float64 `json:"uncached_pairs_per_s"` // same pairs, model.onnx batched by the scorer
-	Speedup            float64 `json:"speedup"`              // ours / baseline
-	SpeedupVsUncached  float64 `json:"speedup_vs_uncached"`  // ours / uncached
-	UsefulGFLOPs       float64 `json:"useful_gflops,omitempty"`
-	PeakGFLOPs         float64 `json:"peak_gflops"`          // ONNX Runtime MatMul chain, same session settings
-	Efficiency         float64 `json:"efficiency,omitempty"` // useful / peak
+	Requests          int     `json:"requests"`
+	Pairs             int     `json:"pairs"`
+	MeanTokensPerPair float64 `json:"mean_tokens_per_pair"`
+	MeanPrefixTokens  float64 `json:"mean_prefix_tokens"`   // shared by a request's pairs (system + instruction + query)
+	SharedPrefix      bool    `json:"shared_prefix"`        // our path used the folder's shared-prefix graph
+	PairsPerS         float64 `json:"pairs_per_s"`          // our path: end to end through the scorer
+	BaselinePairsPerS float64 `json:"baseline_pairs_per_s"` // same pairs, one model.onnx call per pair
+	UncachedPairsPerS float64 `json:"uncached_pairs_per_s"` // same pairs, model.onnx batched by the scorer
+	Speedup           float64 `json:"speedup"`              // ours / baseline
+	// SpeedupBound is what a perfect shared-prefix cache can give at equal
+	// cost per token: the baseline's tokens over the useful ones (each
+	// request's prefix once, each continuation once). Float32 speedups
+	// beyond it need cheaper tokens (int8), not more caching.
+	SpeedupBound      float64 `json:"speedup_bound_same_cost_per_token"`
+	SpeedupVsUncached float64 `json:"speedup_vs_uncached"` // ours / uncached
+	UsefulGFLOPs      float64 `json:"useful_gflops,omitempty"`
+	PeakGFLOPs        float64 `json:"peak_gflops"`          // ONNX Runtime MatMul chain, same session settings
+	Efficiency        float64 `json:"efficiency,omitempty"` // useful / peak
+	// Quant is how our path's weights are stored (fp32 or int8); the
+	// baseline and the uncached reference are always float32, so the score
+	// errors below include the quantisation error.
+	Quant string `json:"quant"`
+	// QuantPeakGFLOPs is the same MatMul chain with Quant's kernels, counted
+	// in float FLOPs; QuantEfficiency = useful / it.
+	QuantPeakGFLOPs    float64 `json:"quant_peak_gflops,omitempty"`
+	QuantEfficiency    float64 `json:"quant_efficiency,omitempty"`
+	MeanAbsScoreError  float64 `json:"mean_abs_score_error"` // ours vs uncached
 	MaxAbsScoreError   float64 `json:"max_abs_score_error"`  // ours vs uncached, same pairs
 	MaxAbsLogitError   float64 `json:"max_abs_logit_error"`  // ours vs uncached
 	BaselineScoreError float64 `json:"max_abs_score_error_vs_baseline"`
@@ -68,6 +82,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	requests := fs.Int("requests", 5, "requests to replay")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	threads := fs.Int("threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
+	quant := fs.String("quant", "fp32", "weights of our path: fp32 or int8 (the folder's variant, written by testmodel/convert); the baseline stays fp32")
 	spinning := fs.Bool("spinning", true, "keep ONNX Runtime's idle threads spinning between runs (lower latency, busy cores)")
 	seed := fs.Uint64("seed", 1, "workload seed")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library (env ORT_LIB)")
@@ -78,8 +93,13 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if *dir == "" || *candidates < 1 || *requests < 1 {
 		return fmt.Errorf("%w: --model required; --candidates and --requests must be >= 1", errUsage)
 	}
+	q, err := onnx.ParseQuant(*quant)
+	if err != nil {
+		return fmt.Errorf("%w: --quant: %w", errUsage, err)
+	}
 	o := model.DefaultOptions()
 	o.RuntimeLib, o.Tokenizer, o.Session.IntraOpThreads, o.Session.Spinning = *ortLib, *tok, *threads, *spinning
+	o.Quant = q
 	reqs := benchWorkload(*requests, *candidates, *seed)
 	ctx := context.Background()
 
@@ -91,7 +111,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.Close() //nolint:errcheck // measurements are already printed
-	r := benchResult{Requests: *requests, Threads: *threads, Engine: string(info.Engine), SharedPrefix: info.SharedPrefix,
+	r := benchResult{Requests: *requests, Threads: *threads, Engine: string(info.Engine), SharedPrefix: info.SharedPrefix, Quant: q.String(),
 		WeightFilesMB: float64(fileBytes(*dir, onnx.ModelFile, onnx.DataFile)) / 1e6,
 		RandomWeightsNotes: "speed only: scores of a random-weight model carry no meaning; " +
 			"same-run ratios are what to compare across machines"}
@@ -107,7 +127,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	// model.onnx: one pair per call (baseline) and batched by the scorer
 	// (uncached, the reference for score errors).
 	plainOpts := o
-	plainOpts.NoSharedPrefix = true
+	plainOpts.NoSharedPrefix, plainOpts.Quant = true, onnx.QuantNone
 	plain, _, err := model.Open(*dir, plainOpts)
 	if err != nil {
 		return err
@@ -147,8 +167,13 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if info.Config != nil {
 		hidden = info.Config.HiddenSize
 	}
-	if r.PeakGFLOPs, err = model.PeakGFLOPs(o.Session, 16, hidden, 64, 2*time.Second); err != nil {
+	if r.PeakGFLOPs, err = model.PeakGFLOPs(o.Session, onnx.QuantNone, 16, hidden, 64, 2*time.Second); err != nil {
 		return err
+	}
+	if q != onnx.QuantNone {
+		if r.QuantPeakGFLOPs, err = model.PeakGFLOPs(o.Session, q, 16, hidden, 64, 2*time.Second); err != nil {
+			return err
+		}
 	}
 
 	r.Pairs = len(ours)
@@ -156,6 +181,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		r.MaxAbsScoreError = math.Max(r.MaxAbsScoreError, math.Abs(sc.Score-uncached[i].Score))
 		r.MaxAbsLogitError = math.Max(r.MaxAbsLogitError, math.Abs(sc.Logit-uncached[i].Logit))
 		r.BaselineScoreError = math.Max(r.BaselineScoreError, math.Abs(sc.Score-baseline[i].Score))
+		r.MeanAbsScoreError += math.Abs(sc.Score-uncached[i].Score) / float64(len(ours))
 	}
 	r.MeanTokensPerPair = float64(acct.realTokens) / float64(r.Pairs)
 	r.MeanPrefixTokens = float64(acct.prefixTokens) / float64(*requests)
@@ -164,6 +190,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	r.UncachedPairsPerS = float64(r.Pairs) / uncachedTime.Seconds()
 	r.Speedup = r.PairsPerS / r.BaselinePairsPerS
 	r.SpeedupVsUncached = r.PairsPerS / r.UncachedPairsPerS
+	r.SpeedupBound = float64(acct.realTokens) / float64(acct.useful)
 	r.ComputedPerUseful = float64(acct.shared) / float64(acct.useful)
 	if !r.SharedPrefix {
 		r.ComputedPerUseful = float64(acct.plain) / float64(acct.useful)
@@ -173,14 +200,17 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if acct.usefulFLOPs > 0 {
 		r.UsefulGFLOPs = acct.usefulFLOPs / oursTime.Seconds() / 1e9
 		r.Efficiency = r.UsefulGFLOPs / r.PeakGFLOPs
+		if r.QuantPeakGFLOPs > 0 {
+			r.QuantEfficiency = r.UsefulGFLOPs / r.QuantPeakGFLOPs
+		}
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(r)
 	}
-	_, err = fmt.Fprintf(stdout, "pairs/s %.2f (baseline %.2f, uncached %.2f; speedup %.2fx, %.2fx vs uncached); "+
+	_, err = fmt.Fprintf(stdout, "%s weights: pairs/s %.2f (baseline %.2f, uncached %.2f; speedup %.2fx, %.2fx vs uncached); "+
 		"useful %.1f GFLOP/s of peak %.1f (efficiency %.2f); %.0f tokens/pair, prefix %.0f; max score error %.2g; "+
 		"peak RSS %.0f MB (%.0f MB with model.onnx open too; weight files %.0f MB)\n",
-		r.PairsPerS, r.BaselinePairsPerS, r.UncachedPairsPerS, r.Speedup, r.SpeedupVsUncached, r.UsefulGFLOPs, r.PeakGFLOPs,
+		r.Quant, r.PairsPerS, r.BaselinePairsPerS, r.UncachedPairsPerS, r.Speedup, r.SpeedupVsUncached, r.UsefulGFLOPs, r.PeakGFLOPs,
 		r.Efficiency, r.MeanTokensPerPair, r.MeanPrefixTokens, r.MaxAbsScoreError, r.PeakRSSMB, r.PeakRSSAllMB, r.WeightFilesMB)
 	return err
 }

@@ -11,13 +11,19 @@ import (
 
 // TestBenchTiny: bench on a tiny model prints the JSON contract, uses the
 // shared-prefix graph testmodel writes, and counts each request's prefix
-// once; with --no-shared-prefix the folder runs the plain path.
+// once; with --no-shared-prefix the folder runs the plain path; with
+// --quant int8 our path runs the int8 variant and reports its error
+// against the float32 reference.
 func TestBenchTiny(t *testing.T) {
-	for _, noShared := range []bool{false, true} {
+	for _, c := range []struct {
+		noShared bool
+		quant    string
+	}{{false, "fp32"}, {true, "fp32"}, {false, "int8"}} {
+		noShared := c.noShared
 		dir := filepath.Join(t.TempDir(), "tiny")
 		args := []string{"testmodel", "--out", dir, "--seed", "5"}
 		if noShared {
-			args = append(args, "--no-shared-prefix")
+			args = append(args, "--no-shared-prefix", "--quant", "none")
 		}
 		if code, _, errs := runCLI(t, args...); code != 0 {
 			t.Fatalf("testmodel: %s", errs)
@@ -25,7 +31,10 @@ func TestBenchTiny(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, onnx.SharedPrefixFile)); (err == nil) == noShared {
 			t.Fatalf("--no-shared-prefix=%v: %s present: %v", noShared, onnx.SharedPrefixFile, err == nil)
 		}
-		code, out, errs := runCLI(t, "bench", "--model", dir, "--requests", "2", "--candidates", "4", "--threads", "2", "--json")
+		if _, err := os.Stat(filepath.Join(dir, onnx.QuantFile(onnx.ModelFile, onnx.QuantInt8))); (err == nil) == noShared {
+			t.Fatalf("--quant none=%v: int8 variant present: %v", noShared, err == nil)
+		}
+		code, out, errs := runCLI(t, "bench", "--model", dir, "--requests", "2", "--candidates", "4", "--threads", "2", "--quant", c.quant, "--json")
 		if code != 0 {
 			t.Fatalf("bench: exit %d: %s", code, errs)
 		}
@@ -39,15 +48,18 @@ func TestBenchTiny(t *testing.T) {
 		}{
 			{"pairs", r.Pairs == 8},
 			{"shared_prefix", r.SharedPrefix == !noShared},
-			{"score error", r.MaxAbsScoreError <= 1e-5 && r.BaselineScoreError <= 1e-5},
+			{"quant", r.Quant == c.quant && (c.quant == "fp32") == (r.QuantPeakGFLOPs == 0)},
+			{"score error", (c.quant != "fp32" || r.MaxAbsScoreError <= 1e-5 && r.BaselineScoreError <= 1e-5) &&
+				(c.quant == "fp32" || r.MaxAbsScoreError > 1e-6 && r.MaxAbsScoreError < 0.05 && r.MeanAbsScoreError <= r.MaxAbsScoreError)},
+			{"speedup bound", r.SpeedupBound > 1 && (noShared || r.SpeedupBound > r.MeanTokensPerPair/(r.MeanTokensPerPair-r.MeanPrefixTokens+r.MeanPrefixTokens/4)-1e-9)},
 			{"rates", r.PairsPerS > 0 && r.BaselinePairsPerS > 0 && r.UncachedPairsPerS > 0 && r.Speedup > 0 && r.PeakGFLOPs > 0},
 			{"prefix", r.MeanPrefixTokens > 20 && r.MeanPrefixTokens < r.MeanTokensPerPair},
 			{"computed per useful", (noShared || r.ComputedPerUseful < 1.0001) && r.ComputedPerUsefulUncached > 1},
 			{"useful flops", r.UsefulGFLOPs > 0 && r.Efficiency > 0},
 		}
-		for _, c := range checks {
-			if !c.ok {
-				t.Errorf("no-shared-prefix=%v: %s wrong in %+v", noShared, c.name, r)
+		for _, check := range checks {
+			if !check.ok {
+				t.Errorf("%+v: %s wrong in %+v", c, check.name, r)
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/hf"
+	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -25,6 +26,7 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the checkpoint has none (env RERANKD_TOKENIZER)")
 	external := fs.Bool("external-data", false, "always write weights to model.onnx.data (always done above 1.5 GB)")
 	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
+	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs: int8 (per-channel int8 weights, per-row int8 activations), or none")
 	kind := fs.String("kind", "auto", "auto (Qwen3Model architecture or sentence-transformers files mean embedding), reranker or embedding")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -35,6 +37,12 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	k, err := model.ParseModelKind(*kind)
 	if err != nil {
 		return fmt.Errorf("%w: --kind: %w", errUsage, err)
+	}
+	// With --kind auto an embedding checkpoint is only known inside Convert,
+	// which ignores Quants for it.
+	qs, err := quantsFor(fs, *quants, k != model.KindEmbedding, onnx.HeadLogit)
+	if err != nil {
+		return err
 	}
 	src := *from
 	if st, err := os.Stat(src); err != nil || !st.IsDir() {
@@ -48,7 +56,7 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		src = dir
 	}
 	fmt.Fprintf(stderr, "converting %s\n", src)
-	if err := model.Convert(src, *out, model.BuildOptions{Tokenizer: *tok, ForceExternal: *external, Kind: k, NoSharedPrefix: *noShared}); err != nil {
+	if err := model.Convert(src, *out, model.BuildOptions{Tokenizer: *tok, ForceExternal: *external, Kind: k, NoSharedPrefix: *noShared, Quants: qs}); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s\n", *out)

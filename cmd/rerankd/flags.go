@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rerankd/rerankd/cmd/internal/paths"
+	"github.com/rerankd/rerankd/model/onnx"
 )
 
 // stringList is a repeatable string flag (--doc a --doc b).
@@ -33,3 +34,42 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 
 // defaultORTLib is $ORT_LIB or the library scripts/setup.sh installs.
 func defaultORTLib() string { return paths.ORTLib() }
+
+// parseQuants parses a comma-separated list of quantised weight kinds
+// ("int8"; "" or "none" for none).
+func parseQuants(s string) ([]onnx.Quant, error) {
+	var out []onnx.Quant
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" || f == "none" {
+			continue
+		}
+		q, err := onnx.ParseQuant(f)
+		if err != nil {
+			return nil, err
+		}
+		if q != onnx.QuantNone {
+			out = append(out, q)
+		}
+	}
+	return out, nil
+}
+
+// quantsFor resolves the --quant flag of testmodel and convert: quantised
+// variants exist for logit-head rerankers only, so elsewhere the default is
+// dropped and an explicit list is an error.
+func quantsFor(fs *flag.FlagSet, list string, reranker bool, head onnx.Head) ([]onnx.Quant, error) {
+	qs, err := parseQuants(list)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --quant: %w", errUsage, err)
+	}
+	if reranker && head == onnx.HeadLogit {
+		return qs, nil
+	}
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "quant" })
+	if explicit && len(qs) > 0 {
+		return nil, fmt.Errorf("%w: --quant: quantised variants are written for logit-head rerankers only", errUsage)
+	}
+	return nil, nil
+}

@@ -24,6 +24,7 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	kind := fs.String("kind", "reranker", "reranker, or embedding (Qwen3-Embedding layout: last_hidden_state output, no head)")
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer folder copied into the model (env RERANKD_TOKENIZER)")
 	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
+	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs: int8 (per-channel int8 weights, per-row int8 activations), or none")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -47,13 +48,17 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil || k == model.KindAuto {
 		return fmt.Errorf("%w: --kind %q: want reranker or embedding", errUsage, *kind)
 	}
+	qs, err := quantsFor(fs, *quants, k == model.KindReranker, h)
+	if err != nil {
+		return err
+	}
 	write := model.WriteTestModel
 	if k == model.KindEmbedding {
 		write = model.WriteTestEmbeddingModel
 	}
 	start := time.Now()
 	fmt.Fprintf(stderr, "writing %s %s model (%.2fB parameters, random weights, seed %d) to %s\n", *size, k, float64(cfg.Params())/1e9, *seed, *out)
-	if err := write(*out, cfg, *seed, model.BuildOptions{Tokenizer: *tok, Head: h, NoSharedPrefix: *noShared}); err != nil {
+	if err := write(*out, cfg, *seed, model.BuildOptions{Tokenizer: *tok, Head: h, NoSharedPrefix: *noShared, Quants: qs}); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s in %.1fs (random weights: for tests and speed, not quality)\n", *out, time.Since(start).Seconds())

@@ -122,7 +122,7 @@ func BuildEmbedding(w *arch.Weights, opts EmbeddingOptions) (*Model, error) {
 	}
 	doc := fmt.Sprintf("Qwen3 embedding model (%d layers, hidden %d), outputs %v. "+
 		"Inputs right-padded; see github.com/rerankd/rerankd/model/onnx.", c.NumHiddenLayers, c.HiddenSize, opts.Outputs)
-	m := newModel(d.proto("rerankd_embedding", doc), doc, opts.Storage)
+	m := newModel(d.graph, "rerankd_embedding", doc, opts.Storage)
 	m.setMeta(MetaKind, KindEmbedding)
 	m.setMeta(MetaConfig, string(cfgJSON))
 	return m, nil

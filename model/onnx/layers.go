@@ -26,6 +26,7 @@ type decoder struct {
 	batch1, seq1 string // the same as 1-element vectors, for building shapes
 	cos, sin     string // [seq, 1, head_dim]; sin carries rotate-half's sign
 	mask         string // additive attention mask [batch, 1, 1, seq, seq]
+	quant        Quant  // how projection weights are stored (see proj)
 	shapes       map[string]string
 }
 
@@ -105,6 +106,47 @@ func (d *decoder) linear(x, weight string) string {
 	return d.op("Gemm", []string{x, weight}, attrInt("transB", 1))
 }
 
+// projections are the layer tensors d.quant applies to: the matrices that
+// hold nearly all of a layer's weights and FLOPs.
+var projections = map[string]bool{
+	arch.QProj: true, arch.KProj: true, arch.VProj: true, arch.OProj: true,
+	arch.GateProj: true, arch.UpProj: true, arch.DownProj: true,
+}
+
+// layerWeights returns layer l's tensor names by arch suffix. Float tensors
+// become initializers now; with quantisation the projections are only
+// checked here, and proj adds their quantised forms.
+func (d *decoder) layerWeights(l int) (map[string]string, error) {
+	ws := map[string]string{}
+	for _, n := range []string{arch.InputNorm, arch.QProj, arch.KProj, arch.VProj, arch.OProj,
+		arch.QNorm, arch.KNorm, arch.PostNorm, arch.GateProj, arch.UpProj, arch.DownProj} {
+		full := arch.LayerTensor(l, n)
+		if d.quant != QuantNone && projections[n] {
+			if _, ok := d.w.Tensors[full]; !ok {
+				return nil, fmt.Errorf("missing tensor %s", full)
+			}
+			ws[n] = full
+			continue
+		}
+		name, err := d.weight(full)
+		if err != nil {
+			return nil, err
+		}
+		ws[n] = name
+	}
+	return ws, nil
+}
+
+// proj computes x·Wᵀ for the projection tensor named tensor, stored as
+// d.quant says.
+func (d *decoder) proj(x, tensor string) string {
+	if d.quant == QuantNone {
+		return d.linear(x, tensor)
+	}
+	t := d.w.Tensors[tensor]
+	return d.quantLinear(x, tensor, t.Shape, t.Data, d.quant)
+}
+
 // rope rotates x [batch, seq, heads, head_dim]: x*cos + rotate_half(x)*sin,
 // with rotate_half([x1, x2]) = [-x2, x1] (the sign lives in d.sin).
 func (d *decoder) rope(x string) string {
@@ -116,14 +158,9 @@ func (d *decoder) rope(x string) string {
 // layer appends decoder block l to the residual stream h [batch*seq, hidden].
 func (d *decoder) layer(l int, h string) (string, error) {
 	c := d.cfg
-	ws := map[string]string{}
-	for _, n := range []string{arch.InputNorm, arch.QProj, arch.KProj, arch.VProj, arch.OProj,
-		arch.QNorm, arch.KNorm, arch.PostNorm, arch.GateProj, arch.UpProj, arch.DownProj} {
-		name, err := d.weight(arch.LayerTensor(l, n))
-		if err != nil {
-			return "", err
-		}
-		ws[n] = name
+	ws, err := d.layerWeights(l)
+	if err != nil {
+		return "", err
 	}
 	nh, nkv, hd := int64(c.NumAttentionHeads), int64(c.NumKeyValueHeads), int64(c.HeadDim)
 	group := nh / nkv
@@ -132,18 +169,18 @@ func (d *decoder) layer(l int, h string) (string, error) {
 	a := d.rmsNorm(h, ws[arch.InputNorm])
 	// q: [B,S,nh,hd] -> norm, rope, scale -> [B,nkv,group,S,hd]; query head
 	// kvh*group+j uses kv head kvh, as in Hugging Face's repeat_kv.
-	q := d.op("Reshape", []string{d.linear(a, ws[arch.QProj]), d.shapeBS(nh, hd)})
+	q := d.op("Reshape", []string{d.proj(a, ws[arch.QProj]), d.shapeBS(nh, hd)})
 	q = d.rope(d.rmsNorm(q, ws[arch.QNorm]))
 	q = d.op("Mul", []string{q, d.scalarFloat(float32(1 / math.Sqrt(float64(hd))))})
 	q = d.op("Reshape", []string{q, d.shapeBS(nkv, group, hd)})
 	q = d.op("Transpose", []string{q}, attrInts("perm", 0, 2, 3, 1, 4))
 	// k: [B,S,nkv,hd] -> norm, rope -> kᵀ [B,nkv,1,hd,S] (broadcast over group).
-	k := d.op("Reshape", []string{d.linear(a, ws[arch.KProj]), d.shapeBS(nkv, hd)})
+	k := d.op("Reshape", []string{d.proj(a, ws[arch.KProj]), d.shapeBS(nkv, hd)})
 	k = d.rope(d.rmsNorm(k, ws[arch.KNorm]))
 	k = d.op("Reshape", []string{k, d.shapeBS(nkv, 1, hd)})
 	k = d.op("Transpose", []string{k}, attrInts("perm", 0, 2, 3, 4, 1))
 	// v: [B,nkv,1,S,hd].
-	v := d.op("Reshape", []string{d.linear(a, ws[arch.VProj]), d.shapeBS(nkv, 1, hd)})
+	v := d.op("Reshape", []string{d.proj(a, ws[arch.VProj]), d.shapeBS(nkv, 1, hd)})
 	v = d.op("Transpose", []string{v}, attrInts("perm", 0, 2, 3, 1, 4))
 
 	scores := d.op("Add", []string{d.op("MatMul", []string{q, k}), d.mask}) // [B,nkv,group,S,S]
@@ -151,12 +188,12 @@ func (d *decoder) layer(l int, h string) (string, error) {
 	o := d.op("MatMul", []string{p, v})                                 // [B,nkv,group,S,hd]
 	o = d.op("Transpose", []string{o}, attrInts("perm", 0, 3, 1, 2, 4)) // [B,S,nkv,group,hd]
 	o = d.op("Reshape", []string{o, d.ints(-1, nh*hd)})
-	h = d.op("Add", []string{h, d.linear(o, ws[arch.OProj])})
+	h = d.op("Add", []string{h, d.proj(o, ws[arch.OProj])})
 
 	d.scope = fmt.Sprintf("layers.%d/mlp", l)
 	m := d.rmsNorm(h, ws[arch.PostNorm])
-	gate := d.linear(m, ws[arch.GateProj])
+	gate := d.proj(m, ws[arch.GateProj])
 	act := d.op("Mul", []string{gate, d.op("Sigmoid", []string{gate})}) // silu
-	act = d.op("Mul", []string{act, d.linear(m, ws[arch.UpProj])})
-	return d.op("Add", []string{h, d.linear(act, ws[arch.DownProj])}), nil
+	act = d.op("Mul", []string{act, d.proj(m, ws[arch.UpProj])})
+	return d.op("Add", []string{h, d.proj(act, ws[arch.DownProj])}), nil
 }

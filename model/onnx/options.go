@@ -54,6 +54,10 @@ type Options struct {
 	YesID, NoID int
 	// Storage decides how Save lays the weights out on disk.
 	Storage Storage
+	// Quant selects how the projection weights are stored and multiplied
+	// (QuantNone: float32 Gemm, the reference). Quantised graphs record the
+	// choice in MetaQuant.
+	Quant Quant
 }
 
 // Storage configures where Save puts initializer data.
@@ -103,6 +107,9 @@ func (o Options) Validate() error {
 	}
 	if err := o.Storage.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if o.Quant < QuantNone || o.Quant > QuantInt8 {
+		errs = append(errs, fmt.Errorf("unknown weight quantisation %v", o.Quant))
 	}
 	return errors.Join(errs...)
 }

@@ -95,7 +95,7 @@ func BuildSharedPrefix(w *arch.Weights, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("onnx: build shared prefix: %w", err)
 	}
 	c := w.Config
-	d := &prefixDecoder{decoder: &decoder{graph: newGraph(), cfg: c, w: w, shapes: map[string]string{}}}
+	d := &prefixDecoder{decoder: &decoder{graph: newGraph(), cfg: c, w: w, shapes: map[string]string{}, quant: opts.Quant}}
 	pids := d.input(PrefixIDs, onnxpb.TensorProto_INT64, "prefix")
 	ids := d.input(PackedIDs, onnxpb.TensorProto_INT64, "tokens")
 	mask := d.input(PackedMask, onnxpb.TensorProto_INT64, "batch", "seq")
@@ -133,11 +133,14 @@ func BuildSharedPrefix(w *arch.Weights, opts Options) (*Model, error) {
 	doc := fmt.Sprintf("Qwen3 reranker (%d layers, hidden %d), shared-prefix variant, yes/no ids %d/%d. "+
 		"Inputs: prefix_ids [prefix], input_ids [tokens] (packed continuations), attention_mask [batch, seq]; "+
 		"see github.com/rerankd/rerankd/model/onnx.", c.NumHiddenLayers, c.HiddenSize, opts.YesID, opts.NoID)
-	m := newModel(d.proto("rerankd_reranker_shared_prefix", doc), doc, opts.Storage)
+	m := newModel(d.graph, "rerankd_reranker_shared_prefix", doc, opts.Storage)
 	m.setMeta(MetaConfig, string(cfgJSON))
 	m.setMeta(MetaHead, opts.Head.String())
 	m.setMeta(MetaYesID, strconv.Itoa(opts.YesID))
 	m.setMeta(MetaNoID, strconv.Itoa(opts.NoID))
+	if opts.Quant != QuantNone {
+		m.setMeta(MetaQuant, opts.Quant.String())
+	}
 	m.setMeta(MetaVariant, VariantSharedPrefix)
 	return m, nil
 }
@@ -223,26 +226,21 @@ func (d *prefixDecoder) causalMask(pos string) string {
 // layer appends decoder block l to the packed stream h [prefix+tokens, hidden].
 func (d *prefixDecoder) layer(l int, h string) (string, error) {
 	c := d.cfg
-	ws := map[string]string{}
-	for _, n := range []string{arch.InputNorm, arch.QProj, arch.KProj, arch.VProj, arch.OProj,
-		arch.QNorm, arch.KNorm, arch.PostNorm, arch.GateProj, arch.UpProj, arch.DownProj} {
-		name, err := d.weight(arch.LayerTensor(l, n))
-		if err != nil {
-			return "", err
-		}
-		ws[n] = name
+	ws, err := d.layerWeights(l)
+	if err != nil {
+		return "", err
 	}
 	nh, nkv, hd := int64(c.NumAttentionHeads), int64(c.NumKeyValueHeads), int64(c.HeadDim)
 	group := nh / nkv
 
 	d.scope = fmt.Sprintf("layers.%d/attn", l)
 	a := d.rmsNorm(h, ws[arch.InputNorm])
-	q := d.op("Reshape", []string{d.linear(a, ws[arch.QProj]), d.ints(-1, nh, hd)})
+	q := d.op("Reshape", []string{d.proj(a, ws[arch.QProj]), d.ints(-1, nh, hd)})
 	q = d.rope(d.rmsNorm(q, ws[arch.QNorm]))
 	q = d.op("Mul", []string{q, d.scalarFloat(float32(1 / math.Sqrt(float64(hd))))})
-	k := d.op("Reshape", []string{d.linear(a, ws[arch.KProj]), d.ints(-1, nkv, hd)})
+	k := d.op("Reshape", []string{d.proj(a, ws[arch.KProj]), d.ints(-1, nkv, hd)})
 	k = d.rope(d.rmsNorm(k, ws[arch.KNorm]))
-	v := d.op("Reshape", []string{d.linear(a, ws[arch.VProj]), d.ints(-1, nkv, hd)})
+	v := d.op("Reshape", []string{d.proj(a, ws[arch.VProj]), d.ints(-1, nkv, hd)})
 	split := func(x string) (string, string) {
 		o := d.opN("Split", 2, []string{x, d.splitRows}, attrInt("axis", 0))
 		return o[0], o[1]
@@ -279,12 +277,12 @@ func (d *prefixDecoder) layer(l int, h string) (string, error) {
 	oc = d.op("Reshape", []string{oc, d.ints(-1, nh*hd)})                 // [B*S, nh*hd]
 	oc = d.op("Gather", []string{oc, d.unpadIndex}, attrInt("axis", 0))   // [tokens, nh*hd]
 	o := d.op("Concat", []string{op, oc}, attrInt("axis", 0))
-	h = d.op("Add", []string{h, d.linear(o, ws[arch.OProj])})
+	h = d.op("Add", []string{h, d.proj(o, ws[arch.OProj])})
 
 	d.scope = fmt.Sprintf("layers.%d/mlp", l)
 	m := d.rmsNorm(h, ws[arch.PostNorm])
-	gate := d.linear(m, ws[arch.GateProj])
+	gate := d.proj(m, ws[arch.GateProj])
 	act := d.op("Mul", []string{gate, d.op("Sigmoid", []string{gate})}) // silu
-	act = d.op("Mul", []string{act, d.linear(m, ws[arch.UpProj])})
-	return d.op("Add", []string{h, d.linear(act, ws[arch.DownProj])}), nil
+	act = d.op("Mul", []string{act, d.proj(m, ws[arch.UpProj])})
+	return d.op("Add", []string{h, d.proj(act, ws[arch.DownProj])}), nil
 }

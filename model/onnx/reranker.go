@@ -55,7 +55,7 @@ func BuildReranker(w *arch.Weights, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("onnx: yes/no ids %d/%d outside vocabulary of %d", opts.YesID, opts.NoID, c.VocabSize)
 	}
 
-	d := &decoder{graph: newGraph(), cfg: c, w: w, shapes: map[string]string{}}
+	d := &decoder{graph: newGraph(), cfg: c, w: w, shapes: map[string]string{}, quant: opts.Quant}
 	ids := d.input(InputIDs, onnxpb.TensorProto_INT64, "batch", "seq")
 	mask := d.input(AttentionMask, onnxpb.TensorProto_INT64, "batch", "seq")
 	d.prologue(ids, mask)
@@ -82,21 +82,24 @@ func BuildReranker(w *arch.Weights, opts Options) (*Model, error) {
 	doc := fmt.Sprintf("Qwen3 reranker (%d layers, hidden %d), head %v, yes/no ids %d/%d. "+
 		"Inputs right-padded; see github.com/rerankd/rerankd/model/onnx.",
 		c.NumHiddenLayers, c.HiddenSize, opts.Head, opts.YesID, opts.NoID)
-	m := newModel(d.proto("rerankd_reranker", doc), doc, opts.Storage)
+	m := newModel(d.graph, "rerankd_reranker", doc, opts.Storage)
 	m.setMeta(MetaConfig, string(cfgJSON))
 	m.setMeta(MetaHead, opts.Head.String())
 	m.setMeta(MetaYesID, strconv.Itoa(opts.YesID))
 	m.setMeta(MetaNoID, strconv.Itoa(opts.NoID))
+	if opts.Quant != QuantNone {
+		m.setMeta(MetaQuant, opts.Quant.String())
+	}
 	return m, nil
 }
 
-func newModel(g *onnxpb.GraphProto, doc string, s Storage) *Model {
+func newModel(g *graph, name, doc string, s Storage) *Model {
 	return &Model{
 		Proto: &onnxpb.ModelProto{
 			IrVersion:    proto.Int64(IRVersion),
 			OpsetImport:  []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(Opset)}},
 			ProducerName: proto.String(Producer), ProducerVersion: proto.String("1"),
-			DocString: proto.String(doc), Graph: g,
+			DocString: proto.String(doc), Graph: g.proto(name, doc),
 		},
 		Storage: s,
 	}
