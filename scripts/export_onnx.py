@@ -25,7 +25,11 @@ are never computed. yes/no ids come from the tokenizer, never hard-coded.
 fp16: with --device cuda the weights are halved in torch before export (RoPE frequencies and
 the head stay fp32); with --device cpu the fp32 graph is converted by onnxconverter-common,
 which also halves the RoPE frequencies (less accurate at long lengths; prefer cuda). fp16
-graphs may not run on onnxruntime's CPU provider. int8 is dynamic MatMul quantization.
+graphs may not run on onnxruntime's CPU provider. int8 is onnxruntime's dynamic MatMul
+quantization, whose activation scale is per tensor: a document's score then depends slightly
+on the other documents of its batch. `rerankd convert --quant int8` writes rerankd's own int8
+variant from the same Hugging Face checkpoint (per-row activation scales, batch-independent,
+with a shared-prefix graph); prefer it where Go's converter can read the checkpoint.
 
 Output folder: model.onnx (+ model.onnx.data, one external file, when the weights exceed
 the 2 GB protobuf limit), optional model.int8.onnx, config.json, tokenizer.json,
