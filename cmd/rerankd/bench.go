@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,11 +48,16 @@ type benchResult struct {
 	Quant string `json:"quant"`
 	// QuantPeakGFLOPs is the same MatMul chain with Quant's kernels, counted
 	// in float FLOPs; QuantEfficiency = useful / it.
-	QuantPeakGFLOPs    float64 `json:"quant_peak_gflops,omitempty"`
-	QuantEfficiency    float64 `json:"quant_efficiency,omitempty"`
-	MeanAbsScoreError  float64 `json:"mean_abs_score_error"` // ours vs uncached
-	MaxAbsScoreError   float64 `json:"max_abs_score_error"`  // ours vs uncached, same pairs
-	MaxAbsLogitError   float64 `json:"max_abs_logit_error"`  // ours vs uncached
+	QuantPeakGFLOPs   float64 `json:"quant_peak_gflops,omitempty"`
+	QuantEfficiency   float64 `json:"quant_efficiency,omitempty"`
+	MeanAbsScoreError float64 `json:"mean_abs_score_error"` // ours vs uncached
+	// Ranking agreement with the uncached float32 reference, per request:
+	// mean Kendall tau of the orders and the share of requests whose top 5
+	// is the same set. For a reranker these matter more than raw score error.
+	KendallTau         float64 `json:"mean_kendall_tau"`
+	Top5Agree          float64 `json:"top5_same_set"`
+	MaxAbsScoreError   float64 `json:"max_abs_score_error"` // ours vs uncached, same pairs
+	MaxAbsLogitError   float64 `json:"max_abs_logit_error"` // ours vs uncached
 	BaselineScoreError float64 `json:"max_abs_score_error_vs_baseline"`
 	// Tokens through the decoder's matrices per useful token (prefix once
 	// per request, continuation per pair): padding and prefix recomputation
@@ -183,6 +190,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		r.BaselineScoreError = math.Max(r.BaselineScoreError, math.Abs(sc.Score-baseline[i].Score))
 		r.MeanAbsScoreError += math.Abs(sc.Score-uncached[i].Score) / float64(len(ours))
 	}
+	r.KendallTau, r.Top5Agree = rankAgreement(ours, uncached, *candidates)
 	r.MeanTokensPerPair = float64(acct.realTokens) / float64(r.Pairs)
 	r.MeanPrefixTokens = float64(acct.prefixTokens) / float64(*requests)
 	r.PairsPerS = float64(r.Pairs) / oursTime.Seconds()
@@ -342,4 +350,66 @@ func benchWorkload(requests, candidates int, seed uint64) []model.Request {
 		out[i] = model.Request{Query: "When did " + names[rng.IntN(len(names))] + " " + text(8) + "?", Docs: docs}
 	}
 	return out
+}
+
+// rankAgreement compares two scorings of the same requests (consecutive
+// groups of n pairs): the mean Kendall tau-a of the two orders and the
+// share of groups whose 5 best pairs are the same set.
+func rankAgreement(a, b []model.Score, n int) (tau, top5 float64) {
+	groups := len(a) / n
+	if groups == 0 {
+		return 0, 0
+	}
+	for g := range groups {
+		x, y := a[g*n:(g+1)*n], b[g*n:(g+1)*n]
+		if n < 2 {
+			tau++
+		} else {
+			var conc float64
+			for i := range n {
+				for j := i + 1; j < n; j++ {
+					conc += sign(x[i].Score-x[j].Score) * sign(y[i].Score-y[j].Score)
+				}
+			}
+			tau += conc / float64(n*(n-1)/2)
+		}
+		if sameTop(x, y, 5) {
+			top5++
+		}
+	}
+	return tau / float64(groups), top5 / float64(groups)
+}
+
+func sign(v float64) float64 {
+	switch {
+	case v > 0:
+		return 1
+	case v < 0:
+		return -1
+	}
+	return 0
+}
+
+// sameTop reports whether the k best-scored positions of x and y agree as
+// sets (ties broken by position).
+func sameTop(x, y []model.Score, k int) bool {
+	top := func(s []model.Score) map[int]bool {
+		idx := make([]int, len(s))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(i, j int) int { return cmp.Compare(s[j].Score, s[i].Score) })
+		m := map[int]bool{}
+		for _, i := range idx[:min(k, len(idx))] {
+			m[i] = true
+		}
+		return m
+	}
+	tx, ty := top(x), top(y)
+	for i := range tx {
+		if !ty[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"math"
+	"slices"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
 )
 
@@ -51,6 +54,7 @@ func TestBenchTiny(t *testing.T) {
 			{"quant", r.Quant == c.quant && (c.quant == "fp32") == (r.QuantPeakGFLOPs == 0)},
 			{"score error", (c.quant != "fp32" || r.MaxAbsScoreError <= 1e-5 && r.BaselineScoreError <= 1e-5) &&
 				(c.quant == "fp32" || r.MaxAbsScoreError > 1e-6 && r.MaxAbsScoreError < 0.05 && r.MeanAbsScoreError <= r.MaxAbsScoreError)},
+			{"ranking", r.KendallTau > 0.5 && r.KendallTau <= 1 && (c.quant != "fp32" || r.KendallTau > 0.99 && r.Top5Agree == 1)},
 			{"speedup bound", r.SpeedupBound > 1 && (noShared || r.SpeedupBound > r.MeanTokensPerPair/(r.MeanTokensPerPair-r.MeanPrefixTokens+r.MeanPrefixTokens/4)-1e-9)},
 			{"rates", r.PairsPerS > 0 && r.BaselinePairsPerS > 0 && r.UncachedPairsPerS > 0 && r.Speedup > 0 && r.PeakGFLOPs > 0},
 			{"prefix", r.MeanPrefixTokens > 20 && r.MeanPrefixTokens < r.MeanTokensPerPair},
@@ -62,5 +66,37 @@ func TestBenchTiny(t *testing.T) {
 				t.Errorf("%+v: %s wrong in %+v", c, check.name, r)
 			}
 		}
+	}
+}
+
+func TestRankAgreement(t *testing.T) {
+	sc := func(v ...float64) []model.Score {
+		out := make([]model.Score, len(v))
+		for i, x := range v {
+			out[i].Score = x
+		}
+		return out
+	}
+	base := sc(0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
+	cases := []struct {
+		name      string
+		other     []model.Score
+		tau, top5 float64
+	}{
+		{"identical", base, 1, 1},
+		{"reversed", sc(0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9), -1, 0},
+		{"bottom pair swapped", sc(0.9, 0.8, 0.7, 0.6, 0.5, 0.3, 0.4), 1 - 2.0/21, 1},
+		{"5th and 6th swapped", sc(0.9, 0.8, 0.7, 0.6, 0.4, 0.5, 0.3), 1 - 2.0/21, 0},
+	}
+	for _, c := range cases {
+		tau, top5 := rankAgreement(c.other, base, len(base))
+		if math.Abs(tau-c.tau) > 1e-12 || top5 != c.top5 {
+			t.Errorf("%s: tau %v top5 %v, want %v %v", c.name, tau, top5, c.tau, c.top5)
+		}
+	}
+	// Two groups: one identical, one reversed.
+	tau, top5 := rankAgreement(append(slices.Clone(base), cases[1].other...), append(slices.Clone(base), base...), len(base))
+	if math.Abs(tau) > 1e-12 || top5 != 0.5 {
+		t.Errorf("two groups: tau %v top5 %v, want 0 0.5", tau, top5)
 	}
 }

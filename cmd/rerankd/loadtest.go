@@ -19,6 +19,7 @@ import (
 
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/scheduler"
 	"github.com/rerankd/rerankd/serve"
 )
@@ -63,6 +64,8 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library")
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
+	quant := fs.String("quant", "fp32", "model weights: fp32 or int8 (the folder's variant)")
+	noShared := fs.Bool("no-shared-prefix", false, "run model.onnx even when the folder has the shared-prefix graph (the path before it existed, for before/after comparisons)")
 	soakF := addSoakFlags(fs)
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -78,11 +81,15 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if *candidates < 1 {
 		return fmt.Errorf("%w: --candidates must be >= 1", errUsage)
 	}
+	q, err := onnx.ParseQuant(*quant)
+	if err != nil {
+		return fmt.Errorf("%w: --quant: %w", errUsage, err)
+	}
 	reqs := benchWorkload(64, *candidates, 7)
 	var scorer *model.Scorer
 	if *dir != "" {
 		o := model.DefaultOptions()
-		o.RuntimeLib, o.Tokenizer = *ortLib, *tok
+		o.RuntimeLib, o.Tokenizer, o.Quant, o.NoSharedPrefix = *ortLib, *tok, q, *noShared
 		s, _, err := model.Open(*dir, o)
 		if err != nil {
 			return err
