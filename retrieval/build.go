@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"time"
 )
 
 // errStopped ends a build cut short by Close.
@@ -11,16 +13,49 @@ var errStopped = errors.New("retrieval: build stopped")
 
 // Start rebuilds the indexes of every namespace that was in the store at
 // New from the store, in the background: first BM25 for all namespaces,
-// then the vector indexes (slower), so lexical search is ready early.
-// Start returns at once; Wait waits for the build. Calling Start twice
-// panics (programmer error).
+// then the vector indexes (slower; loaded from a snapshot instead where a
+// current one exists), so lexical search is ready early. After the build
+// it saves snapshots, back-fills missing vectors and keeps snapshots
+// fresh, until Close. Start returns at once; Wait waits for the build.
+// Calling Start twice panics (programmer error); after Close, the build
+// ends at once with an error.
 func (e *Engine) Start() {
 	if !e.building.CompareAndSwap(false, true) {
 		panic("retrieval: Engine.Start called twice")
 	}
+	if e.closed.Load() {
+		e.buildErr = errStopped
+		close(e.built)
+		close(e.afterBuild)
+		close(e.backfilled)
+		return
+	}
+	e.bg.Add(1)
 	go func() {
+		defer e.bg.Done()
+		defer close(e.backfilled)
+		afterBuild := sync.OnceFunc(func() { close(e.afterBuild) })
+		defer afterBuild()
 		e.buildErr = e.build()
 		close(e.built)
+		if errors.Is(e.buildErr, errStopped) {
+			return
+		}
+		if err := e.saveSnapshots("build"); err != nil {
+			e.log.Warn("memory index snapshots not saved after the build; the next start may rebuild", "err", err)
+		}
+		afterBuild()
+		if e.cfg.SnapshotIdle > 0 && e.snapshotsOn() {
+			e.bg.Add(1)
+			go e.snapshotWhenIdle()
+		}
+		// A long back-fill's vectors are worth a snapshot at once, not
+		// only when SnapshotIdle (which may be off) next finds them quiet.
+		if e.backfill() > 0 && e.ctx.Err() == nil {
+			if err := e.saveSnapshots("backfill"); err != nil {
+				e.log.Warn("memory index snapshots not saved after the back-fill", "err", err)
+			}
+		}
 	}()
 }
 
@@ -35,21 +70,35 @@ func (e *Engine) build() error {
 	slices.Sort(names)
 
 	total := 0
+	counts := make(map[string]int, len(names))
 	for _, ns := range names {
 		n, err := e.st.Count(ns)
 		if err != nil {
 			return fmt.Errorf("retrieval: build: %w", err)
 		}
 		total += n
+		counts[ns] = n
 	}
 	var errs []error
 	for _, phase := range []string{"bm25", "vector"} {
 		if phase == "vector" && e.dim == 0 {
 			break
 		}
+		if phase == "vector" {
+			defer e.logVectorSources(names, time.Now()) // evaluated now: the phase's start
+		}
 		done := 0
 		for _, ns := range names {
 			sp, _ := e.space(ns, false)
+			if phase == "vector" && sp.atStart {
+				if e.vectorsFromSnapshot(ns, sp) {
+					done += counts[ns]
+					if e.cfg.Progress != nil {
+						e.cfg.Progress(phase, done, total)
+					}
+					continue
+				}
+			}
 			n, err := e.buildSpace(ns, sp, phase, func(k int) {
 				if e.cfg.Progress != nil {
 					e.cfg.Progress(phase, done+k, total)
@@ -97,6 +146,8 @@ func (e *Engine) buildSpace(ns string, sp *space, phase string, progress func(in
 	for {
 		select {
 		case <-e.stop:
+			// Incomplete: never to be snapshotted (nor trusted by Check).
+			sp.dirty.Store(true)
 			return read, errStopped
 		default:
 		}

@@ -20,6 +20,10 @@ type Disagreement struct {
 	// (first few only).
 	Missing []string `json:"missing,omitempty"`
 	Extra   []string `json:"extra,omitempty"`
+	// MissingVectors: IDs with a usable stored vector that the vector
+	// index lacks (first few only). With equal counts, none missing also
+	// means none extra.
+	MissingVectors []string `json:"missing_vectors,omitempty"`
 	// Dirty: an index update had failed after a durable write.
 	Dirty bool `json:"dirty,omitempty"`
 	// Repaired: the namespace's indexes were rebuilt from the store.
@@ -102,6 +106,9 @@ func (e *Engine) checkSpace(ns string, repair bool) (*Disagreement, int, int, er
 			}
 			if usableVector(r.Vector, e.dim) {
 				d.StoreVectors++
+				if !ix.vec.Has(id) && len(d.MissingVectors) < maxListed {
+					d.MissingVectors = append(d.MissingVectors, id)
+				}
 			} else if r.Vector != nil && len(r.Vector) != e.dim {
 				other++
 			}
@@ -121,7 +128,7 @@ func (e *Engine) checkSpace(ns string, repair bool) (*Disagreement, int, int, er
 	if ix.vec != nil {
 		d.IndexedVectors = ix.vec.Len()
 	}
-	ok := !d.Dirty && len(d.Missing) == 0 && len(d.Extra) == 0 &&
+	ok := !d.Dirty && len(d.Missing) == 0 && len(d.Extra) == 0 && len(d.MissingVectors) == 0 &&
 		d.StoreMemories == d.IndexedMemories && d.StoreVectors == d.IndexedVectors
 	if ok {
 		return nil, d.StoreMemories, other, nil
@@ -165,5 +172,6 @@ func (e *Engine) rebuildLocked(ns string, sp *space) error {
 	// rebuilt pair.
 	sp.cur.Store(fresh)
 	sp.dirty.Store(false)
+	sp.noteWrite() // a dirty index was not snapshotted: let the idle saver look
 	return nil
 }

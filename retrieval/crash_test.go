@@ -26,6 +26,17 @@ func crashText(id string) string {
 	return "acknowledged memory " + strings.ReplaceAll(id, "-", "x") + " must survive"
 }
 
+// crashConfig keeps snapshots, saved whenever writes pause for 5ms, so
+// kills land before, during and after saves, and each round's child
+// starts from the snapshot its parent's check saved, while it writes.
+func crashConfig(storePath string) Config {
+	cfg := DefaultConfig()
+	cfg.SnapshotDir = storePath + ".snapshots"
+	cfg.SnapshotIdle = 5 * time.Millisecond
+	cfg.SnapshotMinVectors = 1
+	return cfg
+}
+
 // TestEngineCrashChild is the child of TestEngineCrash: it adds batches of
 // memories through the Engine (embedding included) and prints each ID once
 // Add has returned, until it is SIGKILLed.
@@ -39,7 +50,7 @@ func TestEngineCrashChild(t *testing.T) {
 		fmt.Fprintln(os.Stderr, "child open:", err)
 		os.Exit(2)
 	}
-	e, err := New(st, &hashEmbedder{dim: 16}, DefaultConfig())
+	e, err := New(st, &hashEmbedder{dim: 16}, crashConfig(path))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child engine:", err)
 		os.Exit(2)
@@ -66,7 +77,8 @@ func TestEngineCrashChild(t *testing.T) {
 
 // TestEngineCrash SIGKILLs the child at random moments over many rounds;
 // after each, a fresh engine must find every acknowledged memory by search,
-// with its vector indexed, and its indexes must agree with the store.
+// with its vector indexed, and its indexes must agree with the store,
+// whatever state the kill left the vector index snapshots in.
 func TestEngineCrash(t *testing.T) {
 	if os.Getenv(engineCrashPath) != "" {
 		t.Skip("running as child")
@@ -157,8 +169,9 @@ func verifyEngine(t *testing.T, path string, acked map[string]bool) {
 		t.Fatalf("reopen: %v", err)
 	}
 	defer st.Close()
-	e := newEngine(t, st, &hashEmbedder{dim: 16}, DefaultConfig())
+	e := newEngine(t, st, &hashEmbedder{dim: 16}, crashConfig(path))
 	defer e.Close()
+	t.Logf("vectors from %q (%s)", e.Stats("crash").VectorSource, e.Stats("crash").SnapshotMiss)
 	ctx := context.Background()
 	rep, err := e.Check(ctx, false)
 	if err != nil || len(rep.Disagreements) != 0 {

@@ -6,8 +6,10 @@
 // An Engine sits on a store.Store (the source of truth) and keeps, per
 // namespace, two in-memory indexes derived from it: BM25 (retrieval/bm25)
 // and a vector index (retrieval/hnsw). The indexes are never trusted over
-// the store: they are rebuilt from it at start, and Check compares them with
-// it and rebuilds a namespace that disagrees.
+// the store: they are rebuilt from it at start (the vector index loaded
+// from a snapshot instead when one exactly matches the store, see
+// Snapshots), and Check compares them with it, memory by memory, and
+// rebuilds a namespace that disagrees.
 //
 // # Degradation levels
 //
@@ -40,4 +42,46 @@
 // Embedder or Config.Dim. A zero vector cannot be normalised for cosine, so
 // it is refused for the vector index; its memory is stored and stays
 // searchable lexically.
+//
+// # Snapshots
+//
+// Rebuilding an HNSW graph costs a beam search per vector (minutes for
+// 100k×1024 on two cores), loading a saved one a sequential read (about a
+// second). With Config.SnapshotDir, each namespace's vector index is saved
+// there (snapfile.go: a header, then hnsw's Save format, each with a
+// CRC-32C; written to a temporary file, fsync'ed, renamed, directory
+// fsync'ed) after the start-up build, at Close, and when writes have gone
+// quiet for Config.SnapshotIdle.
+//
+// A snapshot must never add or lose a vector, so it records the store's
+// vector generation (store.VectorGen) of its namespace, which every write
+// of that namespace's vectors replaces in the same bbolt transaction, with
+// a random stamp so that equal generations mean equal vectors even after a
+// namespace is re-created or an older store file restored. At start the
+// generations are read at New, before any write; the vector phase loads a
+// snapshot only if its generation, dimension and graph parameters match,
+// then re-applies from the store the writes made since New (the touched
+// IDs). Anything else — missing, stale (a write after the snapshot, e.g. a
+// crash skipped the save at Close), damaged, another dimension or index
+// configuration — is logged, reported in Stats.SnapshotMiss, and the index
+// is rebuilt: a snapshot can make a start faster, never fail it. BM25 is
+// always rebuilt from the store (it is fast). A snapshot is saved only from
+// a complete index without failed updates, and its generation is read
+// under the namespace's write lock, so the index holds at least that
+// generation's vectors; writes that reach it while it is written move the
+// store past that generation, so such a file is refused as stale.
+//
+// # Back-fill
+//
+// Memories stored before an Embedder was configured (or with a zero
+// vector, or one of another dimension) have no usable vector. With an
+// Embedder and Config.Backfill, after the start-up build the engine pages
+// through every namespace and embeds them, Config.BackfillBatch texts per
+// call, in the background. Each batch is stored with store.PutVectorsIf
+// under the namespace's write lock: a vector is written only if the
+// memory still has the text that was embedded and still has no usable
+// vector, so a concurrent rewrite or delete always wins. Close cancels
+// the embedder call in flight. Failed batches are logged and counted
+// (Stats.BackfillFailed) and stay lexical-only; after a few failed calls
+// in a row the back-fill gives up until the next start.
 package retrieval

@@ -2,11 +2,16 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 
 	"github.com/rerankd/rerankd/retrieval/bm25"
+	"github.com/rerankd/rerankd/retrieval/hnsw"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
@@ -30,12 +35,29 @@ type Engine struct {
 	mu     sync.RWMutex
 	spaces map[string]*space
 
+	log *slog.Logger
+	// snapIndex is the configuration of the vector indexes the engine
+	// builds, which a snapshot must match; snapOff says why there are no
+	// snapshots when SnapshotDir is set ("" when there are).
+	snapIndex hnsw.Config
+	snapOff   string
+	snapMu    sync.Mutex // one snapshot round at a time
+	snapClean bool       // leftover temporary files removed (under snapMu)
+
 	closed   atomic.Bool
 	building atomic.Bool
 	built    chan struct{} // closed when the start-up build ends
 	buildErr error         // set before built is closed
-	stopOnce sync.Once
-	stop     chan struct{}
+	// afterBuild is closed when the snapshots after the build are saved,
+	// backfilled when the back-fill ends (or was not run); both are
+	// closed by the background goroutine, also when it is stopped.
+	afterBuild, backfilled chan struct{}
+	bg                     sync.WaitGroup // background goroutines
+	ctx                    context.Context
+	cancel                 context.CancelFunc // cancels ctx: stops embedder calls
+	stopOnce, closeOnce    sync.Once
+	stop                   chan struct{}
+	closeErr               error
 }
 
 // space is one namespace's indexes. mu serialises its writes, so the
@@ -49,10 +71,31 @@ type space struct {
 	// touched holds IDs written since the start-up build began; the build
 	// skips them. nil once both phases are done.
 	touched map[string]struct{}
-	// dirty is set when an index update failed after a durable store write;
-	// Check rebuilds such a namespace.
+	// dirty is set when an index update failed after a durable store write,
+	// or the build of the namespace did not finish; Check rebuilds such a
+	// namespace, and it is not snapshotted.
 	dirty atomic.Bool
+
+	// atStart: the namespace was in the store at New (immutable).
+	atStart bool
+	// startGen is the store's vector generation of the namespace at New,
+	// before any write through this engine: a snapshot saved at it holds
+	// exactly the vectors the store had then.
+	startGen store.VectorGen
+	// snapGen is the generation of the namespace's snapshot file, zero
+	// when none is known; guarded by mu.
+	snapGen store.VectorGen
+	// lastWrite is when a write last changed the namespace (unix nanos), 0
+	// when nothing changed since its last snapshot; for SnapshotIdle.
+	lastWrite atomic.Int64
+	// info says where the vector index came from, for Stats.
+	info atomic.Pointer[vecInfo]
+	// Back-fill counters, for Stats.
+	backfilled, backfillFailed atomic.Int64
 }
+
+// vecInfo is how a namespace's vector index was made at start.
+type vecInfo struct{ source, miss string }
 
 // indexes is one namespace's index pair.
 type indexes struct {
@@ -83,8 +126,23 @@ func New(st *store.Store, emb Embedder, cfg Config) (*Engine, error) {
 		dim = emb.Dim()
 	}
 	e := &Engine{st: st, emb: emb, cfg: cfg, dim: dim, spaces: map[string]*space{},
-		built: make(chan struct{}), stop: make(chan struct{})}
+		built: make(chan struct{}), afterBuild: make(chan struct{}), backfilled: make(chan struct{}),
+		stop: make(chan struct{}), log: cfg.Logger}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	if err := e.initSnapshots(); err != nil {
+		return nil, err
+	}
 	names, err := st.Namespaces()
+	if err != nil {
+		return nil, fmt.Errorf("retrieval.New: %w", err)
+	}
+	// Read before any write through this engine can move them: a snapshot
+	// at these generations is exact, and writes from now on are replayed
+	// onto it (they are in touched).
+	gens, err := st.VectorGens()
 	if err != nil {
 		return nil, fmt.Errorf("retrieval.New: %w", err)
 	}
@@ -96,9 +154,37 @@ func New(st *store.Store, emb Embedder, cfg Config) (*Engine, error) {
 		sp.touched = map[string]struct{}{}
 		sp.lexReady.Store(false)
 		sp.vecReady.Store(dim == 0) // no vector phase without a dimension
+		sp.atStart, sp.startGen = true, gens[ns]
 		e.spaces[ns] = sp
 	}
 	return e, nil
+}
+
+// initSnapshots decides whether the engine keeps snapshots: only with a
+// SnapshotDir, a vector dimension and an index type that can be saved.
+// A SnapshotDir that exists but is not a directory is a configuration
+// error; anything else wrong with it is found, logged and survived later.
+func (e *Engine) initSnapshots() error {
+	dir := e.cfg.SnapshotDir
+	if dir == "" || e.dim == 0 {
+		return nil
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("retrieval.New: SnapshotDir %s is not a directory", dir)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		e.log.Warn("memory index snapshots: cannot use the directory; indexes will be rebuilt at start", "dir", dir, "err", err)
+	}
+	probe, err := e.cfg.newVectorIndex(e.dim)
+	if err != nil {
+		return fmt.Errorf("retrieval.New: vector index: %w", err)
+	}
+	if sv, ok := probe.(savable); ok {
+		e.snapIndex = sv.Config()
+	} else {
+		e.snapOff = fmt.Sprintf("the vector index %T cannot be saved", probe)
+		e.log.Info("memory index snapshots off", "why", e.snapOff)
+	}
+	return nil
 }
 
 // newSpace returns empty indexes, marked ready (a namespace created after
@@ -181,15 +267,28 @@ func (e *Engine) Wait(ctx context.Context) error {
 	}
 }
 
-// Close stops a running build and waits for it. It does not close the
-// store, which the caller owns.
+// Close stops the start-up build, the back-fill and the snapshot saver,
+// waits for them, then saves the snapshots of the namespaces whose
+// vectors changed since theirs (when Config.SnapshotDir is set). Its error
+// is only about those snapshots: nothing is lost without them, the next
+// start rebuilds. It does not close the store, which the caller owns and
+// must close after.
 func (e *Engine) Close() error {
-	e.closed.Store(true)
-	e.stopOnce.Do(func() { close(e.stop) })
-	if e.building.Load() {
-		<-e.built
-	}
-	return nil
+	e.closeOnce.Do(func() {
+		e.closed.Store(true)
+		e.halt()
+		e.bg.Wait()
+		e.closeErr = e.saveSnapshots("close")
+	})
+	return e.closeErr
+}
+
+// halt tells the background goroutines to stop.
+func (e *Engine) halt() {
+	e.stopOnce.Do(func() {
+		close(e.stop)
+		e.cancel()
+	})
 }
 
 // Stats describes one namespace's indexes.
@@ -201,6 +300,20 @@ type Stats struct {
 	Vectors int `json:"vectors"`
 	// Ready says both indexes are built.
 	Ready bool `json:"ready"`
+	// VectorSource says where the vector index came from at start:
+	// "snapshot" (loaded from Config.SnapshotDir), "rebuild" (built from
+	// the store), or "" (not built yet, a namespace created since start,
+	// or no vector index).
+	VectorSource string `json:"vector_source,omitempty"`
+	// SnapshotMiss says why a rebuilt namespace's snapshot was not used
+	// ("missing: …", "stale: …", "corrupt: …", "dimension: …", "config:
+	// …"), when snapshots are on.
+	SnapshotMiss string `json:"snapshot_miss,omitempty"`
+	// Backfilled counts memories the back-fill gave a vector since start;
+	// BackfillFailed those whose embedding failed (they stay lexical-only
+	// until a later start tries again).
+	Backfilled     int `json:"backfilled,omitempty"`
+	BackfillFailed int `json:"backfill_failed,omitempty"`
 }
 
 // Stats returns the state of ns's indexes (zero values for an unknown ns).
@@ -217,5 +330,9 @@ func (e *Engine) Stats(ns string) Stats {
 		st.Vectors = ix.vec.Len()
 	}
 	st.Ready = sp.lexReady.Load() && sp.vecReady.Load()
+	if in := sp.info.Load(); in != nil {
+		st.VectorSource, st.SnapshotMiss = in.source, in.miss
+	}
+	st.Backfilled, st.BackfillFailed = int(sp.backfilled.Load()), int(sp.backfillFailed.Load())
 	return st
 }

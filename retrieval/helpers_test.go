@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,14 +21,14 @@ import (
 // positive cosine. It measures nothing; it only exercises the code paths.
 type hashEmbedder struct {
 	dim   int
-	calls int
+	calls atomic.Int64
 	fail  error
 }
 
 func (h *hashEmbedder) Dim() int { return h.dim }
 
 func (h *hashEmbedder) Embed(_ context.Context, texts []string, _ bool) ([][]float32, error) {
-	h.calls++
+	h.calls.Add(1)
 	if h.fail != nil {
 		return nil, h.fail
 	}

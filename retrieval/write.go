@@ -199,6 +199,7 @@ func (e *Engine) indexLocked(sp *space, id, text string, vec []float32) {
 	if sp.touched != nil {
 		sp.touched[id] = struct{}{}
 	}
+	sp.noteWrite()
 	ix := sp.ix()
 	ix.lex.Add(id, text)
 	if ix.vec == nil {
@@ -241,6 +242,7 @@ func (e *Engine) Delete(ns, id string) error {
 		if sp.touched != nil {
 			sp.touched[id] = struct{}{}
 		}
+		sp.noteWrite()
 		ix := sp.ix()
 		ix.lex.Delete(id)
 		if ix.vec != nil {

@@ -3,9 +3,9 @@ package main
 import (
 	"encoding/json"
 	"math"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/rerankd/rerankd/model"

@@ -16,10 +16,17 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// memoryFlags configure the memory API of `rerankd serve`.
+// memoryFlags configure the memory API of `rerankd serve`. The zero value
+// of the snapshot and back-fill fields means: snapshots next to the store,
+// saved only after the build and at shutdown; no back-fill.
 type memoryFlags struct {
 	store, embedModel string
 	vectorDim         int
+	// snapshotDir: "" for <store>.snapshots, "none" for no snapshots.
+	snapshotDir   string
+	snapshotIdle  time.Duration
+	backfill      bool
+	backfillBatch int // 0: the engine's default
 	// ortLib, tokenizer, threads: copied from the serve flags.
 	ortLib, tokenizer string
 	threads           int
@@ -27,10 +34,27 @@ type memoryFlags struct {
 
 func defineMemoryFlags(fs *flag.FlagSet) *memoryFlags {
 	m := &memoryFlags{}
+	def := retrieval.DefaultConfig()
 	fs.StringVar(&m.store, "store", defaultStorePath(), "memory store file (bbolt); \"none\" disables the memory API")
 	fs.IntVar(&m.vectorDim, "vector-dim", 0, "dimension of client-supplied memory vectors (0: no vector index, or the --embed-model's)")
 	fs.StringVar(&m.embedModel, "embed-model", "", "Qwen3-Embedding-style ONNX folder: memories and queries are embedded for hybrid search")
+	fs.StringVar(&m.snapshotDir, "snapshot-dir", "", "directory of memory vector index snapshots, loaded at start instead of rebuilding (empty: STORE.snapshots next to --store; \"none\" disables)")
+	fs.DurationVar(&m.snapshotIdle, "snapshot-idle", def.SnapshotIdle, "re-save a namespace's vector index snapshot once its writes have been quiet this long (0: only after the start-up build and at shutdown)")
+	fs.BoolVar(&m.backfill, "backfill", def.Backfill, "with --embed-model, embed stored memories that have no vector (added before it was configured) in the background after start")
+	fs.IntVar(&m.backfillBatch, "backfill-batch", def.BackfillBatch, "memories per embedding call during the back-fill")
 	return m
+}
+
+// snapshotDirFor resolves --snapshot-dir against --store: empty means
+// next to the store file, "none" means no snapshots ("").
+func snapshotDirFor(storePath, flagValue string) string {
+	switch flagValue {
+	case "none":
+		return ""
+	case "":
+		return storePath + ".snapshots"
+	}
+	return flagValue
 }
 
 // defaultStorePath is $RERANKD_DATA/memories.db, else
@@ -48,6 +72,22 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 	if m.vectorDim < 0 {
 		return nil, nil, fmt.Errorf("%w: --vector-dim %d must be >= 0", errUsage, m.vectorDim)
 	}
+	if m.backfillBatch < 0 || m.backfillBatch > retrieval.MaxBatch {
+		return nil, nil, fmt.Errorf("%w: --backfill-batch %d must be in 1..%d", errUsage, m.backfillBatch, retrieval.MaxBatch)
+	}
+	if m.snapshotIdle < 0 {
+		return nil, nil, fmt.Errorf("%w: --snapshot-idle %v must be >= 0", errUsage, m.snapshotIdle)
+	}
+	cfg := retrieval.DefaultConfig()
+	cfg.Dim = m.vectorDim
+	cfg.Logger = log
+	cfg.SnapshotDir = snapshotDirFor(m.store, m.snapshotDir)
+	cfg.SnapshotIdle = m.snapshotIdle
+	cfg.Backfill = m.backfill
+	if m.backfillBatch != 0 {
+		cfg.BackfillBatch = m.backfillBatch
+	}
+
 	if err := os.MkdirAll(filepath.Dir(m.store), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("memory store: %w", err)
 	}
@@ -57,8 +97,6 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 		// not a file); only the way out is added here.
 		return nil, nil, fmt.Errorf("memory store: %w (use --store to pick another file, or --store none)", err)
 	}
-	cfg := retrieval.DefaultConfig()
-	cfg.Dim = m.vectorDim
 	var emb retrieval.Embedder
 	closeEmb := func() {}
 	if m.embedModel != "" {
@@ -77,11 +115,15 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 		}
 		cfg.Dim = 0 // taken from the embedder
 	}
-	var last time.Time
+	var last time.Time // the build and then the back-fill call Progress from one goroutine
 	cfg.Progress = func(phase string, done, total int) {
 		if total > 0 && (time.Since(last) > 2*time.Second || done == total) {
 			last = time.Now()
-			log.Info("indexing memories", "phase", phase, "done", done, "total", total)
+			msg := "indexing memories"
+			if phase == "backfill" {
+				msg = "embedding memories stored without a vector"
+			}
+			log.Info(msg, "phase", phase, "done", done, "total", total)
 		}
 	}
 	e, err := retrieval.New(st, emb, cfg)
@@ -96,9 +138,17 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 			log.Error("memory index build skipped damaged records (they are not searchable); stop rerankd and run `rerankd store check`", "err", err)
 		}
 	}()
-	fmt.Fprintf(stderr, "memory store %s (vector dimension %d, embedder %q)\n", m.store, e.Dim(), m.embedModel)
+	snaps := cfg.SnapshotDir
+	if snaps == "" || e.Dim() == 0 {
+		snaps = "off"
+	}
+	fmt.Fprintf(stderr, "memory store %s (vector dimension %d, embedder %q, index snapshots %s)\n", m.store, e.Dim(), m.embedModel, snaps)
 	return e, func() {
-		_ = e.Close()
+		// Close saves the vector index snapshots; without them the next
+		// start rebuilds, so a failure is worth a line, not an exit code.
+		if err := e.Close(); err != nil {
+			log.Warn("closing the memory engine", "err", err)
+		}
 		closeEmb()
 		if err := st.Close(); err != nil {
 			log.Error("closing memory store", "err", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -58,5 +59,56 @@ func TestServeMemoryWithEmbedder(t *testing.T) {
 	m3.store, m3.embedModel = filepath.Join(t.TempDir(), "m3.db"), t.TempDir()
 	if _, _, err := openMemory(&m3, log, io.Discard); err == nil || !strings.Contains(err.Error(), "--embed-model") {
 		t.Fatalf("bad model folder: %v", err)
+	}
+}
+
+func TestSnapshotDirFor(t *testing.T) {
+	for _, c := range []struct{ store, flag, want string }{
+		{"/d/m.db", "", "/d/m.db.snapshots"},
+		{"/d/m.db", "none", ""},
+		{"/d/m.db", "/elsewhere", "/elsewhere"},
+	} {
+		if got := snapshotDirFor(c.store, c.flag); got != c.want {
+			t.Errorf("snapshotDirFor(%q, %q) = %q, want %q", c.store, c.flag, got, c.want)
+		}
+	}
+}
+
+// TestServeMemorySnapshots: a restart of the memory API loads the vector
+// index saved at shutdown next to the store, and --snapshot-dir none
+// rebuilds it.
+func TestServeMemorySnapshots(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	m := &memoryFlags{store: filepath.Join(t.TempDir(), "m.db"), vectorDim: 4}
+	ctx := context.Background()
+	open := func(m *memoryFlags) (*retrieval.Engine, func()) {
+		t.Helper()
+		e, closeMem, err := openMemory(m, log, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return e, closeMem
+	}
+	e, closeMem := open(m)
+	var items []store.Item
+	for i := range 1000 { // retrieval's default SnapshotMinVectors
+		items = append(items, store.Item{Memory: memory.Memory{Namespace: "u", ID: fmt.Sprint(i), Text: "memory"},
+			Vector: []float32{1, float32(i), 0, 1}})
+	}
+	if _, err := e.Add(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	closeMem()
+	for _, c := range []struct{ snapshotDir, want string }{{"", "snapshot"}, {"none", "rebuild"}} {
+		m2 := *m
+		m2.snapshotDir = c.snapshotDir
+		e, closeMem := open(&m2)
+		if s := e.Stats("u"); s.VectorSource != c.want || s.Vectors != 1000 {
+			t.Errorf("--snapshot-dir %q: %+v, want vectors from %s", c.snapshotDir, s, c.want)
+		}
+		closeMem()
 	}
 }

@@ -35,6 +35,10 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"serve", "--key-scopes", writeTemp(t, `["not", "an object"]`)}, nil, []string{"JSON object"}},
 		{[]string{"serve", "--key-scopes", writeTemp(t, `{"long-enough-key": ["bad/ns"]}`)}, nil, []string{"bad/ns"}},
 		{[]string{"serve", "--vector-dim", "-3", "--store", filepath.Join(t.TempDir(), "m.db"), "--addr", "127.0.0.1:0"}, nil, []string{"--vector-dim"}},
+		{[]string{"serve", "--backfill-batch", "-1", "--store", filepath.Join(t.TempDir(), "m.db"), "--addr", "127.0.0.1:0"}, nil, []string{"--backfill-batch"}},
+		{[]string{"serve", "--store", filepath.Join(t.TempDir(), "m.db"), "--addr", "127.0.0.1:0"}, map[string]string{"RERANKD_SNAPSHOT_IDLE": "-1s"}, []string{"--snapshot-idle"}},
+		{[]string{"serve", "--vector-dim", "4", "--snapshot-dir", writeTemp(t, "a file"), "--store", filepath.Join(t.TempDir(), "m.db"), "--addr", "127.0.0.1:0"}, nil,
+			[]string{"SnapshotDir", "not a directory"}},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

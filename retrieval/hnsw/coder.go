@@ -124,6 +124,14 @@ func (c *Coder) Len() int {
 	return len(c.byID)
 }
 
+// Has reports whether id has a live vector in the index.
+func (c *Coder) Has(id string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.byID[id]
+	return ok
+}
+
 // Add inserts vec under id, replacing any vector with the same id.
 func (c *Coder) Add(id string, vec []float32) error {
 	v, err := normalize(vec, c.cfg.Dim)

@@ -44,6 +44,14 @@ func (f *Flat) Len() int {
 	return len(f.ids)
 }
 
+// Has reports whether id has a vector in the index.
+func (f *Flat) Has(id string) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	_, ok := f.pos[id]
+	return ok
+}
+
 // Add inserts vec under id, replacing any vector with the same id.
 func (f *Flat) Add(id string, vec []float32) error {
 	v, err := normalize(vec, f.dim)

@@ -86,6 +86,14 @@ func (h *HNSW) Len() int {
 	return len(h.byID)
 }
 
+// Has reports whether id has a live vector in the index.
+func (h *HNSW) Has(id string) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	_, ok := h.byID[id]
+	return ok
+}
+
 func (h *HNSW) vec(n uint32) []float32 {
 	d := h.cfg.Dim
 	return h.vecs[int(n)*d : (int(n)+1)*d]

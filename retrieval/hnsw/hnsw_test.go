@@ -543,3 +543,19 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 }
+
+func TestHas(t *testing.T) {
+	type haser interface {
+		Index
+		Has(id string) bool
+	}
+	for _, x := range allIndexes(t, 2) {
+		h := x.(haser)
+		fill1(t, "a", []float32{1, 0}, h)
+		fill1(t, "b", []float32{0, 1}, h)
+		h.Delete("a")
+		if h.Has("a") || !h.Has("b") || h.Has("c") {
+			t.Fatalf("%T: Has a=%v b=%v c=%v, want false true false", x, h.Has("a"), h.Has("b"), h.Has("c"))
+		}
+	}
+}

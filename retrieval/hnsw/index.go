@@ -17,6 +17,8 @@ type Index interface {
 	Search(vec []float32, k int) ([]Hit, error)
 	// Len returns the number of live vectors.
 	Len() int
+	// Has reports whether id has a live vector.
+	Has(id string) bool
 	// Dim returns the vector dimension.
 	Dim() int
 }

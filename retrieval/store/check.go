@@ -12,7 +12,7 @@ import (
 type Problem struct {
 	Namespace string
 	ID        string // empty for namespace-level problems
-	Kind      string // "memory", "vector", "orphan-vector", "namespace"
+	Kind      string // "memory", "vector", "orphan-vector", "namespace", "vecgen"
 	Err       error
 }
 
@@ -65,7 +65,7 @@ func (s *Store) Check(fn func(Problem)) (CheckStats, error) {
 		}); err != nil {
 			return err
 		}
-		return embTop.ForEachBucket(func(nsKey []byte) error {
+		if err := embTop.ForEachBucket(func(nsKey []byte) error {
 			ns := string(nsKey)
 			mb := memTop.Bucket(nsKey)
 			return embTop.Bucket(nsKey).ForEach(func(k, v []byte) error {
@@ -79,7 +79,20 @@ func (s *Store) Check(fn func(Problem)) (CheckStats, error) {
 				}
 				return nil
 			})
-		})
+		}); err != nil {
+			return err
+		}
+		// A damaged generation only costs a rebuild of the saved vector
+		// index (it matches none), but it is damage all the same.
+		if gens := tx.Bucket(bucketVecGen); gens != nil {
+			return gens.ForEach(func(k, v []byte) error {
+				if _, err := decodeVectorGen(v); err != nil {
+					report(Problem{Namespace: string(k), Kind: "vecgen", Err: err})
+				}
+				return nil
+			})
+		}
+		return nil
 	})
 	return st, err
 }

@@ -3,7 +3,7 @@
 //
 // # Durability
 //
-// A write (Put, PutBatch, Delete) is acknowledged — the method returns nil —
+// A write (Put, PutBatch, PutVectorsIf, Delete) is acknowledged — the method returns nil —
 // only after its bbolt transaction has committed and the file has been
 // fsync'ed. A process crash (even SIGKILL) or power loss after that point
 // cannot lose it; a crash before it leaves the previous consistent state.
@@ -18,10 +18,22 @@
 //	meta        "schema" → uint32 LE store format version (StoreSchema)
 //	memories    <namespace> → { <id> → memory record }
 //	embeddings  <namespace> → { <id> → vector record }
+//	vecgen      <namespace> → vector generation: uint64 LE sequence,
+//	            uint64 LE random stamp (see VectorGen)
 //
 // Every namespace has its own sub-bucket in both top-level buckets, so a
 // lookup, iteration or count in one namespace cannot see another namespace's
-// keys; there is no shared key space to get a prefix wrong in. Namespaces and
+// keys; there is no shared key space to get a prefix wrong in.
+//
+// # Vector generations
+//
+// Every transaction that changes a namespace's vectors also gives it a new
+// VectorGen (a sequence number and a random stamp), so that a vector index
+// saved outside the store (retrieval's snapshots) can tell at start whether
+// it still holds exactly the store's vectors. The vecgen bucket is ignored
+// by builds that predate it, so the format version did not change; a store
+// written by such a build after a snapshot was taken would not have moved
+// its generations (delete the snapshots after downgrading and upgrading). Namespaces and
 // IDs are validated with memory.ValidateNamespace / memory.ValidateID before
 // they are used as keys. Deleting a namespace's last memory removes its
 // sub-buckets.

@@ -19,6 +19,7 @@ var (
 	bucketMeta       = []byte("meta")
 	bucketMemories   = []byte("memories")
 	bucketEmbeddings = []byte("embeddings")
+	bucketVecGen     = []byte("vecgen")
 	keySchema        = []byte("schema")
 )
 
@@ -133,7 +134,7 @@ func (s *Store) init() error {
 				return err
 			}
 		}
-		for _, name := range [][]byte{bucketMemories, bucketEmbeddings} {
+		for _, name := range [][]byte{bucketMemories, bucketEmbeddings, bucketVecGen} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}

@@ -53,6 +53,7 @@ func (s *Store) PutBatch(items []Item) error {
 	}
 	err := s.update(func(tx *bolt.Tx) error {
 		memTop, embTop := tx.Bucket(bucketMemories), tx.Bucket(bucketEmbeddings)
+		changed := map[string]bool{} // namespaces whose vectors this batch changes
 		for _, r := range recs {
 			mb, err := memTop.CreateBucketIfNotExists(r.ns)
 			if err != nil {
@@ -62,10 +63,11 @@ func (s *Store) PutBatch(items []Item) error {
 				return err
 			}
 			if r.vec == nil {
-				if eb := embTop.Bucket(r.ns); eb != nil {
+				if eb := embTop.Bucket(r.ns); eb != nil && eb.Get(r.id) != nil {
 					if err := eb.Delete(r.id); err != nil {
 						return err
 					}
+					changed[string(r.ns)] = true
 				}
 				continue
 			}
@@ -74,6 +76,12 @@ func (s *Store) PutBatch(items []Item) error {
 				return err
 			}
 			if err := eb.Put(r.id, r.vec); err != nil {
+				return err
+			}
+			changed[string(r.ns)] = true
+		}
+		for ns := range changed {
+			if _, err := bumpVectorGen(tx, []byte(ns)); err != nil {
 				return err
 			}
 		}
@@ -100,7 +108,8 @@ func (s *Store) Delete(ns, id string) error {
 		if err := mb.Delete([]byte(id)); err != nil {
 			return err
 		}
-		if eb != nil {
+		hadVector := eb != nil && eb.Get([]byte(id)) != nil
+		if hadVector {
 			if err := eb.Delete([]byte(id)); err != nil {
 				return err
 			}
@@ -114,6 +123,13 @@ func (s *Store) Delete(ns, id string) error {
 					return err
 				}
 			}
+			// The generation goes with the namespace; a re-created one
+			// starts from zero, and its first vector draws a new stamp.
+			return dropVectorGen(tx, []byte(ns))
+		}
+		if hadVector {
+			_, err := bumpVectorGen(tx, []byte(ns))
+			return err
 		}
 		return nil
 	})
