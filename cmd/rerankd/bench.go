@@ -54,6 +54,11 @@ type benchResult struct {
 	// Ranking agreement with the uncached float32 reference, per request:
 	// mean Kendall tau of the orders and the share of requests whose top 5
 	// is the same set. For a reranker these matter more than raw score error.
+	// RefLogitStd is the standard deviation of the reference logits: a
+	// logit error matters relative to how far apart the scores are (a random
+	// model's are close together; a trained one separates relevant
+	// memories by several units).
+	RefLogitStd        float64 `json:"ref_logit_std"`
 	KendallTau         float64 `json:"mean_kendall_tau"`
 	Top5Agree          float64 `json:"top5_same_set"`
 	MaxAbsScoreError   float64 `json:"max_abs_score_error"` // ours vs uncached, same pairs
@@ -191,6 +196,12 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		r.MeanAbsScoreError += math.Abs(sc.Score-uncached[i].Score) / float64(len(ours))
 	}
 	r.KendallTau, r.Top5Agree = rankAgreement(ours, uncached, *candidates)
+	var sum, sumSq float64
+	for _, u := range uncached {
+		sum, sumSq = sum+u.Logit, sumSq+u.Logit*u.Logit
+	}
+	mean := sum / float64(len(uncached))
+	r.RefLogitStd = math.Sqrt(max(sumSq/float64(len(uncached))-mean*mean, 0))
 	r.MeanTokensPerPair = float64(acct.realTokens) / float64(r.Pairs)
 	r.MeanPrefixTokens = float64(acct.prefixTokens) / float64(*requests)
 	r.PairsPerS = float64(r.Pairs) / oursTime.Seconds()
