@@ -14,7 +14,7 @@ import (
 // PeakGFLOPs measures the machine's practical matrix throughput through
 // ONNX Runtime with the same session settings a model would get: a chain of
 // `layers` [dim, dim] MatMuls over `rows` rows, run repeatedly for at least
-// `d`. A model's achieved GFLOP/s divided by this is its efficiency. With a
+// `d`; the rate of the best of its short windows. A model's achieved GFLOP/s divided by this is its efficiency. With a
 // quantised q the chain uses that kind's kernels, and the figure counts
 // the same 2·dim² FLOPs per row and layer (what the float product would
 // cost), so it compares directly with the float peak.
@@ -56,13 +56,20 @@ func PeakGFLOPs(cfg SessionConfig, q onnx.Quant, layers, dim, rows int, d time.D
 	if err := run(); err != nil { // warm-up: allocation, prepacking
 		return 0, fmt.Errorf("peak: %w", err)
 	}
-	n, start := 0, time.Now()
-	for time.Since(start) < d || n < 3 {
-		if err := run(); err != nil {
-			return 0, fmt.Errorf("peak: %w", err)
+	// The best of several short windows: on a shared machine a long average
+	// measures the neighbours too, and a peak is what the hardware can do.
+	perRun := 2 * float64(layers) * float64(dim) * float64(dim) * float64(rows)
+	window := max(d/8, time.Millisecond)
+	best, begin := 0.0, time.Now()
+	for windows := 0; time.Since(begin) < d || windows < 3; windows++ {
+		n, start := 0, time.Now()
+		for time.Since(start) < window || n < 1 {
+			if err := run(); err != nil {
+				return 0, fmt.Errorf("peak: %w", err)
+			}
+			n++
 		}
-		n++
+		best = max(best, perRun*float64(n)/time.Since(start).Seconds()/1e9)
 	}
-	flops := 2 * float64(layers) * float64(dim) * float64(dim) * float64(rows) * float64(n)
-	return flops / time.Since(start).Seconds() / 1e9, nil
+	return best, nil
 }

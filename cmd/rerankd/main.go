@@ -30,6 +30,7 @@ func commands() []command {
 		{"testmodel", "write a model folder with seeded random weights (tests, speed work)", runTestModel},
 		{"loadtest", "drive an in-process server over loopback: throughput, latency, overhead, overload", runLoadtest},
 		{"bench", "measure scoring speed against a one-pair-per-call baseline and the machine's MatMul peak", runBench},
+		{"tune", "compare ONNX Runtime thread, spinning and session layouts on one model, same run", runTune},
 		{"convert", "convert a Hugging Face checkpoint (folder or hub repo) to a model folder", runConvert},
 		{"store", "check the memory store file, or salvage its valid records into a new one", runStore},
 		{"version", "print the version", func(_ []string, _ io.Reader, stdout, _ io.Writer) error {

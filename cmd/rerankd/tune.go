@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/model/onnx"
+)
+
+// tuneSetting is one runtime layout `rerankd tune` compares: Sessions
+// independent sessions of Threads intra-op threads each, serving Sessions
+// requests at once (the server's --workers with --threads).
+type tuneSetting struct {
+	Threads  int  `json:"threads"`
+	Spinning bool `json:"spinning"`
+	Sessions int  `json:"sessions"`
+}
+
+// tuneResult is one setting's measurement.
+type tuneResult struct {
+	tuneSetting
+	PairsPerS float64 `json:"pairs_per_s"`
+	P50ms     float64 `json:"request_p50_ms"` // one request, start to end, while the others run
+	// Ratio is pairs/s over the first setting's (the default), same run.
+	Ratio float64 `json:"ratio_vs_first"`
+}
+
+// tuneSettings are the layouts worth comparing on a machine of `cores`
+// cores: the default first (one session using every core, spinning).
+func tuneSettings(cores int) []tuneSetting {
+	out := []tuneSetting{{cores, true, 1}, {cores, false, 1}}
+	if cores > 1 {
+		out = append(out, tuneSetting{1, true, 1}, tuneSetting{1, false, cores}, tuneSetting{cores, false, 2})
+	}
+	return out
+}
+
+// runTune implements `rerankd tune`: opens our scoring path once per
+// setting and replays the bench workload through all of them in turn,
+// round by round, so a machine whose load drifts slows them alike.
+func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tune", flag.ContinueOnError)
+	dir := fs.String("model", "", "model folder (required)")
+	candidates := fs.Int("candidates", 20, "memories per request")
+	rounds := fs.Int("rounds", 4, "rounds; each setting scores `sessions` requests per round")
+	cores := fs.Int("cores", 2, "cores to plan for (this machine has 2)")
+	quant := fs.String("quant", "fp32", "weights: fp32 or int8")
+	asJSON := fs.Bool("json", false, "print JSON")
+	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library (env ORT_LIB)")
+	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if *dir == "" || *candidates < 1 || *rounds < 1 || *cores < 1 {
+		return fmt.Errorf("%w: --model required; --candidates, --rounds and --cores must be >= 1", errUsage)
+	}
+	q, err := onnx.ParseQuant(*quant)
+	if err != nil {
+		return fmt.Errorf("%w: --quant: %w", errUsage, err)
+	}
+	settings := tuneSettings(*cores)
+	sessions := make([][]*model.Scorer, len(settings))
+	defer func() {
+		for _, ss := range sessions {
+			for _, s := range ss {
+				_ = s.Close()
+			}
+		}
+	}()
+	for i, st := range settings {
+		o := model.DefaultOptions()
+		o.RuntimeLib, o.Tokenizer, o.Quant = *ortLib, *tok, q
+		o.Session.IntraOpThreads, o.Session.Spinning = st.Threads, st.Spinning
+		for range st.Sessions {
+			s, _, err := model.Open(*dir, o)
+			if err != nil {
+				return err
+			}
+			sessions[i] = append(sessions[i], s)
+		}
+	}
+	reqs := benchWorkload(*rounds*maxSessions(settings)+1, *candidates, 11)
+	ctx := context.Background()
+	for _, ss := range sessions { // warm-up
+		for _, s := range ss {
+			if _, err := s.Score(ctx, reqs[0]); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "tuning %d settings x %d rounds of %d-memory requests...\n", len(settings), *rounds, *candidates)
+	pairs := make([]int, len(settings))
+	elapsed := make([]time.Duration, len(settings))
+	lat := make([][]float64, len(settings))
+	per := maxSessions(settings)
+	for r := range *rounds {
+		for i, ss := range sessions {
+			// Every setting scores the same requests in a round.
+			batch := reqs[1+r*per : 1+r*per+len(ss)]
+			d, each, err := scoreConcurrently(ctx, ss, batch)
+			if err != nil {
+				return err
+			}
+			pairs[i] += len(batch) * *candidates
+			elapsed[i] += d
+			lat[i] = append(lat[i], each...)
+		}
+	}
+	out := make([]tuneResult, len(settings))
+	for i, st := range settings {
+		out[i] = tuneResult{tuneSetting: st, PairsPerS: float64(pairs[i]) / elapsed[i].Seconds(), P50ms: percentile(lat[i], 50)}
+		out[i].Ratio = out[i].PairsPerS / out[0].PairsPerS
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(out)
+	}
+	for _, r := range out {
+		if _, err := fmt.Fprintf(stdout, "threads %d spinning %-5v sessions %d: %.2f pairs/s (%.2fx), request p50 %.0f ms\n",
+			r.Threads, r.Spinning, r.Sessions, r.PairsPerS, r.Ratio, r.P50ms); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func maxSessions(s []tuneSetting) int {
+	return slices.MaxFunc(s, func(a, b tuneSetting) int { return a.Sessions - b.Sessions }).Sessions
+}
+
+// scoreConcurrently scores reqs[i] on ss[i], all at once, and returns the
+// wall time and each request's latency in ms.
+func scoreConcurrently(ctx context.Context, ss []*model.Scorer, reqs []model.Request) (time.Duration, []float64, error) {
+	lat := make([]float64, len(ss))
+	errs := make([]error, len(ss))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range ss {
+		wg.Go(func() {
+			t0 := time.Now()
+			_, errs[i] = ss[i].Score(ctx, reqs[i])
+			lat[i] = ms(time.Since(t0))
+		})
+	}
+	wg.Wait()
+	d := time.Since(start)
+	for _, err := range errs {
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	return d, lat, nil
+}
