@@ -66,6 +66,8 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	quant := fs.String("quant", "fp32", "model weights: fp32 or int8 (the folder's variant)")
 	noShared := fs.Bool("no-shared-prefix", false, "run model.onnx even when the folder has the shared-prefix graph (the path before it existed, for before/after comparisons)")
+	threads := fs.Int("threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
+	workers := fs.Int("workers", scheduler.DefaultConfig().Workers, "the scheduler's concurrent engine calls")
 	soakF := addSoakFlags(fs)
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -90,6 +92,7 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if *dir != "" {
 		o := model.DefaultOptions()
 		o.RuntimeLib, o.Tokenizer, o.Quant, o.NoSharedPrefix = *ortLib, *tok, q, *noShared
+		o.Session.IntraOpThreads = *threads
 		s, _, err := model.Open(*dir, o)
 		if err != nil {
 			return err
@@ -98,6 +101,7 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		scorer = s
 	}
 	newBackend := func(sc scheduler.Config) (serve.Backend, error) {
+		sc.Workers = *workers
 		if scorer == nil {
 			return serve.NewLexical(lexical.Default()), nil
 		}
