@@ -26,7 +26,20 @@ import (
 //	                      (lexical.Terms) of the same texts alone
 //
 //	go test -run '^$' -bench BM25_ ./retrieval/bm25
-//	BM25_1M=1 go test -run '^$' -bench BM25_Search -benchtime 50x -timeout 0 ./retrieval/bm25
+//	BM25_1M=1 go test -run '^$' -bench BM25_Search -benchtime 20x -timeout 0 ./retrieval/bm25
+//
+// Figures on a 2-core shared VM (AMD EPYC, go1.27.3), -benchtime 20x, the
+// map-based index (term → ID → posting) before the compact one (doc.go):
+//
+//	                       map-based      compact
+//	Search/10k  ns/op        354,000       44,500
+//	Search/100k ns/op     11,800,000      192,000
+//	Search/1M   ns/op    247,000,000    1,270,000   x-10k 176 → 12
+//	heap-MB/100k                 355           80   (75 at 1M)
+//	Ingest docs/s             13,700       27,000   x-analysis 4.1 → 1.9
+//
+// ns/op averages the first 20 queries only; over all 200, at 1M, the
+// compact index's median is 0.82 ms and its 90th percentile 1.4 ms.
 //
 // The corpus is synthetic: a vocabulary of 50k distinct pseudo-words drawn
 // with a Zipf law p(rank k) ∝ (20+k)^-1.07, which puts the most frequent

@@ -221,8 +221,14 @@ func TestIncrementalMatchesFresh(t *testing.T) {
 	for id := range live {
 		x.Delete(id)
 	}
-	if x.Len() != 0 || len(x.postings) != 0 || x.totalLen != 0 {
-		t.Fatalf("after deleting all: len %d, postings %d, totalLen %d", x.Len(), len(x.postings), x.totalLen)
+	if x.Len() != 0 || len(x.terms) != 0 || x.totalLen != 0 {
+		t.Fatalf("after deleting all: len %d, terms %d, totalLen %d", x.Len(), len(x.terms), x.totalLen)
+	}
+	// ... every term number is free for reuse, and dead document numbers
+	// wait for renumbering only while they are few.
+	if len(x.freeTerms) != len(x.lists) || len(x.slots) > renumberMin {
+		t.Fatalf("after deleting all: %d/%d term numbers free, %d document numbers",
+			len(x.freeTerms), len(x.lists), len(x.slots))
 	}
 }
 
