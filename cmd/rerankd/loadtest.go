@@ -80,8 +80,8 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 		conc = append(conc, n)
 	}
-	if *candidates < 1 {
-		return fmt.Errorf("%w: --candidates must be >= 1", errUsage)
+	if *candidates < 1 || *workers < 1 || *threads < 0 {
+		return fmt.Errorf("%w: --candidates and --workers must be >= 1, --threads >= 0", errUsage)
 	}
 	q, err := onnx.ParseQuant(*quant)
 	if err != nil {

@@ -171,15 +171,18 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 // lexical default, and says how to get the neural model.
 func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr io.Writer) (serve.Backend, serve.Limits, error) {
 	limits := serve.Limits{QueueSize: f.sched.QueueSize, BatchTokens: f.sched.BatchTokens, MaxBatch: f.sched.MaxBatch}
+	quant, err := onnx.ParseQuant(f.quant)
+	if err != nil {
+		return nil, limits, fmt.Errorf("%w: --quant: %w", errUsage, err)
+	}
+	if f.modelArg == "" && quant != onnx.QuantNone {
+		return nil, limits, fmt.Errorf("%w: --quant %v needs --model (the lexical default has no weights)", errUsage, quant)
+	}
 	if f.modelArg == "" {
 		fmt.Fprintln(stderr, "no --model: serving the embedded lexical default (BM25 over each request's documents; word overlap, not neural relevance).\n"+
 			"For the neural reranker: rerankd serve --model Qwen/Qwen3-Reranker-0.6B (downloaded and converted on first use),\n"+
 			"or --model DIR with a folder from `rerankd convert` / scripts/export_onnx.py.")
 		return serve.NewLexical(lexical.Default()), serve.Limits{}, nil
-	}
-	quant, err := onnx.ParseQuant(f.quant)
-	if err != nil {
-		return nil, limits, fmt.Errorf("%w: --quant: %w", errUsage, err)
 	}
 	dir, err := resolveModel(f.modelArg, f.tok, quant, stderr)
 	if err != nil {
