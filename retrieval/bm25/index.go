@@ -83,8 +83,8 @@ func (x *Index) IDs() []string {
 // Add indexes text under id, replacing any document with the same id. A
 // text without terms is still a document (of length 0): it counts in N.
 func (x *Index) Add(id, text string) {
-	// Analyse and count outside the lock. Sorting and counting runs is
-	// cheaper than a map for the few dozen terms of a memory.
+	// Analyse and count outside the lock; sorting and counting runs needs
+	// no map per document, and gives the terms in a fixed order.
 	terms := lexical.Terms(text)
 	length := int32(min(len(terms), math.MaxInt32))
 	slices.Sort(terms)
