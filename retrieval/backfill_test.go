@@ -1,7 +1,6 @@
 package retrieval
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
@@ -50,24 +50,6 @@ func (g *gateEmbedder) Embed(ctx context.Context, texts []string, isQuery bool) 
 		}
 	}
 	return g.hashEmbedder.Embed(ctx, texts, false)
-}
-
-// syncBuffer is a log sink safe for the engine's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // oldMemories fills ns with memories the back-fill must embed: without a
@@ -273,7 +255,7 @@ func TestBackfillEmbedderFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := openStore(t, "")
 			oldMemories(t, st, "a", 50)
-			var logs syncBuffer
+			var logs testenv.SyncBuffer
 			cfg := backfillConfig()
 			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			emb := &gateEmbedder{hashEmbedder: hashEmbedder{dim: 16}, fail: tc.fail}

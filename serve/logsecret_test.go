@@ -1,45 +1,26 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
-
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestLogsCarryNoMemoryText: at the default level (info) nothing a user
 // wrote — memory text, queries, documents, namespaces' contents — reaches
 // the log, including on failures (which are logged).
 func TestLogsCarryNoMemoryText(t *testing.T) {
 	const secret = "zebracorn-4417"
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	st, err := store.Open(filepath.Join(t.TempDir(), "m.db"), store.Options{NoSync: true})
 	if err != nil {
