@@ -43,6 +43,17 @@
 // sessions over the same weights keep two prepacked copies (measured 2x
 // resident memory), and disabling prepacking to share a memory-mapped
 // file slows every call. Options.NoSharedPrefix forces the plain path.
+// The graph's last layer computes only what the score needs (keys and
+// values of every token; the rest for each row's last token).
+//
+// Across requests, the same graph takes the K/V of earlier tokens as
+// inputs and returns the prefix's, so PrefixSession keeps recent prefixes
+// in a byte-bounded LRU (kvcache.go, Options.PrefixCacheMB, default 64 MiB,
+// one cache per opened model). Attention is causal, so one entry serves the
+// longest start any later prefix shares with it: the system prompt and
+// instruction for a new query, everything but the last token for a repeated
+// one. Scores stay within 1e-5 of the plain graph (tested, sequential and
+// concurrent). Graphs written before past K/V existed still run, uncached.
 //
 // # Int8 weights
 //

@@ -44,17 +44,28 @@ type Options struct {
 	// asked-for variant is an error, never a silent fallback. The reference
 	// engine is float32 only.
 	Quant onnx.Quant
+	// PrefixCacheMB bounds the shared-prefix engine's cross-request cache
+	// of prefix keys/values (PrefixSession), in MiB; 0 turns it off. A
+	// Qwen3-0.6B prefix costs ~0.23 MB per token, so the default 64 keeps
+	// about four 70-token prefixes (system prompt + instruction + query).
+	PrefixCacheMB int
 }
+
+// DefaultPrefixCacheMB is Options.PrefixCacheMB's default.
+const DefaultPrefixCacheMB = 64
 
 // DefaultOptions returns the defaults; RuntimeLib must still be set for the
 // onnx engine.
 func DefaultOptions() Options {
-	return Options{Engine: EngineONNX, Session: DefaultSessionConfig(), Scorer: DefaultScorerConfig()}
+	return Options{Engine: EngineONNX, Session: DefaultSessionConfig(), Scorer: DefaultScorerConfig(), PrefixCacheMB: DefaultPrefixCacheMB}
 }
 
 // Validate reports every problem at once.
 func (o Options) Validate() error {
 	errs := []error{o.Session.Validate(), o.Scorer.Validate()}
+	if o.PrefixCacheMB < 0 {
+		errs = append(errs, fmt.Errorf("prefix cache %d MiB: want >= 0 (0 turns it off)", o.PrefixCacheMB))
+	}
 	switch o.Engine {
 	case EngineONNX:
 		if o.RuntimeLib == "" {
@@ -82,6 +93,9 @@ type Info struct {
 	// SharedPrefix: the onnx engine runs onnx.SharedPrefixFile (see
 	// PrefixSession) instead of model.onnx.
 	SharedPrefix bool
+	// PrefixCache: the shared-prefix engine keeps prefix K/V across
+	// requests (Options.PrefixCacheMB > 0 and a graph that supports it).
+	PrefixCache bool
 	// Quant is how the running graph stores its weights.
 	Quant onnx.Quant
 }
@@ -131,11 +145,12 @@ func Open(dir string, o Options) (*Scorer, Info, error) {
 		}
 		prefixPath := filepath.Join(dir, onnx.QuantFile(onnx.SharedPrefixFile, o.Quant))
 		if _, err := os.Stat(prefixPath); err == nil && !o.NoSharedPrefix {
-			s, err := OpenPrefixSession(prefixPath, o.Session)
+			s, err := OpenPrefixSession(prefixPath, o.Session, int64(o.PrefixCacheMB)<<20)
 			if err != nil {
 				return nil, info, err
 			}
 			info.Output, info.Runtime, info.SharedPrefix = OutputLogit, RuntimeVersion(), true
+			_, info.PrefixCache = s.CacheStats()
 			engine = s
 			break
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/rerankd/rerankd/model/onnx"
 	ort "github.com/yalue/onnxruntime_go"
@@ -17,14 +18,35 @@ import (
 // prefix once and each sequence's remaining tokens once, packed without
 // padding. It implements Engine, so the Scorer and the server's scheduler
 // use it unchanged; it finds the shared prefixes itself (planGroups), which
-// also covers batches that mix requests. Safe for concurrent use like
-// Session.
+// also covers batches that mix requests.
+//
+// With a cache (cacheBytes > 0 and a graph with past/present K/V inputs),
+// the K/V of each call's prefix is kept for later calls: a request with the
+// same system prompt and instruction as an earlier one computes only its
+// query's tokens of the prefix. Scores do not change (tests: 1e-5). Graphs
+// written before past K/V existed (inputs prefix_ids, input_ids,
+// attention_mask only) still load and run without the cache. Safe for
+// concurrent use like Session.
 type PrefixSession struct {
 	sess *ort.DynamicAdvancedSession
 	// callTokens is the fixed cost of one ORT call in token equivalents,
 	// weighed against recomputing a shorter shared prefix when grouping.
 	callTokens int
+	// past: the graph takes past_key/past_value (even when the cache is
+	// off, they must be given, empty).
+	past bool
+	// A K/V tensor is [kvLayers, kvHeads, tokens, kvInner]; kvOuter =
+	// kvLayers*kvHeads.
+	kvLayers, kvHeads, kvInner, kvOuter int
+	cache                               *kvCache // nil: no cross-request cache
+	// bypass runs calls as if there were no cache (neither read nor
+	// written), so a benchmark can measure the cache's gain on one session.
+	bypass atomic.Bool
 }
+
+// SetCacheBypass turns the cross-request cache off (true) or back on for
+// later calls, without dropping what it holds; for measurements.
+func (s *PrefixSession) SetCacheBypass(on bool) { s.bypass.Store(on) }
 
 // prefixCallTokens: one call of a Qwen3-0.6B-sized graph costs a few
 // milliseconds of fixed overhead (hundreds of kernels), about what a few
@@ -32,11 +54,14 @@ type PrefixSession struct {
 // recomputing their queries, so the value only breaks near ties.
 const prefixCallTokens = 4
 
-// OpenPrefixSession loads a shared-prefix graph. InitRuntime must have been
-// called.
-func OpenPrefixSession(path string, cfg SessionConfig) (*PrefixSession, error) {
+// OpenPrefixSession loads a shared-prefix graph with a cross-request prefix
+// cache of at most cacheBytes (0: none). InitRuntime must have been called.
+func OpenPrefixSession(path string, cfg SessionConfig, cacheBytes int64) (*PrefixSession, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cacheBytes < 0 {
+		return nil, fmt.Errorf("prefix cache of %d bytes: want >= 0", cacheBytes)
 	}
 	if !ort.IsInitialized() {
 		return nil, errors.New("onnx runtime not initialised: call InitRuntime first")
@@ -45,27 +70,64 @@ func OpenPrefixSession(path string, cfg SessionConfig) (*PrefixSession, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrIncompatibleModel, path, err)
 	}
-	inputs := []string{onnx.PrefixIDs, onnx.PackedIDs, onnx.PackedMask}
-	var got []string
-	for _, in := range ins {
-		got = append(got, in.Name)
+	s := &PrefixSession{callTokens: prefixCallTokens}
+	inputs, outputs, err := s.checkIO(ins, outs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrIncompatibleModel, path, err)
 	}
-	slices.Sort(got)
-	want := slices.Sorted(slices.Values(inputs))
-	if !slices.Equal(got, want) || len(outs) != 1 || outs[0].Name != onnx.OutputLogits || len(outs[0].Dimensions) != 1 {
-		return nil, fmt.Errorf("%w: %s: inputs %v and outputs %v are not a shared-prefix graph (want inputs %v, output %s [batch])",
-			ErrIncompatibleModel, path, got, outs, want, onnx.OutputLogits)
+	if s.past && cacheBytes > 0 {
+		s.cache = newKVCache(cacheBytes, int64(2*4*s.kvOuter*s.kvInner))
+	} else {
+		outputs = outputs[:1] // logits only: nothing would keep the K/V
 	}
 	opts, err := cfg.options()
 	if err != nil {
 		return nil, err
 	}
 	defer release(opts)
-	sess, err := ort.NewDynamicAdvancedSession(path, inputs, []string{onnx.OutputLogits}, opts)
-	if err != nil {
+	if s.sess, err = ort.NewDynamicAdvancedSession(path, inputs, outputs, opts); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	return &PrefixSession{sess: sess, callTokens: prefixCallTokens}, nil
+	return s, nil
+}
+
+// checkIO accepts the current graph (with past/present K/V) and the one
+// before it (without), setting s.past and the K/V layout.
+func (s *PrefixSession) checkIO(ins, outs []ort.InputOutputInfo) (inputs, outputs []string, err error) {
+	base := []string{onnx.PrefixIDs, onnx.PackedIDs, onnx.PackedMask}
+	withPast := append(slices.Clone(base), onnx.PastKey, onnx.PastValue)
+	var got, gotOut []string
+	for _, in := range ins {
+		got = append(got, in.Name)
+	}
+	for _, o := range outs {
+		gotOut = append(gotOut, o.Name)
+	}
+	slices.Sort(got)
+	switch {
+	case slices.Equal(got, slices.Sorted(slices.Values(base))) && slices.Equal(gotOut, []string{onnx.OutputLogits}):
+		return base, gotOut, nil
+	case slices.Equal(got, slices.Sorted(slices.Values(withPast))) &&
+		slices.Equal(gotOut, []string{onnx.OutputLogits, onnx.PresentKey, onnx.PresentValue}):
+		i := slices.IndexFunc(ins, func(in ort.InputOutputInfo) bool { return in.Name == onnx.PastKey })
+		if d := ins[i].Dimensions; len(d) == 4 && d[0] > 0 && d[1] > 0 && d[3] > 0 {
+			s.past, s.kvLayers, s.kvHeads, s.kvInner, s.kvOuter = true, int(d[0]), int(d[1]), int(d[3]), int(d[0]*d[1])
+			return withPast, gotOut, nil
+		}
+		return nil, nil, fmt.Errorf("%s has dimensions %v, want [layers, kv_heads, past, head_dim] with fixed layers, heads and head_dim",
+			onnx.PastKey, ins[i].Dimensions)
+	}
+	return nil, nil, fmt.Errorf("inputs %v and outputs %v are not a shared-prefix graph (want inputs %v, outputs %s, %s, %s)",
+		got, gotOut, withPast, onnx.OutputLogits, onnx.PresentKey, onnx.PresentValue)
+}
+
+// CacheStats reports the cross-request prefix cache's counters; ok is false
+// when the session has none.
+func (s *PrefixSession) CacheStats() (st PrefixCacheStats, ok bool) {
+	if s.cache == nil {
+		return st, false
+	}
+	return s.cache.snapshot(), true
 }
 
 // Logits scores seqs: one ORT call per group of sequences sharing a prefix.
@@ -91,11 +153,21 @@ func (s *PrefixSession) Logits(ctx context.Context, seqs [][]int) ([]float32, er
 }
 
 // runGroup scores the rows of g, which all start with the same g.prefix
-// tokens and have at least one token after them.
+// tokens and have at least one token after them. With the cache, the
+// longest cached start of the prefix (all but its last token at most, so
+// the graph always has a prefix token to run) is passed as past K/V, and
+// the prefix's K/V are stored afterwards unless already cached.
 func (s *PrefixSession) runGroup(ctx context.Context, seqs [][]int, g prefixGroup) ([]float32, error) {
 	first := seqs[g.rows[0]]
-	prefix := make([]int64, g.prefix)
-	for i, id := range first[:g.prefix] {
+	var hit *kvEntry
+	reused := 0
+	useCache := s.cache != nil && !s.bypass.Load()
+	if useCache {
+		hit, reused = s.cache.lookup(first[:g.prefix], g.prefix-1)
+		s.cache.record(reused, g.prefix-reused)
+	}
+	prefix := make([]int64, g.prefix-reused)
+	for i, id := range first[reused:g.prefix] {
 		prefix[i] = int64(id)
 	}
 	width, tokens := 0, 0
@@ -121,7 +193,7 @@ func (s *PrefixSession) runGroup(ctx context.Context, seqs [][]int, g prefixGrou
 		shape ort.Shape
 		data  []int64
 	}{
-		{ort.NewShape(int64(g.prefix)), prefix},
+		{ort.NewShape(int64(len(prefix))), prefix},
 		{ort.NewShape(int64(tokens)), ids},
 		{ort.NewShape(int64(len(g.rows)), int64(width)), mask},
 	} {
@@ -131,11 +203,33 @@ func (s *PrefixSession) runGroup(ctx context.Context, seqs [][]int, g prefixGrou
 		}
 		inputs = append(inputs, t)
 	}
+	if s.past {
+		var k, v []float32
+		if hit != nil {
+			full := len(hit.tokens)
+			k = sliceKV(hit.k, s.kvOuter, full, reused, s.kvInner)
+			v = sliceKV(hit.v, s.kvOuter, full, reused, s.kvInner)
+		}
+		for _, data := range [][]float32{k, v} {
+			t, err := ort.NewTensor(s.kvShape(reused), data)
+			if err != nil {
+				return nil, fmt.Errorf("shared prefix past K/V: %w", err)
+			}
+			inputs = append(inputs, t)
+		}
+	}
 	outputs := []ort.Value{nil}
+	if s.cache != nil {
+		outputs = append(outputs, nil, nil)
+	}
 	if err := runCtx(ctx, s.sess, inputs, outputs); err != nil {
 		return nil, err
 	}
-	defer release(outputs[0])
+	defer func() {
+		for _, o := range outputs {
+			release(o)
+		}
+	}()
 	t, ok := outputs[0].(*ort.Tensor[float32])
 	if !ok {
 		return nil, fmt.Errorf("output %q is %T, want a float32 tensor", onnx.OutputLogits, outputs[0])
@@ -144,7 +238,36 @@ func (s *PrefixSession) runGroup(ctx context.Context, seqs [][]int, g prefixGrou
 	if len(data) != len(g.rows) {
 		return nil, fmt.Errorf("shared prefix graph returned %d logits for %d rows", len(data), len(g.rows))
 	}
+	if useCache && (hit == nil || len(hit.tokens) < g.prefix || reused < g.prefix-1) {
+		if err := s.keep(first[:g.prefix], outputs[1], outputs[2]); err != nil {
+			return nil, err
+		}
+	}
 	return slices.Clone(data), nil
+}
+
+// kvShape is a past K/V tensor's shape for n tokens.
+func (s *PrefixSession) kvShape(n int) ort.Shape {
+	return ort.NewShape(int64(s.kvLayers), int64(s.kvHeads), int64(n), int64(s.kvInner))
+}
+
+// keep copies the present K/V of prefix out of ORT and caches them.
+func (s *PrefixSession) keep(prefix []int, k, v ort.Value) error {
+	want := s.kvOuter * len(prefix) * s.kvInner
+	e := &kvEntry{tokens: slices.Clone(prefix)}
+	for i, o := range []ort.Value{k, v} {
+		t, ok := o.(*ort.Tensor[float32])
+		if !ok || len(t.GetData()) != want {
+			return fmt.Errorf("shared prefix graph's present K/V output %d is %T, want %d float32 values", i, o, want)
+		}
+		if i == 0 {
+			e.k = slices.Clone(t.GetData())
+		} else {
+			e.v = slices.Clone(t.GetData())
+		}
+	}
+	s.cache.add(e)
+	return nil
 }
 
 // Close releases the session.

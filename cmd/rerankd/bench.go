@@ -27,21 +27,46 @@ type benchResult struct {
 	Requests          int     `json:"requests"`
 	Pairs             int     `json:"pairs"`
 	MeanTokensPerPair float64 `json:"mean_tokens_per_pair"`
-	MeanPrefixTokens  float64 `json:"mean_prefix_tokens"`   // shared by a request's pairs (system + instruction + query)
-	SharedPrefix      bool    `json:"shared_prefix"`        // our path used the folder's shared-prefix graph
-	PairsPerS         float64 `json:"pairs_per_s"`          // our path: end to end through the scorer
-	BaselinePairsPerS float64 `json:"baseline_pairs_per_s"` // same pairs, one model.onnx call per pair
-	UncachedPairsPerS float64 `json:"uncached_pairs_per_s"` // same pairs, model.onnx batched by the scorer
-	Speedup           float64 `json:"speedup"`              // ours / baseline
+	MeanPrefixTokens  float64 `json:"mean_prefix_tokens"` // shared by a request's pairs (system + instruction + query)
+	SharedPrefix      bool    `json:"shared_prefix"`      // our path used the folder's shared-prefix graph
+	// PrefixCache: our path kept prefix K/V across requests; the timed
+	// requests reused MeanPrefixReused of their MeanPrefixTokens from it
+	// (the system prompt and instruction, primed by a warm-up request with
+	// another query, as in a running server).
+	PrefixCache      bool    `json:"prefix_cache"`
+	MeanPrefixReused float64 `json:"mean_prefix_tokens_reused"`
+	// NoCachePairsPerS is our path with the cache bypassed, timed in turn
+	// with the others; PrefixCacheGain = PairsPerS / NoCachePairsPerS.
+	// PrefixCacheGainMedian: the median of the per-request ratios.
+	PrefixCacheGainMedian float64 `json:"prefix_cache_gain_median,omitempty"`
+	NoCachePairsPerS      float64 `json:"pairs_per_s_no_prefix_cache,omitempty"`
+	PrefixCacheGain       float64 `json:"prefix_cache_gain,omitempty"`
+	PairsPerS             float64 `json:"pairs_per_s"`          // our path: end to end through the scorer
+	BaselinePairsPerS     float64 `json:"baseline_pairs_per_s"` // same pairs, one model.onnx call per pair
+	UncachedPairsPerS     float64 `json:"uncached_pairs_per_s"` // same pairs, model.onnx batched by the scorer
+	Speedup               float64 `json:"speedup"`              // ours / baseline
 	// SpeedupBound is what a perfect shared-prefix cache can give at equal
 	// cost per token: the baseline's tokens over the useful ones (each
 	// request's prefix once, each continuation once). Float32 speedups
 	// beyond it need cheaper tokens (int8), not more caching.
 	SpeedupBound      float64 `json:"speedup_bound_same_cost_per_token"`
 	SpeedupVsUncached float64 `json:"speedup_vs_uncached"` // ours / uncached
-	UsefulGFLOPs      float64 `json:"useful_gflops,omitempty"`
-	PeakGFLOPs        float64 `json:"peak_gflops"`          // ONNX Runtime MatMul chain, same session settings
-	Efficiency        float64 `json:"efficiency,omitempty"` // useful / peak
+	// SpeedupMedian is the median over requests of baseline time / our
+	// time for the same request: on a shared machine whose speed drifts
+	// for tens of seconds, one slow stretch moves the totals' ratio
+	// (Speedup) but not this.
+	SpeedupMedian float64 `json:"speedup_median_per_request"`
+	UsefulGFLOPs  float64 `json:"useful_gflops,omitempty"`
+	PeakGFLOPs    float64 `json:"peak_gflops"`          // ONNX Runtime MatMul chain, same session settings
+	Efficiency    float64 `json:"efficiency,omitempty"` // useful / peak
+	// ComputedGFLOPs counts the matrix FLOPs our path executes: the
+	// contract's useful FLOPs less the prefix tokens served from the
+	// cross-request cache and the last layer's work for tokens whose only
+	// use is their keys and values. Efficiency counts those skipped FLOPs
+	// as done, so EfficiencyComputed (computed / peak) is the figure that
+	// says how well the machine is used.
+	ComputedGFLOPs     float64 `json:"computed_gflops,omitempty"`
+	EfficiencyComputed float64 `json:"efficiency_computed,omitempty"`
 	// Quant is how our path's weights are stored (fp32 or int8); the
 	// baseline and the uncached reference are always float32, so the score
 	// errors below include the quantisation error.
@@ -50,6 +75,7 @@ type benchResult struct {
 	// in float FLOPs; QuantEfficiency = useful / it.
 	QuantPeakGFLOPs   float64 `json:"quant_peak_gflops,omitempty"`
 	QuantEfficiency   float64 `json:"quant_efficiency,omitempty"`
+	QuantEffComputed  float64 `json:"quant_efficiency_computed,omitempty"`
 	MeanAbsScoreError float64 `json:"mean_abs_score_error"` // ours vs uncached
 	// Ranking agreement with the uncached float32 reference, per request:
 	// mean Kendall tau of the orders and the share of requests whose top 5
@@ -97,13 +123,15 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	quant := fs.String("quant", "fp32", "weights of our path: fp32 or int8 (the folder's variant, written by testmodel/convert); the baseline stays fp32")
 	spinning := fs.Bool("spinning", true, "keep ONNX Runtime's idle threads spinning between runs (lower latency, busy cores)")
 	seed := fs.Uint64("seed", 1, "workload seed")
+	cacheMB := fs.Int("prefix-cache-mb", model.DefaultPrefixCacheMB, "our path's cross-request prefix K/V cache in MiB (0: off, to measure without it)")
+	profile := fs.String("ort-profile", "", "write ONNX Runtime's per-node trace of our path to `PREFIX`_<date>.json (slows it slightly)")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library (env ORT_LIB)")
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	if *dir == "" || *candidates < 1 || *requests < 1 {
-		return fmt.Errorf("%w: --model required; --candidates and --requests must be >= 1", errUsage)
+	if *dir == "" || *candidates < 1 || *requests < 1 || *cacheMB < 0 {
+		return fmt.Errorf("%w: --model required; --candidates and --requests must be >= 1, --prefix-cache-mb >= 0", errUsage)
 	}
 	q, err := onnx.ParseQuant(*quant)
 	if err != nil {
@@ -112,7 +140,14 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	o := model.DefaultOptions()
 	o.RuntimeLib, o.Tokenizer, o.Session.IntraOpThreads, o.Session.Spinning = *ortLib, *tok, *threads, *spinning
 	o.Quant = q
-	reqs := benchWorkload(*requests, *candidates, *seed)
+	o.Session.ProfilePrefix = *profile
+	o.PrefixCacheMB = *cacheMB
+	// The last request only warms up: its query differs from the timed
+	// ones, so the cache starts as a running server's would, holding the
+	// system prompt and instruction but not the next query.
+	reqs := benchWorkload(*requests+1, *candidates, *seed)
+	warm := reqs[*requests]
+	reqs = reqs[:*requests]
 	ctx := context.Background()
 
 	// Our default path (the shared-prefix graph when present) opens first,
@@ -124,6 +159,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	defer s.Close() //nolint:errcheck // measurements are already printed
 	r := benchResult{Requests: *requests, Threads: *threads, Engine: string(info.Engine), SharedPrefix: info.SharedPrefix, Quant: q.String(),
+		PrefixCache:   info.PrefixCache,
 		WeightFilesMB: float64(fileBytes(*dir, onnx.ModelFile, onnx.DataFile)) / 1e6,
 		RandomWeightsNotes: "speed only: scores of a random-weight model carry no meaning; " +
 			"same-run ratios are what to compare across machines"}
@@ -131,7 +167,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.Score(ctx, reqs[0]); err != nil { // warm-up
+	if _, err := s.Score(ctx, warm); err != nil {
 		return err
 	}
 	r.PeakRSSMB = peakRSSMB()
@@ -140,6 +176,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	// (uncached, the reference for score errors).
 	plainOpts := o
 	plainOpts.NoSharedPrefix, plainOpts.Quant = true, onnx.QuantNone
+	plainOpts.Session.ProfilePrefix = ""
 	plain, _, err := model.Open(*dir, plainOpts)
 	if err != nil {
 		return err
@@ -151,15 +188,17 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := plain.Score(ctx, reqs[0]); err != nil { // warm-up
+	if _, err := plain.Score(ctx, warm); err != nil {
 		return err
 	}
+	cacheBefore := prefixCacheStats(s)
 	// The three paths take turns request by request, so a machine whose
 	// load drifts (a shared one) slows them alike.
 	fmt.Fprintf(stderr, "scoring %d requests x %d memories: ours (shared prefix: %v), one pair per call, uncached, in turn...\n",
 		*requests, *candidates, info.SharedPrefix)
 	var ours, baseline, uncached []model.Score
-	var oursTime, baseTime, uncachedTime time.Duration
+	var oursTime, baseTime, uncachedTime, noCacheTime time.Duration
+	perReq := map[*time.Duration][]time.Duration{} // each path's time per request
 	for _, req := range reqs {
 		for _, p := range []struct {
 			sc  *model.Scorer
@@ -171,19 +210,36 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 				return err
 			}
 			*p.out, *p.dur = append(*p.out, got...), *p.dur+d
+			perReq[p.dur] = append(perReq[p.dur], d)
+		}
+		if ps, ok := s.Engine().(*model.PrefixSession); ok && info.PrefixCache {
+			// The same path with the cross-request cache bypassed, for the
+			// cache's own same-run gain.
+			ps.SetCacheBypass(true)
+			_, d, err := timeRequests(ctx, s, []model.Request{req})
+			ps.SetCacheBypass(false)
+			if err != nil {
+				return err
+			}
+			noCacheTime += d
+			perReq[&noCacheTime] = append(perReq[&noCacheTime], d)
 		}
 	}
 	r.PeakRSSAllMB = peakRSSMB()
+	reused := prefixCacheStats(s).ReusedTokens - cacheBefore.ReusedTokens
+	r.MeanPrefixReused = float64(reused) / float64(*requests)
 	fmt.Fprintln(stderr, "measuring the MatMul-chain peak...")
 	hidden := 1024
 	if info.Config != nil {
 		hidden = info.Config.HiddenSize
 	}
-	if r.PeakGFLOPs, err = model.PeakGFLOPs(o.Session, onnx.QuantNone, 16, hidden, peakRows, 3*time.Second); err != nil {
+	peakSess := o.Session
+	peakSess.ProfilePrefix = ""
+	if r.PeakGFLOPs, err = model.PeakGFLOPs(peakSess, onnx.QuantNone, 16, hidden, peakRows, 3*time.Second); err != nil {
 		return err
 	}
 	if q != onnx.QuantNone {
-		if r.QuantPeakGFLOPs, err = model.PeakGFLOPs(o.Session, q, 16, hidden, peakRows, 3*time.Second); err != nil {
+		if r.QuantPeakGFLOPs, err = model.PeakGFLOPs(peakSess, q, 16, hidden, peakRows, 3*time.Second); err != nil {
 			return err
 		}
 	}
@@ -208,6 +264,12 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	r.BaselinePairsPerS = float64(r.Pairs) / baseTime.Seconds()
 	r.UncachedPairsPerS = float64(r.Pairs) / uncachedTime.Seconds()
 	r.Speedup = r.PairsPerS / r.BaselinePairsPerS
+	r.SpeedupMedian = medianRatio(perReq[&baseTime], perReq[&oursTime])
+	if noCacheTime > 0 {
+		r.NoCachePairsPerS = float64(r.Pairs) / noCacheTime.Seconds()
+		r.PrefixCacheGain = r.PairsPerS / r.NoCachePairsPerS
+		r.PrefixCacheGainMedian = medianRatio(perReq[&noCacheTime], perReq[&oursTime])
+	}
 	r.SpeedupVsUncached = r.PairsPerS / r.UncachedPairsPerS
 	r.SpeedupBound = float64(acct.realTokens) / float64(acct.useful)
 	r.ComputedPerUseful = float64(acct.shared) / float64(acct.useful)
@@ -219,18 +281,25 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if acct.usefulFLOPs > 0 {
 		r.UsefulGFLOPs = acct.usefulFLOPs / oursTime.Seconds() / 1e9
 		r.Efficiency = r.UsefulGFLOPs / r.PeakGFLOPs
+		computed := acct.usefulFLOPs - float64(reused)*info.Config.FLOPsPerToken()
+		if r.SharedPrefix { // its graph prunes the last layer
+			computed -= float64(acct.useful-int(reused)-r.Pairs) * info.Config.LastLayerSkipFLOPs()
+		}
+		r.ComputedGFLOPs = computed / oursTime.Seconds() / 1e9
+		r.EfficiencyComputed = r.ComputedGFLOPs / r.PeakGFLOPs
 		if r.QuantPeakGFLOPs > 0 {
 			r.QuantEfficiency = r.UsefulGFLOPs / r.QuantPeakGFLOPs
+			r.QuantEffComputed = r.ComputedGFLOPs / r.QuantPeakGFLOPs
 		}
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(r)
 	}
 	_, err = fmt.Fprintf(stdout, "%s weights: pairs/s %.2f (baseline %.2f, uncached %.2f; speedup %.2fx, %.2fx vs uncached); "+
-		"useful %.1f GFLOP/s of peak %.1f (efficiency %.2f); %.0f tokens/pair, prefix %.0f; max score error %.2g; "+
+		"useful %.1f GFLOP/s of peak %.1f (efficiency %.2f, %.2f counting only what ran); %.0f tokens/pair, prefix %.0f (%.0f from the cache); max score error %.2g; "+
 		"peak RSS %.0f MB (%.0f MB with model.onnx open too; weight files %.0f MB)\n",
 		r.Quant, r.PairsPerS, r.BaselinePairsPerS, r.UncachedPairsPerS, r.Speedup, r.SpeedupVsUncached, r.UsefulGFLOPs, r.PeakGFLOPs,
-		r.Efficiency, r.MeanTokensPerPair, r.MeanPrefixTokens, r.MaxAbsScoreError, r.PeakRSSMB, r.PeakRSSAllMB, r.WeightFilesMB)
+		r.Efficiency, r.EfficiencyComputed, r.MeanTokensPerPair, r.MeanPrefixTokens, r.MeanPrefixReused, r.MaxAbsScoreError, r.PeakRSSMB, r.PeakRSSAllMB, r.WeightFilesMB)
 	return err
 }
 
@@ -294,6 +363,33 @@ func benchAccounting(s *model.Scorer, reqs []model.Request, info model.Info) (be
 		}
 	}
 	return a, nil
+}
+
+// medianRatio is the median of num[i]/den[i] (0 when empty).
+func medianRatio(num, den []time.Duration) float64 {
+	n := min(len(num), len(den))
+	if n == 0 {
+		return 0
+	}
+	r := make([]float64, n)
+	for i := range r {
+		r[i] = num[i].Seconds() / den[i].Seconds()
+	}
+	slices.Sort(r)
+	if n%2 == 1 {
+		return r[n/2]
+	}
+	return (r[n/2-1] + r[n/2]) / 2
+}
+
+// prefixCacheStats reads the scorer's prefix cache counters (zero without
+// one).
+func prefixCacheStats(s *model.Scorer) model.PrefixCacheStats {
+	if ps, ok := s.Engine().(*model.PrefixSession); ok {
+		st, _ := ps.CacheStats()
+		return st
+	}
+	return model.PrefixCacheStats{}
 }
 
 // peakRSSMB is the process's peak resident set (VmHWM), or 0 where

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -60,11 +61,42 @@ func TestBenchTiny(t *testing.T) {
 			{"prefix", r.MeanPrefixTokens > 20 && r.MeanPrefixTokens < r.MeanTokensPerPair},
 			{"computed per useful", (noShared || r.ComputedPerUseful < 1.0001) && r.ComputedPerUsefulUncached > 1},
 			{"useful flops", r.UsefulGFLOPs > 0 && r.Efficiency > 0},
+			// The warm-up request (another query) primes the system prompt
+			// and instruction; the shared-prefix graph skips the last
+			// layer's work for all but the last tokens.
+			{"prefix cache", r.PrefixCache == !noShared && (noShared || r.MeanPrefixReused > 20 && r.MeanPrefixReused < r.MeanPrefixTokens &&
+				r.PrefixCacheGain > 0 && r.PrefixCacheGainMedian > 0 && r.NoCachePairsPerS > 0)},
+			{"computed flops", r.ComputedGFLOPs > 0 && r.ComputedGFLOPs <= r.UsefulGFLOPs && (!noShared || r.ComputedGFLOPs == r.UsefulGFLOPs) &&
+				math.Abs(r.EfficiencyComputed/r.Efficiency-r.ComputedGFLOPs/r.UsefulGFLOPs) < 1e-9},
+			{"median speedup", r.SpeedupMedian > 0},
 		}
 		for _, check := range checks {
 			if !check.ok {
 				t.Errorf("%+v: %s wrong in %+v", c, check.name, r)
 			}
+		}
+	}
+}
+
+func TestMedianRatio(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	for _, c := range []struct {
+		num, den []time.Duration
+		want     float64
+	}{
+		{ms(10, 20, 90), ms(10, 10, 10), 2}, // one slow stretch does not move it
+		{ms(10, 40), ms(10, 10), 2.5},       // even count: mean of the middle two
+		{ms(30), ms(10, 10), 3},             // unequal lengths: the common part
+		{nil, ms(10), 0},
+	} {
+		if got := medianRatio(c.num, c.den); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("medianRatio(%v, %v) = %g, want %g", c.num, c.den, got, c.want)
 		}
 	}
 }

@@ -67,6 +67,7 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	quant := fs.String("quant", "fp32", "model weights: fp32 or int8 (the folder's variant)")
 	noShared := fs.Bool("no-shared-prefix", false, "run model.onnx even when the folder has the shared-prefix graph (the path before it existed, for before/after comparisons)")
 	threads := fs.Int("threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
+	cacheMB := fs.Int("prefix-cache-mb", model.DefaultPrefixCacheMB, "the shared-prefix engine's cross-request prefix cache in MiB (0: off, for before/after comparisons)")
 	workers := fs.Int("workers", scheduler.DefaultConfig().Workers, "the scheduler's concurrent engine calls")
 	soakF := addSoakFlags(fs)
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -80,8 +81,8 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 		conc = append(conc, n)
 	}
-	if *candidates < 1 || *workers < 1 || *threads < 0 {
-		return fmt.Errorf("%w: --candidates and --workers must be >= 1, --threads >= 0", errUsage)
+	if *candidates < 1 || *workers < 1 || *threads < 0 || *cacheMB < 0 {
+		return fmt.Errorf("%w: --candidates and --workers must be >= 1, --threads and --prefix-cache-mb >= 0", errUsage)
 	}
 	q, err := onnx.ParseQuant(*quant)
 	if err != nil {
@@ -91,7 +92,7 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	var scorer *model.Scorer
 	if *dir != "" {
 		o := model.DefaultOptions()
-		o.RuntimeLib, o.Tokenizer, o.Quant, o.NoSharedPrefix = *ortLib, *tok, q, *noShared
+		o.RuntimeLib, o.Tokenizer, o.Quant, o.NoSharedPrefix, o.PrefixCacheMB = *ortLib, *tok, q, *noShared, *cacheMB
 		o.Session.IntraOpThreads = *threads
 		s, _, err := model.Open(*dir, o)
 		if err != nil {

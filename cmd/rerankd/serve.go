@@ -33,7 +33,7 @@ import (
 type serveFlags struct {
 	addr, modelArg, apiKeys, ortLib, tok, provider, logLevel string
 	keyScopes, calibration, quant                            string
-	device, threads, maxLength                               int
+	device, threads, maxLength, prefixCacheMB                int
 	server                                                   serve.Config
 	sched                                                    scheduler.Config
 	memory                                                   *memoryFlags
@@ -53,6 +53,7 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&f.device, "device", 0, "GPU device id")
 	fs.IntVar(&f.threads, "threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
+	fs.IntVar(&f.prefixCacheMB, "prefix-cache-mb", model.DefaultPrefixCacheMB, "MiB of prefix keys/values (system prompt, instruction, query) kept across requests by the shared-prefix engine; 0: off")
 	fs.IntVar(&f.maxLength, "max-length", model.DefaultPromptConfig().MaxLength, "most tokens per prompt")
 	fs.IntVar(&f.server.MaxDocuments, "max-documents", f.server.MaxDocuments, "documents per request (more: 422)")
 	fs.IntVar(&f.server.MaxBodyBytes, "max-body-bytes", f.server.MaxBodyBytes, "request body limit (more: 413)")
@@ -189,7 +190,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 		return nil, limits, err
 	}
 	o := model.DefaultOptions()
-	o.Quant = quant
+	o.Quant, o.PrefixCacheMB = quant, f.prefixCacheMB
 	o.RuntimeLib, o.Tokenizer = f.ortLib, f.tok
 	o.Session.Provider, o.Session.DeviceID, o.Session.IntraOpThreads = model.Provider(f.provider), f.device, f.threads
 	o.Scorer.Prompt.MaxLength = f.maxLength

@@ -70,6 +70,11 @@ func TestParams(t *testing.T) {
 	if f := c.FLOPsPerToken(); f < 2*435e6 || f > 2*445e6 {
 		t.Errorf("FLOPs/token %g", f)
 	}
+	// q 1024x2048 + o 2048x1024 + MLP 3x1024x3072 multiply-adds: 13/15 of
+	// one of 28 layers.
+	if f, want := c.LastLayerSkipFLOPs(), 2*(2*1024*2048+3*1024*3072.0); f != want {
+		t.Errorf("last-layer skip FLOPs %g, want %g", f, want)
+	}
 }
 
 func TestRandomDeterministic(t *testing.T) {

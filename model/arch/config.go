@@ -149,6 +149,16 @@ func (c Config) FLOPsPerToken() float64 {
 	return 2 * perLayer * float64(c.NumHiddenLayers)
 }
 
+// LastLayerSkipFLOPs is the matrix work a token skips in the last layer
+// when only its keys and values are needed (every token but a sequence's
+// last, for a reranker that scores the last position): the query and
+// output projections and the MLP, 2 FLOPs per multiply-add.
+func (c Config) LastLayerSkipFLOPs() float64 {
+	h := float64(c.HiddenSize)
+	q := float64(c.NumAttentionHeads) * float64(c.HeadDim)
+	return 2 * (2*h*q + 3*h*float64(c.IntermediateSize))
+}
+
 // AttentionFLOPs is the extra work of attention scores and weighted values
 // for a sequence of n tokens with causal masking (n(n+1)/2 query-key pairs).
 func (c Config) AttentionFLOPs(n int) float64 {

@@ -23,23 +23,31 @@ import (
 //     prefix once, each continuation once;
 //   - only attention works on the padded [batch, seq] layout: each layer
 //     gathers the continuation rows into it, scores every continuation query
-//     against the prefix keys (broadcast over the batch by MatMul, no copy)
-//     and its own row's earlier keys, and scatters the result back.
+//     against the prefix keys (one MatMul per kv head over all rows, no
+//     copy of the prefix per row) and its own row's earlier keys, and
+//     scatters the result back;
+//   - the last layer runs only what the score needs: keys and values of
+//     every token (the last token attends to them), but queries, attention,
+//     output projection and MLP for each row's last token alone (~3% of a
+//     request's FLOPs at 20 documents).
 //
-// One graph instead of a prefix graph plus a continuation graph means one
-// ONNX Runtime session: two sessions over the same weights would each keep
+// Keys and values of tokens before the prefix can come in (PastKey,
+// PastValue) and the prefix's come out (PresentKey, PresentValue), so a
+// caller can keep the system prompt and instruction across requests
+// (model.PrefixSession's cache). K/V cross the ORT boundary only there: one
+// graph instead of separate prefix and continuation graphs means one ONNX
+// Runtime session, since two sessions over the same weights would each keep
 // their own prepacked copy (measured: 2x resident memory), and disabling
-// prepacking to share a memory-mapped file costs speed. No K/V tensor
-// crosses the ORT boundary either.
+// prepacking to share a memory-mapped file costs speed.
 //
 // Numerically it is the plain graph's computation (same RoPE positions, same
 // softmax over the same keys), so scores agree with model.onnx to float32
 // rounding (tests: 1e-5).
 
-// Shared-prefix graph inputs (the output is OutputLogits, float32 [batch]).
+// Shared-prefix graph inputs and outputs (OutputLogits is float32 [batch]).
 const (
-	// PrefixIDs is int64 [prefix]: the tokens every row starts with, at
-	// positions 0..prefix-1. May be empty.
+	// PrefixIDs is int64 [prefix]: the tokens every row starts with after
+	// the past ones, at positions past..past+prefix-1. At least one.
 	PrefixIDs = "prefix_ids"
 	// PackedIDs is int64 [tokens]: each row's continuation tokens, rows one
 	// after the other, no padding (tokens = sum(attention_mask)).
@@ -47,6 +55,18 @@ const (
 	// PackedMask is int64 [batch, seq]: row b has sum(mask[b]) >= 1
 	// continuation tokens, right-padded; it gives the layout of PackedIDs.
 	PackedMask = "attention_mask"
+	// PastKey and PastValue are float32 [layers, kv_heads, past, head_dim]:
+	// the keys (after k_norm and RoPE) and values of tokens that precede
+	// prefix_ids, from an earlier call's PresentKey/PresentValue (past may
+	// be 0). They let a caller keep a system prompt's and instruction's
+	// K/V across requests.
+	PastKey   = "past_key"
+	PastValue = "past_value"
+	// PresentKey and PresentValue are float32 [layers, kv_heads,
+	// past+prefix, head_dim]: the past and prefix tokens' K/V, for the
+	// next call's PastKey/PastValue.
+	PresentKey   = "present_key"
+	PresentValue = "present_value"
 )
 
 // SharedPrefixFile is the shared-prefix graph's file name in a model folder,
@@ -65,14 +85,20 @@ const (
 // per packed row, [rows, 1, head_dim].
 type prefixDecoder struct {
 	*decoder
-	p1, t1, b1, s1 string // prefix, token, batch and seq sizes as 1-element vectors
+	pastK, pastV   string // graph inputs [layers, nkv, past, hd]
+	p1, pv, b1, s1 string // prefix, past+prefix, batch and seq sizes as 1-element vectors
 	splitRows      string // [prefix, tokens]: Split sizes of the packed stream
-	splitKeys      string // [prefix, seq]: Split sizes of a continuation's keys
+	splitKeys      string // [past+prefix, seq]: Split sizes of a continuation's keys
 	padIndex       string // [batch*seq]: packed continuation row of each slot (padding: any valid row)
 	unpadIndex     string // [tokens]: slot b*seq+j of each packed continuation token
-	prefixMask     string // additive [prefix, prefix], causal
+	prefixMask     string // additive [prefix, past+prefix], causal
 	contMask       string // additive [batch, 1, 1, seq, seq]: causal within the row, padding masked
+	lastMask       string // additive [batch, 1, 1, 1, seq]: a row's real keys
 	lastRow        string // [batch]: row of each sequence's last token in the packed stream
+	lastCos        string // [batch, 1, head_dim]: RoPE tables at the last tokens
+	lastSin        string
+	presentK       []string // per layer [1, nkv, past+prefix, hd]
+	presentV       []string
 }
 
 // BuildSharedPrefix writes the shared-prefix variant of w's reranker (see
@@ -99,6 +125,8 @@ func BuildSharedPrefix(w *arch.Weights, opts Options) (*Model, error) {
 	pids := d.input(PrefixIDs, onnxpb.TensorProto_INT64, "prefix")
 	ids := d.input(PackedIDs, onnxpb.TensorProto_INT64, "tokens")
 	mask := d.input(PackedMask, onnxpb.TensorProto_INT64, "batch", "seq")
+	d.pastK = d.input(PastKey, onnxpb.TensorProto_FLOAT, c.NumHiddenLayers, c.NumKeyValueHeads, "past", c.HeadDim)
+	d.pastV = d.input(PastValue, onnxpb.TensorProto_FLOAT, c.NumHiddenLayers, c.NumKeyValueHeads, "past", c.HeadDim)
 	d.prologue(pids, ids, mask)
 
 	d.scope = "embed"
@@ -108,10 +136,14 @@ func BuildSharedPrefix(w *arch.Weights, opts Options) (*Model, error) {
 	}
 	all := d.op("Concat", []string{pids, ids}, attrInt("axis", 0))
 	h := d.op("Gather", []string{embed, all}, attrInt("axis", 0)) // [prefix+tokens, hidden]
-	for l := range c.NumHiddenLayers {
+	for l := range c.NumHiddenLayers - 1 {
 		if h, err = d.layer(l, h); err != nil {
 			return nil, fmt.Errorf("onnx: layer %d: %w", l, err)
 		}
+	}
+	last, err := d.lastLayer(c.NumHiddenLayers-1, h) // [batch, hidden]
+	if err != nil {
+		return nil, fmt.Errorf("onnx: layer %d: %w", c.NumHiddenLayers-1, err)
 	}
 	d.scope = "head"
 	norm, err := d.weight(arch.FinalNorm)
@@ -122,16 +154,20 @@ func BuildSharedPrefix(w *arch.Weights, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}
-	last := d.rmsNorm(d.op("Gather", []string{h, d.lastRow}, attrInt("axis", 0)), norm) // [batch, hidden]
-	d.opTo(OutputLogits, "MatMul", []string{last, d.floatInit(HeadDiffName, []int{c.HiddenSize}, diff)})
+	d.opTo(OutputLogits, "MatMul", []string{d.rmsNorm(last, norm), d.floatInit(HeadDiffName, []int{c.HiddenSize}, diff)})
 	d.output(OutputLogits, onnxpb.TensorProto_FLOAT, "batch")
+	d.opTo(PresentKey, "Concat", d.presentK, attrInt("axis", 0))
+	d.opTo(PresentValue, "Concat", d.presentV, attrInt("axis", 0))
+	d.output(PresentKey, onnxpb.TensorProto_FLOAT, c.NumHiddenLayers, c.NumKeyValueHeads, "present", c.HeadDim)
+	d.output(PresentValue, onnxpb.TensorProto_FLOAT, c.NumHiddenLayers, c.NumKeyValueHeads, "present", c.HeadDim)
 
 	cfgJSON, err := json.Marshal(c)
 	if err != nil {
 		return nil, fmt.Errorf("onnx: config: %w", err)
 	}
 	doc := fmt.Sprintf("Qwen3 reranker (%d layers, hidden %d), shared-prefix variant, yes/no ids %d/%d. "+
-		"Inputs: prefix_ids [prefix], input_ids [tokens] (packed continuations), attention_mask [batch, seq]; "+
+		"Inputs: prefix_ids [prefix], input_ids [tokens] (packed continuations), attention_mask [batch, seq], "+
+		"past_key/past_value [layers, kv_heads, past, head_dim]; outputs logits [batch], present_key/present_value; "+
 		"see github.com/rerankd/rerankd/model/onnx.", c.NumHiddenLayers, c.HiddenSize, opts.YesID, opts.NoID)
 	m := newModel(d.graph, "rerankd_reranker_shared_prefix", doc, opts.Storage)
 	m.setMeta(MetaConfig, string(cfgJSON))
@@ -152,19 +188,19 @@ func BuildSharedPrefix(w *arch.Weights, opts Options) (*Model, error) {
 func (d *prefixDecoder) prologue(pids, ids, mask string) {
 	d.scope = "prologue"
 	zero, one := d.scalarInt(0), d.scalarInt(1)
-	first := func(x string) string {
-		return d.op("Gather", []string{d.op("Shape", []string{x}), zero}, attrInt("axis", 0))
+	dim := func(x string, i int64) string {
+		return d.op("Gather", []string{d.op("Shape", []string{x}), d.scalarInt(i)}, attrInt("axis", 0))
 	}
-	p := first(pids)
-	shp := d.op("Shape", []string{mask})
-	batch := d.op("Gather", []string{shp, zero}, attrInt("axis", 0))
-	seq := d.op("Gather", []string{shp, one}, attrInt("axis", 0))
-	d.p1 = d.op("Unsqueeze", []string{p, d.ints(0)})
-	d.t1 = d.op("Shape", []string{ids})
+	p1 := dim(pids, 0)
+	past := dim(d.pastK, 2)
+	p := d.op("Add", []string{past, p1}) // keys before any continuation
+	batch, seq := dim(mask, 0), dim(mask, 1)
+	d.p1 = d.op("Unsqueeze", []string{p1, d.ints(0)})
 	d.b1 = d.op("Unsqueeze", []string{batch, d.ints(0)})
 	d.s1 = d.op("Unsqueeze", []string{seq, d.ints(0)})
-	d.splitRows = d.op("Concat", []string{d.p1, d.t1}, attrInt("axis", 0))
-	d.splitKeys = d.op("Concat", []string{d.p1, d.s1}, attrInt("axis", 0))
+	d.splitRows = d.op("Concat", []string{d.p1, d.op("Shape", []string{ids})}, attrInt("axis", 0))
+	d.pv = d.op("Unsqueeze", []string{p, d.ints(0)})
+	d.splitKeys = d.op("Concat", []string{d.pv, d.s1}, attrInt("axis", 0))
 
 	flat := d.op("Reshape", []string{mask, d.ints(-1)}) // [batch*seq]
 	isReal := d.op("Cast", []string{flat}, attrInt("to", int64(onnxpb.TensorProto_BOOL)))
@@ -172,15 +208,20 @@ func (d *prefixDecoder) prologue(pids, ids, mask string) {
 	count := d.op("CumSum", []string{flat, zero})
 	d.padIndex = d.op("Max", []string{d.op("Sub", []string{count, one}), zero})
 
-	// Positions: the prefix at 0..P-1, continuation token j of its row at P+j.
-	posP := d.op("Range", []string{zero, p, one})
+	// Positions: the prefix at past..P-1, continuation token j of its row
+	// at P+j.
+	posP := d.op("Range", []string{past, p, one})
 	posC := d.op("Add", []string{d.op("Mod", []string{d.unpadIndex, seq}), p})
 	pos := d.op("Concat", []string{posP, posC}, attrInt("axis", 0)) // [rows]
 	d.ropeTables(pos)
 
-	// Prefix: causal. Continuation: causal within its row and only real
-	// keys; the prefix keys are all real and all earlier, so unmasked.
-	d.prefixMask = d.causalMask(posP)
+	// Prefix: causal over past and prefix keys. Continuation: causal within
+	// its row and only real keys; the past and prefix keys are all real and
+	// all earlier, so unmasked.
+	keys := d.op("Unsqueeze", []string{d.op("Range", []string{zero, p, one}), d.ints(0)}) // [1, P]
+	d.prefixMask = d.op("Where", []string{
+		d.op("LessOrEqual", []string{keys, d.op("Unsqueeze", []string{posP, d.ints(1)})}),
+		d.scalarFloat(0), d.scalarFloat(maskValue)})
 	s := d.op("Range", []string{zero, seq, one})
 	row := d.op("Unsqueeze", []string{s, d.ints(1)})
 	col := d.op("Unsqueeze", []string{s, d.ints(0)})
@@ -189,13 +230,18 @@ func (d *prefixDecoder) prologue(pids, ids, mask string) {
 	keyOK = d.op("Unsqueeze", []string{keyOK, d.ints(1)}) // [batch, 1, seq]
 	add := d.op("Where", []string{d.op("And", []string{causal, keyOK}), d.scalarFloat(0), d.scalarFloat(maskValue)})
 	d.contMask = d.op("Unsqueeze", []string{add, d.ints(1, 2)})
+	// The last token of a row sees all of its row's real keys.
+	d.lastMask = d.op("Unsqueeze", []string{
+		d.op("Where", []string{keyOK, d.scalarFloat(0), d.scalarFloat(maskValue)}), d.ints(1, 2)}) // [batch,1,1,1,seq]
 
 	// Last real token of row b: slot b*seq + len_b - 1, packed row
 	// padIndex[slot], after the prefix's rows.
 	lens := d.op("ReduceSum", []string{mask, d.ints(1)}, attrInt("keepdims", 0))
 	rows := d.op("Range", []string{zero, batch, one})
 	slot := d.op("Add", []string{d.op("Mul", []string{rows, seq}), d.op("Sub", []string{lens, one})})
-	d.lastRow = d.op("Add", []string{d.op("Gather", []string{d.padIndex, slot}, attrInt("axis", 0)), p})
+	d.lastRow = d.op("Add", []string{d.op("Gather", []string{d.padIndex, slot}, attrInt("axis", 0)), p1})
+	d.lastCos = d.op("Gather", []string{d.cos, d.lastRow}, attrInt("axis", 0))
+	d.lastSin = d.op("Gather", []string{d.sin, d.lastRow}, attrInt("axis", 0))
 }
 
 // ropeTables sets d.cos/d.sin to [rows, 1, head_dim] for positions pos
@@ -214,75 +260,4 @@ func (d *prefixDecoder) ropeTables(pos string) {
 	sin := d.op("Concat", []string{d.op("Neg", []string{s}), s}, attrInt("axis", -1))
 	d.cos = d.op("Unsqueeze", []string{cos, d.ints(1)})
 	d.sin = d.op("Unsqueeze", []string{sin, d.ints(1)})
-}
-
-// causalMask returns the additive [n, n] mask letting position i see j <= i.
-func (d *prefixDecoder) causalMask(pos string) string {
-	row := d.op("Unsqueeze", []string{pos, d.ints(1)})
-	col := d.op("Unsqueeze", []string{pos, d.ints(0)})
-	return d.op("Where", []string{d.op("LessOrEqual", []string{col, row}), d.scalarFloat(0), d.scalarFloat(maskValue)})
-}
-
-// layer appends decoder block l to the packed stream h [prefix+tokens, hidden].
-func (d *prefixDecoder) layer(l int, h string) (string, error) {
-	c := d.cfg
-	ws, err := d.layerWeights(l)
-	if err != nil {
-		return "", err
-	}
-	nh, nkv, hd := int64(c.NumAttentionHeads), int64(c.NumKeyValueHeads), int64(c.HeadDim)
-	group := nh / nkv
-
-	d.scope = fmt.Sprintf("layers.%d/attn", l)
-	a := d.rmsNorm(h, ws[arch.InputNorm])
-	q := d.op("Reshape", []string{d.proj(a, ws[arch.QProj]), d.ints(-1, nh, hd)})
-	q = d.rope(d.rmsNorm(q, ws[arch.QNorm]))
-	q = d.op("Mul", []string{q, d.scalarFloat(float32(1 / math.Sqrt(float64(hd))))})
-	k := d.op("Reshape", []string{d.proj(a, ws[arch.KProj]), d.ints(-1, nkv, hd)})
-	k = d.rope(d.rmsNorm(k, ws[arch.KNorm]))
-	v := d.op("Reshape", []string{d.proj(a, ws[arch.VProj]), d.ints(-1, nkv, hd)})
-	split := func(x string) (string, string) {
-		o := d.opN("Split", 2, []string{x, d.splitRows}, attrInt("axis", 0))
-		return o[0], o[1]
-	}
-	qp, qc := split(q)
-	kp, kc := split(k)
-	vp, vc := split(v)
-
-	// Prefix (one sequence): q [nkv,group,P,hd], kᵀ [nkv,1,hd,P], v [nkv,1,P,hd].
-	// Query head kvh*group+j uses kv head kvh, as in repeat_kv.
-	qp = d.op("Transpose", []string{d.op("Reshape", []string{qp, d.ints(-1, nkv, group, hd)})}, attrInts("perm", 1, 2, 0, 3))
-	kpT := d.op("Transpose", []string{d.op("Reshape", []string{kp, d.ints(-1, nkv, 1, hd)})}, attrInts("perm", 1, 2, 3, 0))
-	vp = d.op("Transpose", []string{d.op("Reshape", []string{vp, d.ints(-1, nkv, 1, hd)})}, attrInts("perm", 1, 2, 0, 3))
-	pp := d.op("Softmax", []string{d.op("Add", []string{d.op("MatMul", []string{qp, kpT}), d.prefixMask})}, attrInt("axis", -1))
-	op := d.op("MatMul", []string{pp, vp})                             // [nkv,group,P,hd]
-	op = d.op("Transpose", []string{op}, attrInts("perm", 2, 0, 1, 3)) // [P,nkv,group,hd]
-	op = d.op("Reshape", []string{op, d.ints(-1, nh*hd)})              // [P, nh*hd]
-
-	// Continuations, padded: q [B,nkv,group,S,hd], kᵀ [B,nkv,1,hd,S], v [B,nkv,1,S,hd].
-	pad := func(x string, heads, grp int64, perm ...int64) string {
-		x = d.op("Gather", []string{x, d.padIndex}, attrInt("axis", 0)) // [B*S, heads, hd]
-		shape := d.op("Concat", []string{d.b1, d.s1, d.ints(heads, grp, hd)}, attrInt("axis", 0))
-		return d.op("Transpose", []string{d.op("Reshape", []string{x, shape})}, attrInts("perm", perm...))
-	}
-	qc = pad(qc, nkv, group, 0, 2, 3, 1, 4)
-	kcT := pad(kc, nkv, 1, 0, 2, 3, 4, 1)
-	vc = pad(vc, nkv, 1, 0, 2, 3, 1, 4)
-	past := d.op("MatMul", []string{qc, kpT})                                   // [B,nkv,group,S,P]
-	cur := d.op("Add", []string{d.op("MatMul", []string{qc, kcT}), d.contMask}) // [B,nkv,group,S,S]
-	pr := d.op("Softmax", []string{d.op("Concat", []string{past, cur}, attrInt("axis", -1))}, attrInt("axis", -1))
-	parts := d.opN("Split", 2, []string{pr, d.splitKeys}, attrInt("axis", -1))
-	oc := d.op("Add", []string{d.op("MatMul", []string{parts[0], vp}), d.op("MatMul", []string{parts[1], vc})})
-	oc = d.op("Transpose", []string{oc}, attrInts("perm", 0, 3, 1, 2, 4)) // [B,S,nkv,group,hd]
-	oc = d.op("Reshape", []string{oc, d.ints(-1, nh*hd)})                 // [B*S, nh*hd]
-	oc = d.op("Gather", []string{oc, d.unpadIndex}, attrInt("axis", 0))   // [tokens, nh*hd]
-	o := d.op("Concat", []string{op, oc}, attrInt("axis", 0))
-	h = d.op("Add", []string{h, d.proj(o, ws[arch.OProj])})
-
-	d.scope = fmt.Sprintf("layers.%d/mlp", l)
-	m := d.rmsNorm(h, ws[arch.PostNorm])
-	gate := d.proj(m, ws[arch.GateProj])
-	act := d.op("Mul", []string{gate, d.op("Sigmoid", []string{gate})}) // silu
-	act = d.op("Mul", []string{act, d.proj(m, ws[arch.UpProj])})
-	return d.op("Add", []string{h, d.proj(act, ws[arch.DownProj])}), nil
 }

@@ -24,8 +24,15 @@ func TestBuildSharedPrefix(t *testing.T) {
 	for _, in := range m.Proto.GetGraph().GetInput() {
 		ins = append(ins, in.GetName())
 	}
-	if got := strings.Join(ins, ","); got != "prefix_ids,input_ids,attention_mask" {
+	if got := strings.Join(ins, ","); got != "prefix_ids,input_ids,attention_mask,past_key,past_value" {
 		t.Errorf("inputs %s", got)
+	}
+	var outs []string
+	for _, out := range m.Proto.GetGraph().GetOutput() {
+		outs = append(outs, out.GetName())
+	}
+	if got := strings.Join(outs, ","); got != "logits,present_key,present_value" {
+		t.Errorf("outputs %s", got)
 	}
 	if v, _ := m.Meta(MetaVariant); v != VariantSharedPrefix {
 		t.Errorf("variant metadata %q", v)
