@@ -154,9 +154,16 @@ func (s *PrefixSession) Logits(ctx context.Context, seqs [][]int) ([]float32, er
 
 // runGroup scores the rows of g, which all start with the same g.prefix
 // tokens and have at least one token after them. With the cache, the
-// longest cached start of the prefix (all but its last token at most, so
-// the graph always has a prefix token to run) is passed as past K/V, and
-// the prefix's K/V are stored afterwards unless already cached.
+// longest cached start of the prefix is passed as past K/V, all but its
+// last token at most: ONNX Runtime fails (SIGFPE, measured) on an empty
+// prefix section, apparently in a Transpose of the empty tensor. The
+// prefix's K/V are stored afterwards unless already cached.
+//
+// Scores do not depend on the cache beyond float32 rounding: a token
+// computed in a block of the prefix and the same token computed alone
+// after cached K/V sum in different orders, so a repeated request agrees
+// with its first run within ~1e-7, not bit for bit (serve's determinism
+// test); --prefix-cache-mb 0 restores bitwise repeats.
 func (s *PrefixSession) runGroup(ctx context.Context, seqs [][]int, g prefixGroup) ([]float32, error) {
 	first := seqs[g.rows[0]]
 	var hit *kvEntry

@@ -340,7 +340,12 @@ func checkSearchDeterminism(t *testing.T, url string, exact bool, targets ...str
 // full 11 MB tokenizer twice (write, open) is most of the setup time,
 // several times more under the race detector; scoring takes the same
 // paths, with more tokens per text.
-func miniNeural(t *testing.T, sc scheduler.Config) *Neural {
+//
+// cacheMB sets the shared-prefix engine's cross-request cache: with it, a
+// repeated request reuses its own prefix's K/V, whose float32 sums differ
+// from the first run's in the last bits, so byte-for-byte checks of
+// sequential runs need it off (0).
+func miniNeural(t *testing.T, sc scheduler.Config, cacheMB int) *Neural {
 	t.Helper()
 	src := testenv.TokenizerDir()
 	testenv.Require(t, filepath.Join(src, "tokenizer.json"))
@@ -382,7 +387,7 @@ func miniNeural(t *testing.T, sc scheduler.Config) *Neural {
 		t.Fatal(err)
 	}
 	o := model.DefaultOptions()
-	o.RuntimeLib = testenv.ORTLib()
+	o.RuntimeLib, o.PrefixCacheMB = testenv.ORTLib(), cacheMB
 	s, _, err := model.Open(dir, o)
 	if err != nil {
 		t.Fatal(err)
@@ -394,6 +399,26 @@ func miniNeural(t *testing.T, sc scheduler.Config) *Neural {
 	return NewNeural("tiny-test", s, sched, o.Scorer.Prompt.MaxLength)
 }
 
+// TestDeterminismPrefixCache: with the cross-request prefix cache (the
+// default), a repeated request agrees with its first run within detTol
+// (the first computes its prefix, later ones reuse it), and the repeats,
+// which all take the cached route, agree byte for byte.
+func TestDeterminismPrefixCache(t *testing.T) {
+	b := miniNeural(t, scheduler.DefaultConfig(), 64)
+	url := startMemory(t, DefaultConfig(), b, retrieval.DefaultConfig()) + "/rerank"
+	target := detRerankBody("What did Caroline do at the support group?", detDocs, `,"return_documents":true,"top_n":6`)
+	first := canon(t, postJSON(t, url, target))
+	second := canon(t, postJSON(t, url, target))
+	if err := sameWithin(second, first, detTol); err != nil {
+		t.Errorf("cached repeat vs first run: %v", err)
+	}
+	for i := range 3 {
+		if got := canon(t, postJSON(t, url, target)); got != second {
+			t.Errorf("repeat %d: not byte-identical to the first repeat:\n got %s\nwant %s", i, got, second)
+		}
+	}
+}
+
 // TestDeterminismTinyModel: the ONNX backend through the real scheduler,
 // which batches pairs across requests, gives every (query, document) pair
 // the same score (within detTol) whatever it is batched with: alone, in
@@ -403,7 +428,7 @@ func TestDeterminismTinyModel(t *testing.T) {
 	sc := scheduler.DefaultConfig()
 	// Let unequal lengths share batches, so padding varies between runs.
 	sc.MaxPadRatio, sc.MaxWait = 8, 5*time.Millisecond
-	b := miniNeural(t, sc)
+	b := miniNeural(t, sc, 0)
 	base := startMemory(t, DefaultConfig(), b, retrieval.DefaultConfig())
 	url := base + "/rerank"
 	checkRerankDeterminism(t, url, false)

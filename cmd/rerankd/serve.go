@@ -176,6 +176,9 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	if err != nil {
 		return nil, limits, fmt.Errorf("%w: --quant: %w", errUsage, err)
 	}
+	if f.prefixCacheMB < 0 {
+		return nil, limits, fmt.Errorf("%w: --prefix-cache-mb %d: want >= 0 (0 turns the cache off)", errUsage, f.prefixCacheMB)
+	}
 	if f.modelArg == "" && quant != onnx.QuantNone {
 		return nil, limits, fmt.Errorf("%w: --quant %v needs --model (the lexical default has no weights)", errUsage, quant)
 	}
@@ -207,8 +210,11 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 		_ = scorer.Close()
 		return nil, limits, err
 	}
+	if ps, ok := scorer.Engine().(*model.PrefixSession); ok && info.PrefixCache {
+		metrics.WatchPrefixCache(func() model.PrefixCacheStats { st, _ := ps.CacheStats(); return st })
+	}
 	log.Info("model loaded", "dir", dir, "output", info.Output.String(), "runtime", info.Runtime,
-		"shared_prefix", info.SharedPrefix, "weights", info.Quant.String())
+		"shared_prefix", info.SharedPrefix, "prefix_cache", info.PrefixCache, "weights", info.Quant.String())
 	return serve.NewNeural(f.modelArg, scorer, sched, f.maxLength), limits, nil
 }
 

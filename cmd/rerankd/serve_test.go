@@ -2,10 +2,15 @@ package main
 
 import (
 	"flag"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/serve"
 )
 
 func writeTemp(t *testing.T, content string) string {
@@ -71,5 +76,48 @@ func TestApplyEnv(t *testing.T) {
 	}
 	if f.server.MaxDocuments != 7 || f.addr != "127.0.0.1:1" {
 		t.Errorf("env should fill unset flags only: max docs %d addr %s", f.server.MaxDocuments, f.addr)
+	}
+}
+
+// TestServePrefixCacheMetrics: a served shared-prefix model exports the
+// prefix cache's counters on /metrics, which move once requests with a
+// common system prompt are scored; with --prefix-cache-mb 0 they are absent.
+func TestServePrefixCacheMetrics(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if code, _, errs := runCLI(t, "testmodel", "--out", dir, "--seed", "4", "--quant", "none"); code != 0 {
+		t.Fatalf("testmodel: %s", errs)
+	}
+	for _, cacheMB := range []string{"64", "0"} {
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		f := defineServeFlags(fs)
+		if err := fs.Parse([]string{"--model", dir, "--threads", "2", "--prefix-cache-mb", cacheMB}); err != nil {
+			t.Fatal(err)
+		}
+		metrics := serve.NewMetrics()
+		backend, _, err := openBackend(f, metrics, slog.New(slog.DiscardHandler), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{"When did Caroline go to the group?", "Who painted a sunset?"} {
+			if _, err := backend.Score(t.Context(), model.Request{Query: q, Docs: []string{"Caroline went to a support group.", "Melanie painted a sunset."}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fams, err := metrics.Registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		reused := -1.0
+		for _, fam := range fams {
+			if fam.GetName() == "rerankd_prefix_cache_reused_tokens_total" {
+				reused = fam.GetMetric()[0].GetCounter().GetValue()
+			}
+		}
+		if cacheMB == "0" && reused != -1 || cacheMB != "0" && reused < 20 {
+			t.Errorf("--prefix-cache-mb %s: reused tokens metric %v (-1: absent)", cacheMB, reused)
+		}
+		if err := backend.Close(t.Context()); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -47,7 +47,8 @@ import (
 // Shared-prefix graph inputs and outputs (OutputLogits is float32 [batch]).
 const (
 	// PrefixIDs is int64 [prefix]: the tokens every row starts with after
-	// the past ones, at positions past..past+prefix-1. At least one.
+	// the past ones, at positions past..past+prefix-1. At least one: ONNX
+	// Runtime 1.30 crashes (SIGFPE) on an empty one.
 	PrefixIDs = "prefix_ids"
 	// PackedIDs is int64 [tokens]: each row's continuation tokens, rows one
 	// after the other, no padding (tokens = sum(attention_mask)).

@@ -89,13 +89,14 @@ func (d *prefixDecoder) layer(l int, h string) (string, error) {
 	// Prefix queries [nkv, group, prefix, hd] against kᵀ [nkv, 1, hd, P]
 	// and v [nkv, 1, P, hd]. Query head kvh*group+j uses kv head kvh, as
 	// in repeat_kv.
-	qp = d.op("Transpose", []string{d.op("Reshape", []string{qp, d.ints(-1, nkv, group, hd)})}, attrInts("perm", 1, 2, 0, 3))
+	qp = d.op("Reshape", []string{qp, d.op("Concat", []string{d.p1, d.ints(nkv, group, hd)}, attrInt("axis", 0))})
+	qp = d.op("Transpose", []string{qp}, attrInts("perm", 1, 2, 0, 3))
 	kFullT4 := d.op("Unsqueeze", []string{kFullT, d.ints(1)})
 	pp := d.op("Softmax", []string{d.op("Add", []string{d.op("MatMul", []string{qp, kFullT4}), d.prefixMask})}, attrInt("axis", -1))
 	vFull4 := d.op("Unsqueeze", []string{vFull, d.ints(1)})
 	op := d.op("MatMul", []string{pp, vFull4})                         // [nkv, group, prefix, hd]
 	op = d.op("Transpose", []string{op}, attrInts("perm", 2, 0, 1, 3)) // [prefix, nkv, group, hd]
-	op = d.op("Reshape", []string{op, d.ints(-1, nh*hd)})
+	op = d.op("Reshape", []string{op, d.op("Concat", []string{d.p1, d.ints(nh * hd)}, attrInt("axis", 0))})
 
 	// Continuations, padded: q [B, nkv, group, S, hd] against the prefix's
 	// kᵀ [nkv, 1, hd, P] (broadcast over B by MatMul, no copy) and the
