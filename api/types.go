@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -56,6 +55,32 @@ type Document struct {
 	Fields map[string]json.RawMessage // other fields, in no particular order
 }
 
+// DocumentError is a well-formed JSON value that is not a document (a
+// number, null, an array, an object without a string "text"): a
+// validation error (HTTP 422), unlike malformed JSON (400).
+type DocumentError struct{ Msg string }
+
+func (e *DocumentError) Error() string { return e.Msg }
+
+// jsonKind names the JSON type of a well-formed value for messages.
+func jsonKind(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return "nothing"
+	case b[0] == '{':
+		return "object"
+	case b[0] == '[':
+		return "array"
+	case b[0] == '"':
+		return "string"
+	case b[0] == 't' || b[0] == 'f':
+		return "boolean"
+	case b[0] == 'n':
+		return "null"
+	}
+	return "number"
+}
+
 // UnmarshalJSON accepts "text" or {"text": "...", ...}.
 func (d *Document) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
@@ -63,7 +88,7 @@ func (d *Document) UnmarshalJSON(b []byte) error {
 		return json.Unmarshal(b, &d.Text)
 	}
 	if len(b) == 0 || b[0] != '{' {
-		return errors.New("a document must be a string or an object with a \"text\" field")
+		return &DocumentError{fmt.Sprintf("a document must be a string or an object with a \"text\" field, not a JSON %s", jsonKind(b))}
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(b, &fields); err != nil {
@@ -71,10 +96,10 @@ func (d *Document) UnmarshalJSON(b []byte) error {
 	}
 	raw, ok := fields["text"]
 	if !ok {
-		return errors.New("document object has no \"text\" field")
+		return &DocumentError{"document object has no \"text\" field"}
 	}
-	if err := json.Unmarshal(raw, &d.Text); err != nil {
-		return fmt.Errorf("document \"text\": %w", err)
+	if err := json.Unmarshal(bytes.TrimSpace(raw), &d.Text); err != nil {
+		return &DocumentError{fmt.Sprintf("document \"text\" must be a string, not a JSON %s", jsonKind(bytes.TrimSpace(raw)))}
 	}
 	delete(fields, "text")
 	if len(fields) > 0 {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -14,17 +15,19 @@ func TestDocumentJSON(t *testing.T) {
 		{`{"text":"t","id":7,"meta":{"a":1}}`, "t", `{"id":7,"meta":{"a":1},"text":"t"}`, ""},
 		{`{"text":""}`, "", `{"text":""}`, ""},
 		{`{"id":1}`, "", "", "no \"text\""},
-		{`{"text":5}`, "", "", "\"text\""},
-		{`5`, "", "", "string or an object"},
-		{`null`, "", "", "string or an object"},
-		{`["a"]`, "", "", "string or an object"},
+		{`{"text":5}`, "", "", "\"text\" must be a string, not a JSON number"},
+		{`5`, "", "", "string or an object with a \"text\" field, not a JSON number"},
+		{`null`, "", "", "not a JSON null"},
+		{`["a"]`, "", "", "not a JSON array"},
+		{`true`, "", "", "not a JSON boolean"},
 	}
 	for _, c := range cases {
 		var d Document
 		err := json.Unmarshal([]byte(c.in), &d)
 		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%s: err %v, want %q", c.in, err, c.err)
+			var de *DocumentError
+			if err == nil || !strings.Contains(err.Error(), c.err) || !errors.As(err, &de) {
+				t.Errorf("%s: err %v (%T), want a *DocumentError with %q", c.in, err, err, c.err)
 			}
 			continue
 		}

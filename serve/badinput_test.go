@@ -63,9 +63,10 @@ func rerankCatalogue() []badCase {
 		r("documents string", `{"query":"q","documents":"a"}`, 422, KindValidation),
 		r("documents object", `{"query":"q","documents":{"text":"a"}}`, 422, KindValidation),
 		// Documents decode themselves (string or object): their errors are 400.
-		r("document number", `{"query":"q","documents":[5]}`, 400, KindInvalid),
-		r("document null", `{"query":"q","documents":[null]}`, 400, KindInvalid),
-		r("document object without text", `{"query":"q","documents":[{"body":"a"}]}`, 400, KindInvalid),
+		r("document number", `{"query":"q","documents":[5]}`, 422, KindValidation),
+		r("document text number", `{"query":"q","documents":[{"text":5}]}`, 422, KindValidation),
+		r("document null", `{"query":"q","documents":[null]}`, 422, KindValidation),
+		r("document object without text", `{"query":"q","documents":[{"body":"a"}]}`, 422, KindValidation),
 		r("document text number", `{"query":"q","documents":[{"text":5}]}`, 422, KindValidation),
 		r("texts numbers", `{"query":"q","texts":[1,2]}`, 422, KindValidation),
 		r("top_n string", `{"query":"q","documents":["a"],"top_n":"2"}`, 422, KindValidation),

@@ -35,7 +35,10 @@ func decodeJSON[T any](c *fiber.Ctx) (*T, error) {
 	if err := json.Unmarshal(c.Body(), &req); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		var timeErr *time.ParseError
+		var docErr *api.DocumentError
 		switch {
+		case errors.As(err, &docErr):
+			return nil, newError(KindValidation, "documents: %s", docErr.Msg)
 		case errors.As(err, &timeErr) || strings.Contains(err.Error(), "Time.UnmarshalJSON"):
 			// The same answer whichever Go release decoded it (1.26 reports a
 			// number as a parse error, 1.27 as a type error).

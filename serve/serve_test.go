@@ -130,7 +130,7 @@ func TestErrors(t *testing.T) {
 		{"missing query", "application/json", `{"documents":["a"]}`, 400, KindInvalid},
 		{"query wrong type", "application/json", `{"query":5,"documents":["a"]}`, 422, KindValidation},
 		{"top_n wrong type", "application/json", `{"query":"q","documents":["a"],"top_n":"2"}`, 422, KindValidation},
-		{"document wrong type", "application/json", `{"query":"q","documents":[5]}`, 400, KindInvalid},
+		{"document wrong type", "application/json", `{"query":"q","documents":[5]}`, 422, KindValidation},
 		{"negative top_n", "application/json", `{"query":"q","documents":["a"],"top_n":-1}`, 422, KindValidation},
 		{"zero top_n", "application/json", `{"query":"q","documents":["a"],"top_n":0}`, 422, KindValidation},
 		{"threshold > 1", "application/json", `{"query":"q","documents":["a"],"threshold":1.5}`, 422, KindValidation},
