@@ -152,6 +152,11 @@ func evalCatalogue(t *testing.T) []evalCase {
 		{"calibrate: bad rule", []string{"calibrate", "--data", fixtures, "--rule", "precision:2"}, exitUsage, []string{"--rule"}},
 		{"calibrate: rule invalid UTF-8", []string{"calibrate", "--data", fixtures, "--rule", bad}, exitUsage, []string{"--rule"}},
 		{"calibrate: bins zero", []string{"calibrate", "--data", fixtures, "--bins", "0"}, exitUsage, []string{"bins"}},
+		// Flag errors come before any file is read (the files do not exist).
+		{"calibrate: bins checked before reading", []string{"calibrate", "--data", filepath.Join(d, "none"), "--bins", "0"}, exitUsage, []string{"bins"}},
+		{"calibrate: feature checked before reading", []string{"calibrate", "--run", filepath.Join(d, "none"), "--qrels", filepath.Join(d, "none"), "--feature", "vibes"}, exitUsage, []string{"vibes"}},
+		{"calibrate: input checked before reading", []string{"calibrate", "--run", filepath.Join(d, "none"), "--qrels", filepath.Join(d, "none"), "--input", "decibel"}, exitUsage, []string{"--input"}},
+		{"calibrate: identity on raw scores checked before reading", []string{"calibrate", "--data", filepath.Join(d, "none"), "--score", "raw", "--method", "identity"}, exitUsage, []string{"identity needs probability"}},
 		{"calibrate: bad input scale", []string{"calibrate", "--run", runf, "--qrels", qrels, "--input", "decibel"}, exitUsage, []string{"--input"}},
 		{"calibrate: bad score", []string{"calibrate", "--data", fixtures, "--score", "loud"}, exitUsage, []string{"--score"}},
 		{"calibrate: bad feature", []string{"calibrate", "--data", fixtures, "--feature", "vibes"}, exitUsage, []string{"vibes"}},

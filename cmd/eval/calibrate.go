@@ -120,6 +120,37 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if f.feature != "" && cfg.Method != calibrate.MethodPlatt {
 		return usageErr("--feature is Platt's; method %s has none", cfg.Method)
 	}
+	// Everything the flags alone decide is checked before any file is
+	// read: a typo must not cost a LoCoMo scoring pass first.
+	if f.run != "" && f.input != "auto" && f.input != "probability" && f.input != "real" {
+		return usageErr("--input %q: want auto, probability or real", f.input)
+	}
+	// The input scale of --run --input auto is known only after reading:
+	// fail early only on what no scale would fix.
+	scales := []calibrate.Input{calibrate.InputProbability}
+	switch {
+	case f.data != "" && f.score == "raw", f.run != "" && f.input == "real":
+		scales = []calibrate.Input{calibrate.InputReal}
+	case f.run != "" && f.input == "auto":
+		scales = append(scales, calibrate.InputReal)
+	}
+	var earlyErr error
+	for _, in := range scales {
+		early := cfg
+		early.Input, early.Feature = in, calibrate.FeatureLogit
+		if in == calibrate.InputReal {
+			early.Feature = calibrate.FeatureScore
+		}
+		if f.feature != "" {
+			early.Feature = calibrate.Feature(f.feature)
+		}
+		if earlyErr = early.Validate(); earlyErr == nil {
+			break
+		}
+	}
+	if earlyErr != nil {
+		return usageErr("%v", earlyErr)
+	}
 
 	start := time.Now()
 	src := calibrate.Source{Created: start.UTC().Truncate(time.Second), Tool: toolVersion()}
