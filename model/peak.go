@@ -14,62 +14,100 @@ import (
 // PeakGFLOPs measures the machine's practical matrix throughput through
 // ONNX Runtime with the same session settings a model would get: a chain of
 // `layers` [dim, dim] MatMuls over `rows` rows, run repeatedly for at least
-// `d`; the rate of the best of its short windows. A model's achieved GFLOP/s divided by this is its efficiency. With a
-// quantised q the chain uses that kind's kernels, and the figure counts
-// the same 2·dim² FLOPs per row and layer (what the float product would
-// cost), so it compares directly with the float peak.
+// `d`; the rate of the best of its short windows. A model's achieved
+// GFLOP/s divided by this is its efficiency. With a quantised q the chain
+// uses that kind's kernels, and the figure counts the same 2·dim² FLOPs per
+// row and layer (what the float product would cost), so it compares
+// directly with the float peak.
 func PeakGFLOPs(cfg SessionConfig, q onnx.Quant, layers, dim, rows int, d time.Duration) (float64, error) {
-	dir, err := os.MkdirTemp("", "rerankd-peak-")
+	m, err := NewPeakMeter(cfg, q, layers, dim, rows)
 	if err != nil {
 		return 0, err
 	}
-	defer os.RemoveAll(dir) //nolint:errcheck // scratch space
+	defer m.Close() //nolint:errcheck // the measurement is what matters
+	return m.Measure(d)
+}
+
+// PeakMeter keeps PeakGFLOPs's chain loaded so a benchmark can measure the
+// peak next to each of its own measurements: a shared machine's speed
+// drifts by tens of percent over minutes, and an efficiency is only as good
+// as the peak measured beside it.
+type PeakMeter struct {
+	sess    *ort.DynamicAdvancedSession
+	in, out *ort.Tensor[float32]
+	perRun  float64 // FLOPs counted per run
+}
+
+// NewPeakMeter loads the chain (see PeakGFLOPs). Close releases it.
+func NewPeakMeter(cfg SessionConfig, q onnx.Quant, layers, dim, rows int) (*PeakMeter, error) {
+	dir, err := os.MkdirTemp("", "rerankd-peak-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir) //nolint:errcheck // scratch space; ORT has read the file
 	if err := onnx.BuildQuantChain(layers, dim, q).Save(dir); err != nil {
-		return 0, err
+		return nil, err
 	}
 	opts, err := cfg.options()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer release(opts)
-	sess, err := ort.NewDynamicAdvancedSession(filepath.Join(dir, onnx.ModelFile), []string{"x"}, []string{"y"}, opts)
-	if err != nil {
-		return 0, fmt.Errorf("peak: %w", err)
+	m := &PeakMeter{perRun: 2 * float64(layers) * float64(dim) * float64(dim) * float64(rows)}
+	if m.sess, err = ort.NewDynamicAdvancedSession(filepath.Join(dir, onnx.ModelFile), []string{"x"}, []string{"y"}, opts); err != nil {
+		return nil, fmt.Errorf("peak: %w", err)
 	}
-	defer release(sess)
 	x := make([]float32, rows*dim)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	in, err := ort.NewTensor(ort.NewShape(int64(rows), int64(dim)), x)
+	if m.in, err = ort.NewTensor(ort.NewShape(int64(rows), int64(dim)), x); err == nil {
+		m.out, err = ort.NewEmptyTensor[float32](ort.NewShape(int64(rows), int64(dim)))
+	}
+	if err == nil {
+		err = m.run() // warm-up: allocation, prepacking
+	}
 	if err != nil {
-		return 0, err
+		_ = m.Close()
+		return nil, fmt.Errorf("peak: %w", err)
 	}
-	defer release(in)
-	out, err := ort.NewEmptyTensor[float32](ort.NewShape(int64(rows), int64(dim)))
-	if err != nil {
-		return 0, err
-	}
-	defer release(out)
-	run := func() error { return sess.Run([]ort.Value{in}, []ort.Value{out}) }
-	if err := run(); err != nil { // warm-up: allocation, prepacking
-		return 0, fmt.Errorf("peak: %w", err)
-	}
-	// The best of several short windows: on a shared machine a long average
-	// measures the neighbours too, and a peak is what the hardware can do.
-	perRun := 2 * float64(layers) * float64(dim) * float64(dim) * float64(rows)
+	return m, nil
+}
+
+func (m *PeakMeter) run() error { return m.sess.Run([]ort.Value{m.in}, []ort.Value{m.out}) }
+
+// Measure runs the chain for at least d and returns the GFLOP/s of its best
+// window (d/8 each, at least 3): on a shared machine a long average
+// measures the neighbours too, and a peak is what the hardware can do.
+func (m *PeakMeter) Measure(d time.Duration) (float64, error) {
 	window := max(d/8, time.Millisecond)
 	best, begin := 0.0, time.Now()
 	for windows := 0; time.Since(begin) < d || windows < 3; windows++ {
 		n, start := 0, time.Now()
 		for time.Since(start) < window || n < 1 {
-			if err := run(); err != nil {
+			if err := m.run(); err != nil {
 				return 0, fmt.Errorf("peak: %w", err)
 			}
 			n++
 		}
-		best = max(best, perRun*float64(n)/time.Since(start).Seconds()/1e9)
+		best = max(best, m.perRun*float64(n)/time.Since(start).Seconds()/1e9)
 	}
 	return best, nil
+}
+
+// Close releases the chain's session and tensors.
+func (m *PeakMeter) Close() error {
+	var err error
+	if m.sess != nil {
+		err = m.sess.Destroy()
+		m.sess = nil
+	}
+	for _, t := range []*ort.Tensor[float32]{m.in, m.out} {
+		if t != nil {
+			_ = t.Destroy()
+		}
+	}
+	m.in, m.out = nil, nil
+	return err
 }

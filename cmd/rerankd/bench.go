@@ -67,6 +67,13 @@ type benchResult struct {
 	// says how well the machine is used.
 	ComputedGFLOPs     float64 `json:"computed_gflops,omitempty"`
 	EfficiencyComputed float64 `json:"efficiency_computed,omitempty"`
+	// EffComputedMedian is the median over requests of that request's
+	// computed GFLOP/s over the peak measured right after it (600 ms of
+	// the chain): the peak beside each measurement, not one taken minutes
+	// later on a machine whose speed drifts. QuantEffComputedMedian is the
+	// same against the quantised chain.
+	EffComputedMedian      float64 `json:"efficiency_computed_median_per_request,omitempty"`
+	QuantEffComputedMedian float64 `json:"quant_efficiency_computed_median_per_request,omitempty"`
 	// Quant is how our path's weights are stored (fp32 or int8); the
 	// baseline and the uncached reference are always float32, so the score
 	// errors below include the quantisation error.
@@ -199,7 +206,25 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	var ours, baseline, uncached []model.Score
 	var oursTime, baseTime, uncachedTime, noCacheTime time.Duration
 	perReq := map[*time.Duration][]time.Duration{} // each path's time per request
+	hidden := 1024
+	if info.Config != nil {
+		hidden = info.Config.HiddenSize
+	}
+	peakSess := o.Session
+	peakSess.ProfilePrefix = ""
+	meters, err := benchMeters(peakSess, q, hidden)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, m := range meters {
+			_ = m.Close()
+		}
+	}()
+	var reqReused []int64
+	reqPeaks := make([][]float64, len(meters)) // per meter, the peak measured beside each request
 	for _, req := range reqs {
+		before := prefixCacheStats(s).ReusedTokens
 		for _, p := range []struct {
 			sc  *model.Scorer
 			out *[]model.Score
@@ -211,6 +236,16 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			}
 			*p.out, *p.dur = append(*p.out, got...), *p.dur+d
 			perReq[p.dur] = append(perReq[p.dur], d)
+			if p.sc == s {
+				reqReused = append(reqReused, prefixCacheStats(s).ReusedTokens-before)
+			}
+		}
+		for i, m := range meters {
+			g, err := m.Measure(600 * time.Millisecond)
+			if err != nil {
+				return err
+			}
+			reqPeaks[i] = append(reqPeaks[i], g)
 		}
 		if ps, ok := s.Engine().(*model.PrefixSession); ok && info.PrefixCache {
 			// The same path with the cross-request cache bypassed, for the
@@ -229,17 +264,11 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	reused := prefixCacheStats(s).ReusedTokens - cacheBefore.ReusedTokens
 	r.MeanPrefixReused = float64(reused) / float64(*requests)
 	fmt.Fprintln(stderr, "measuring the MatMul-chain peak...")
-	hidden := 1024
-	if info.Config != nil {
-		hidden = info.Config.HiddenSize
-	}
-	peakSess := o.Session
-	peakSess.ProfilePrefix = ""
-	if r.PeakGFLOPs, err = model.PeakGFLOPs(peakSess, onnx.QuantNone, 16, hidden, peakRows, 3*time.Second); err != nil {
+	if r.PeakGFLOPs, err = meters[0].Measure(3 * time.Second); err != nil {
 		return err
 	}
 	if q != onnx.QuantNone {
-		if r.QuantPeakGFLOPs, err = model.PeakGFLOPs(peakSess, q, 16, hidden, peakRows, 3*time.Second); err != nil {
+		if r.QuantPeakGFLOPs, err = meters[1].Measure(3 * time.Second); err != nil {
 			return err
 		}
 	}
@@ -287,6 +316,21 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 		r.ComputedGFLOPs = computed / oursTime.Seconds() / 1e9
 		r.EfficiencyComputed = r.ComputedGFLOPs / r.PeakGFLOPs
+		effs := make([][]float64, len(meters))
+		for i, a := range acct.perReq {
+			c := a.usefulFLOPs - float64(reqReused[i])*info.Config.FLOPsPerToken()
+			if r.SharedPrefix {
+				c -= float64(a.useful-int(reqReused[i])-a.pairs) * info.Config.LastLayerSkipFLOPs()
+			}
+			gflops := c / perReq[&oursTime][i].Seconds() / 1e9
+			for m := range meters {
+				effs[m] = append(effs[m], gflops/reqPeaks[m][i])
+			}
+		}
+		r.EffComputedMedian = median(effs[0])
+		if len(meters) > 1 {
+			r.QuantEffComputedMedian = median(effs[1])
+		}
 		if r.QuantPeakGFLOPs > 0 {
 			r.QuantEfficiency = r.UsefulGFLOPs / r.QuantPeakGFLOPs
 			r.QuantEffComputed = r.ComputedGFLOPs / r.QuantPeakGFLOPs
@@ -315,7 +359,14 @@ type benchTokens struct {
 	useful       int     // tokens that must be computed: prefix once per request, continuation per pair
 	usefulFLOPs  float64 // their matrix and attention FLOPs (0 without config.json)
 	plain        int     // tokens the uncached batches compute (padding included)
-	shared       int     // tokens the shared-prefix engine computes for the same batches
+	perReq       []benchReq
+	shared       int // tokens the shared-prefix engine computes for the same batches
+}
+
+// benchReq is one request's share of benchTokens.
+type benchReq struct {
+	useful, pairs int
+	usefulFLOPs   float64
 }
 
 // benchAccounting replays the scorer's batching of reqs to count tokens.
@@ -342,6 +393,7 @@ func benchAccounting(s *model.Scorer, reqs []model.Request, info model.Info) (be
 			prefix = n
 		}
 		a.prefixTokens += prefix
+		useful0, flops0 := a.useful, a.usefulFLOPs
 		a.useful += prefix
 		if c := info.Config; c != nil {
 			a.usefulFLOPs += c.FLOPsPerToken()*float64(prefix) + c.AttentionFLOPs(prefix)
@@ -352,6 +404,7 @@ func benchAccounting(s *model.Scorer, reqs []model.Request, info model.Info) (be
 				a.usefulFLOPs += c.FLOPsPerToken()*float64(len(q)-prefix) + c.AttentionFLOPs(len(q)) - c.AttentionFLOPs(prefix)
 			}
 		}
+		a.perReq = append(a.perReq, benchReq{useful: a.useful - useful0, pairs: len(seqs), usefulFLOPs: a.usefulFLOPs - flops0})
 		for _, batch := range s.Batches(prompts) {
 			b := make([][]int, len(batch))
 			for k, i := range batch {
@@ -365,6 +418,39 @@ func benchAccounting(s *model.Scorer, reqs []model.Request, info model.Info) (be
 	return a, nil
 }
 
+// benchMeters loads the float32 MatMul-chain meter, and q's when q is
+// quantised, with our path's session settings.
+func benchMeters(cfg model.SessionConfig, q onnx.Quant, hidden int) ([]*model.PeakMeter, error) {
+	kinds := []onnx.Quant{onnx.QuantNone}
+	if q != onnx.QuantNone {
+		kinds = append(kinds, q)
+	}
+	var meters []*model.PeakMeter
+	for _, k := range kinds {
+		m, err := model.NewPeakMeter(cfg, k, 16, hidden, peakRows)
+		if err != nil {
+			for _, m := range meters {
+				_ = m.Close()
+			}
+			return nil, err
+		}
+		meters = append(meters, m)
+	}
+	return meters, nil
+}
+
+// median is the middle of xs (the mean of the middle two; 0 when empty).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
 // medianRatio is the median of num[i]/den[i] (0 when empty).
 func medianRatio(num, den []time.Duration) float64 {
 	n := min(len(num), len(den))
@@ -375,11 +461,7 @@ func medianRatio(num, den []time.Duration) float64 {
 	for i := range r {
 		r[i] = num[i].Seconds() / den[i].Seconds()
 	}
-	slices.Sort(r)
-	if n%2 == 1 {
-		return r[n/2]
-	}
-	return (r[n/2-1] + r[n/2]) / 2
+	return median(r)
 }
 
 // prefixCacheStats reads the scorer's prefix cache counters (zero without

@@ -69,6 +69,7 @@ func TestBenchTiny(t *testing.T) {
 			{"computed flops", r.ComputedGFLOPs > 0 && r.ComputedGFLOPs <= r.UsefulGFLOPs && (!noShared || r.ComputedGFLOPs == r.UsefulGFLOPs) &&
 				math.Abs(r.EfficiencyComputed/r.Efficiency-r.ComputedGFLOPs/r.UsefulGFLOPs) < 1e-9},
 			{"median speedup", r.SpeedupMedian > 0},
+			{"per-request efficiency", r.EffComputedMedian > 0 && (c.quant == "fp32") == (r.QuantEffComputedMedian == 0)},
 		}
 		for _, check := range checks {
 			if !check.ok {
