@@ -190,10 +190,15 @@ func (d *decoder) layer(l int, h string) (string, error) {
 	o = d.op("Reshape", []string{o, d.ints(-1, nh*hd)})
 	h = d.op("Add", []string{h, d.proj(o, ws[arch.OProj])})
 
+	return d.mlp(l, h, ws), nil
+}
+
+// mlp appends layer l's feed-forward block (SwiGLU) to h [rows, hidden].
+func (d *decoder) mlp(l int, h string, ws map[string]string) string {
 	d.scope = fmt.Sprintf("layers.%d/mlp", l)
 	m := d.rmsNorm(h, ws[arch.PostNorm])
 	gate := d.proj(m, ws[arch.GateProj])
 	act := d.op("Mul", []string{gate, d.op("Sigmoid", []string{gate})}) // silu
 	act = d.op("Mul", []string{act, d.proj(m, ws[arch.UpProj])})
-	return d.op("Add", []string{h, d.proj(act, ws[arch.DownProj])}), nil
+	return d.op("Add", []string{h, d.proj(act, ws[arch.DownProj])})
 }

@@ -55,6 +55,13 @@ func (d *prefixDecoder) prefixKV(l int, kp, vp string) (string, string) {
 	return k, v
 }
 
+// splitPacked splits packed rows x into the prefix's and the
+// continuations'.
+func (d *prefixDecoder) splitPacked(x string) (prefix, cont string) {
+	o := d.opN("Split", 2, []string{x, d.splitRows}, attrInt("axis", 0))
+	return o[0], o[1]
+}
+
 // padded gathers packed continuation rows x [tokens, heads, hd] into the
 // padded layout [batch, seq, heads, hd].
 func (d *prefixDecoder) padded(x string, heads int64) string {
@@ -76,13 +83,9 @@ func (d *prefixDecoder) layer(l int, h string) (string, error) {
 
 	d.scope = fmt.Sprintf("layers.%d/attn", l)
 	x := d.attnInputs(d.rmsNorm(h, ws[arch.InputNorm]), ws, true)
-	split := func(x string) (string, string) {
-		o := d.opN("Split", 2, []string{x, d.splitRows}, attrInt("axis", 0))
-		return o[0], o[1]
-	}
-	qp, qc := split(x.q)
-	kp, kc := split(x.k)
-	vp, vc := split(x.v)
+	qp, qc := d.splitPacked(x.q)
+	kp, kc := d.splitPacked(x.k)
+	vp, vc := d.splitPacked(x.v)
 	kFull, vFull := d.prefixKV(l, kp, vp) // [nkv, P, hd]
 	kFullT := d.op("Transpose", []string{kFull}, attrInts("perm", 0, 2, 1))
 
@@ -124,16 +127,6 @@ func (d *prefixDecoder) layer(l int, h string) (string, error) {
 	return d.mlp(l, h, ws), nil
 }
 
-// mlp appends layer l's feed-forward block to h.
-func (d *prefixDecoder) mlp(l int, h string, ws map[string]string) string {
-	d.scope = fmt.Sprintf("layers.%d/mlp", l)
-	m := d.rmsNorm(h, ws[arch.PostNorm])
-	gate := d.proj(m, ws[arch.GateProj])
-	act := d.op("Mul", []string{gate, d.op("Sigmoid", []string{gate})}) // silu
-	act = d.op("Mul", []string{act, d.proj(m, ws[arch.UpProj])})
-	return d.op("Add", []string{h, d.proj(act, ws[arch.DownProj])})
-}
-
 // lastLayer runs decoder block l, the last, for what the score needs: every
 // token's keys and values, then queries, attention, output projection and
 // MLP for each row's last token only. It returns [batch, hidden].
@@ -149,12 +142,8 @@ func (d *prefixDecoder) lastLayer(l int, h string) (string, error) {
 	d.scope = fmt.Sprintf("layers.%d/attn", l)
 	a := d.rmsNorm(h, ws[arch.InputNorm])
 	x := d.attnInputs(a, ws, false)
-	split := func(x string) (string, string) {
-		o := d.opN("Split", 2, []string{x, d.splitRows}, attrInt("axis", 0))
-		return o[0], o[1]
-	}
-	kp, kc := split(x.k)
-	vp, vc := split(x.v)
+	kp, kc := d.splitPacked(x.k)
+	vp, vc := d.splitPacked(x.v)
 	kFull, vFull := d.prefixKV(l, kp, vp) // [nkv, P, hd]
 
 	// q [B, nkv, group, 1, hd] against the prefix (broadcast over B) and
