@@ -155,15 +155,20 @@ func (d *decoder) rope(x string) string {
 	return d.op("Add", []string{d.op("Mul", []string{x, d.cos}), d.op("Mul", []string{rot, d.sin})})
 }
 
+// heads returns the attention shape: query heads, key/value heads, head
+// size, and query heads per key/value head (GQA's group).
+func (d *decoder) heads() (nh, nkv, hd, group int64) {
+	nh, nkv, hd = int64(d.cfg.NumAttentionHeads), int64(d.cfg.NumKeyValueHeads), int64(d.cfg.HeadDim)
+	return nh, nkv, hd, nh / nkv
+}
+
 // layer appends decoder block l to the residual stream h [batch*seq, hidden].
 func (d *decoder) layer(l int, h string) (string, error) {
-	c := d.cfg
 	ws, err := d.layerWeights(l)
 	if err != nil {
 		return "", err
 	}
-	nh, nkv, hd := int64(c.NumAttentionHeads), int64(c.NumKeyValueHeads), int64(c.HeadDim)
-	group := nh / nkv
+	nh, nkv, hd, group := d.heads()
 
 	d.scope = fmt.Sprintf("layers.%d/attn", l)
 	a := d.rmsNorm(h, ws[arch.InputNorm])

@@ -15,7 +15,7 @@ type qkv struct{ q, k, v string }
 // attnInputs normalises a [rows, hidden] and projects it; without q (wantQ
 // false) only keys and values are computed.
 func (d *prefixDecoder) attnInputs(a string, ws map[string]string, wantQ bool) qkv {
-	nkv, hd := int64(d.cfg.NumKeyValueHeads), int64(d.cfg.HeadDim)
+	_, nkv, hd, _ := d.heads()
 	var r qkv
 	if wantQ {
 		r.q = d.query(a, ws, d.cos, d.sin)
@@ -29,8 +29,7 @@ func (d *prefixDecoder) attnInputs(a string, ws map[string]string, wantQ bool) q
 // query projects a [rows, hidden] to scaled, rotated queries [rows, nh, hd]
 // with RoPE tables cos/sin [rows, 1, hd].
 func (d *prefixDecoder) query(a string, ws map[string]string, cos, sin string) string {
-	c := d.cfg
-	nh, hd := int64(c.NumAttentionHeads), int64(c.HeadDim)
+	nh, _, hd, _ := d.heads()
 	q := d.op("Reshape", []string{d.proj(a, ws[arch.QProj]), d.ints(-1, nh, hd)})
 	q = d.rmsNorm(q, ws[arch.QNorm])
 	halves := d.opN("Split", 2, []string{q}, attrInt("axis", -1), attrInt("num_outputs", 2))
@@ -73,13 +72,11 @@ func (d *prefixDecoder) padded(x string, heads int64) string {
 // layer appends decoder block l to the packed stream h [prefix+tokens,
 // hidden].
 func (d *prefixDecoder) layer(l int, h string) (string, error) {
-	c := d.cfg
 	ws, err := d.layerWeights(l)
 	if err != nil {
 		return "", err
 	}
-	nh, nkv, hd := int64(c.NumAttentionHeads), int64(c.NumKeyValueHeads), int64(c.HeadDim)
-	group := nh / nkv
+	nh, nkv, hd, group := d.heads()
 
 	d.scope = fmt.Sprintf("layers.%d/attn", l)
 	x := d.attnInputs(d.rmsNorm(h, ws[arch.InputNorm]), ws, true)
@@ -131,13 +128,11 @@ func (d *prefixDecoder) layer(l int, h string) (string, error) {
 // token's keys and values, then queries, attention, output projection and
 // MLP for each row's last token only. It returns [batch, hidden].
 func (d *prefixDecoder) lastLayer(l int, h string) (string, error) {
-	c := d.cfg
 	ws, err := d.layerWeights(l)
 	if err != nil {
 		return "", err
 	}
-	nh, nkv, hd := int64(c.NumAttentionHeads), int64(c.NumKeyValueHeads), int64(c.HeadDim)
-	group := nh / nkv
+	nh, nkv, hd, group := d.heads()
 
 	d.scope = fmt.Sprintf("layers.%d/attn", l)
 	a := d.rmsNorm(h, ws[arch.InputNorm])
