@@ -74,6 +74,19 @@ type benchResult struct {
 	// same against the quantised chain.
 	EffComputedMedian      float64 `json:"efficiency_computed_median_per_request,omitempty"`
 	QuantEffComputedMedian float64 `json:"quant_efficiency_computed_median_per_request,omitempty"`
+	// BaselineEfficiency is the baseline's matrix and attention FLOPs (every
+	// pair's whole prompt, one call each) per second over the peak, as the
+	// median per request against the peak beside it. With
+	// SpeedupBoundComputed (the baseline's FLOPs over ours) it bounds what
+	// any scheduling of our FLOPs can reach here: SpeedupCeiling =
+	// SpeedupBoundComputed / BaselineEfficiency is our speedup if every
+	// FLOP we compute ran at the MatMul chain's peak. Speedup =
+	// SpeedupCeiling × our efficiency (of the FLOPs that ran), so a target
+	// speedup needs our efficiency at target / SpeedupCeiling. Float32
+	// peaks only: omitted for quantised runs, whose FLOPs are cheaper.
+	BaselineEfficiency   float64 `json:"baseline_efficiency_median_per_request,omitempty"`
+	SpeedupBoundComputed float64 `json:"speedup_bound_computed_flops,omitempty"`
+	SpeedupCeiling       float64 `json:"speedup_ceiling_at_peak,omitempty"`
 	// Quant is how our path's weights are stored (fp32 or int8); the
 	// baseline and the uncached reference are always float32, so the score
 	// errors below include the quantisation error.
@@ -317,17 +330,26 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		r.ComputedGFLOPs = computed / oursTime.Seconds() / 1e9
 		r.EfficiencyComputed = r.ComputedGFLOPs / r.PeakGFLOPs
 		effs := make([][]float64, len(meters))
+		var baseEffs []float64
+		var computedAll float64
 		for i, a := range acct.perReq {
 			c := a.usefulFLOPs - float64(reqReused[i])*info.Config.FLOPsPerToken()
 			if r.SharedPrefix {
 				c -= float64(a.useful-int(reqReused[i])-a.pairs) * info.Config.LastLayerSkipFLOPs()
 			}
+			computedAll += c
 			gflops := c / perReq[&oursTime][i].Seconds() / 1e9
 			for m := range meters {
 				effs[m] = append(effs[m], gflops/reqPeaks[m][i])
 			}
+			baseEffs = append(baseEffs, a.baselineFLOPs/perReq[&baseTime][i].Seconds()/1e9/reqPeaks[0][i])
 		}
 		r.EffComputedMedian = median(effs[0])
+		if q == onnx.QuantNone {
+			r.BaselineEfficiency = median(baseEffs)
+			r.SpeedupBoundComputed = acct.baselineFLOPs / computedAll
+			r.SpeedupCeiling = r.SpeedupBoundComputed / r.BaselineEfficiency
+		}
 		if len(meters) > 1 {
 			r.QuantEffComputedMedian = median(effs[1])
 		}
@@ -361,12 +383,15 @@ type benchTokens struct {
 	plain        int     // tokens the uncached batches compute (padding included)
 	perReq       []benchReq
 	shared       int // tokens the shared-prefix engine computes for the same batches
+	// baselineFLOPs: matrix and attention FLOPs of every pair's whole
+	// prompt, what one call per pair computes (0 without config.json).
+	baselineFLOPs float64
 }
 
 // benchReq is one request's share of benchTokens.
 type benchReq struct {
-	useful, pairs int
-	usefulFLOPs   float64
+	useful, pairs              int
+	usefulFLOPs, baselineFLOPs float64
 }
 
 // benchAccounting replays the scorer's batching of reqs to count tokens.
@@ -393,7 +418,7 @@ func benchAccounting(s *model.Scorer, reqs []model.Request, info model.Info) (be
 			prefix = n
 		}
 		a.prefixTokens += prefix
-		useful0, flops0 := a.useful, a.usefulFLOPs
+		useful0, flops0, base0 := a.useful, a.usefulFLOPs, a.baselineFLOPs
 		a.useful += prefix
 		if c := info.Config; c != nil {
 			a.usefulFLOPs += c.FLOPsPerToken()*float64(prefix) + c.AttentionFLOPs(prefix)
@@ -402,9 +427,11 @@ func benchAccounting(s *model.Scorer, reqs []model.Request, info model.Info) (be
 			a.useful += len(q) - prefix
 			if c := info.Config; c != nil {
 				a.usefulFLOPs += c.FLOPsPerToken()*float64(len(q)-prefix) + c.AttentionFLOPs(len(q)) - c.AttentionFLOPs(prefix)
+				a.baselineFLOPs += c.FLOPsPerToken()*float64(len(q)) + c.AttentionFLOPs(len(q))
 			}
 		}
-		a.perReq = append(a.perReq, benchReq{useful: a.useful - useful0, pairs: len(seqs), usefulFLOPs: a.usefulFLOPs - flops0})
+		a.perReq = append(a.perReq, benchReq{useful: a.useful - useful0, pairs: len(seqs),
+			usefulFLOPs: a.usefulFLOPs - flops0, baselineFLOPs: a.baselineFLOPs - base0})
 		for _, batch := range s.Batches(prompts) {
 			b := make([][]int, len(batch))
 			for k, i := range batch {

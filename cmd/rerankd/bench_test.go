@@ -70,6 +70,11 @@ func TestBenchTiny(t *testing.T) {
 				math.Abs(r.EfficiencyComputed/r.Efficiency-r.ComputedGFLOPs/r.UsefulGFLOPs) < 1e-9},
 			{"median speedup", r.SpeedupMedian > 0},
 			{"per-request efficiency", r.EffComputedMedian > 0 && (c.quant == "fp32") == (r.QuantEffComputedMedian == 0)},
+			// The baseline computes every pair's whole prompt: more FLOPs
+			// than ours whenever pairs share a prefix; the ceiling is that
+			// ratio over the baseline's efficiency.
+			{"ceiling", (c.quant == "fp32") == (r.BaselineEfficiency > 0) && (c.quant != "fp32" ||
+				r.SpeedupBoundComputed > 1 && math.Abs(r.SpeedupCeiling-r.SpeedupBoundComputed/r.BaselineEfficiency) < 1e-9)},
 		}
 		for _, check := range checks {
 			if !check.ok {
