@@ -22,15 +22,6 @@ import (
 // `rerankd bench --quant` measures that on the model it is given.
 var quantScoreTol = map[onnx.Quant]float64{onnx.QuantInt8: 0.05}
 
-// quantSharedTol bounds |shared-prefix - plain| and |alone - in a batch|
-// between two runs of the same int8 weights. Looser than sharedPrefixTol:
-// the two graphs sum attention in different shapes, and a float32
-// difference of ~1e-7 that lands on an int8 rounding boundary of an
-// activation moves it by a whole quantisation step (one flip measured 2.3e-5
-// on the tiny model). A wrong position, mask or prefix K/V moves logits by
-// orders of magnitude more.
-const quantSharedTol = 1e-4
-
 // tinyQuantModel writes (once per run) a tiny model with every quantised
 // variant.
 func tinyQuantModel(t testing.TB) string {
@@ -67,7 +58,7 @@ func openQuant(t testing.TB, dir string, q onnx.Quant, plain bool, cfg ScorerCon
 
 // TestQuantMatchesFloat: each quantised variant scores like the float32
 // graph within its documented bound; its shared-prefix graph equals its
-// plain graph within quantSharedTol; and a document's score does not depend on the
+// plain graph within 1e-5; and a document's score does not depend on the
 // batch it is in (activations are quantised per row, not per tensor).
 func TestQuantMatchesFloat(t *testing.T) {
 	dir := tinyQuantModel(t)
@@ -91,7 +82,7 @@ func TestQuantMatchesFloat(t *testing.T) {
 				if d > quantScoreTol[q] {
 					t.Errorf("doc %d: %v score %.6f, float32 %.6f (|d| %.2g > %g)", i, q, got[i].Score, ref[i].Score, d, quantScoreTol[q])
 				}
-				if math.Abs(gotShared[i].Logit-got[i].Logit) > quantSharedTol {
+				if math.Abs(gotShared[i].Logit-got[i].Logit) > sharedPrefixTol {
 					t.Errorf("doc %d: shared-prefix logit %.7f, plain %.7f", i, gotShared[i].Logit, got[i].Logit)
 				}
 			}
@@ -109,7 +100,7 @@ func TestQuantMatchesFloat(t *testing.T) {
 			}
 			alone := scoreAll(t, single, req)
 			for i := range alone {
-				if d := math.Abs(alone[i].Logit - gotShared[i].Logit); d > quantSharedTol {
+				if d := math.Abs(alone[i].Logit - gotShared[i].Logit); d > sharedPrefixTol {
 					t.Errorf("doc %d: logit alone %.7f, in a batch %.7f", i, alone[i].Logit, gotShared[i].Logit)
 				}
 			}

@@ -21,22 +21,6 @@ type graph struct {
 	scope   string
 	seq     int
 	consts  map[string]string // memoised small int64/float constants by key
-	// contrib: some node is an ONNX Runtime contrib op (ContribDomain), so
-	// the model must import that domain.
-	contrib bool
-}
-
-// ContribDomain is ONNX Runtime's domain of contrib operators
-// (MatMulNBits): ORT-specific, which is why graphs use it only for
-// kinds that need it.
-const ContribDomain = "com.microsoft"
-
-// contribOp adds a single-output node of ContribDomain.
-func (g *graph) contribOp(opType string, inputs []string, attrs ...*onnxpb.AttributeProto) string {
-	out := g.op(opType, inputs, attrs...)
-	g.nodes[len(g.nodes)-1].Domain = proto.String(ContribDomain)
-	g.contrib = true
-	return out
 }
 
 func newGraph() *graph { return &graph{consts: map[string]string{}} }

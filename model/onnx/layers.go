@@ -24,13 +24,10 @@ type decoder struct {
 
 	batch, seq   string // 0-D int64 batch and sequence sizes
 	batch1, seq1 string // the same as 1-element vectors, for building shapes
-	// RoPE: cos/sin tables [n, head_dim/2] indexed by ropePos, the
-	// position ids RotaryEmbedding takes ([1] offset 0 here: positions
-	// 0..seq-1 in every row).
-	ropeCos, ropeSin, ropePos string
-	mask                      string // additive attention mask [batch, 1, 1, seq, seq]
-	quant                     Quant  // how projection weights are stored (see proj)
-	shapes                    map[string]string
+	cos, sin     string // [seq, 1, head_dim]; sin carries rotate-half's sign
+	mask         string // additive attention mask [batch, 1, 1, seq, seq]
+	quant        Quant  // how projection weights are stored (see proj)
+	shapes       map[string]string
 }
 
 // weight adds a tensor of w as an initializer (once) and returns its name.
@@ -68,8 +65,21 @@ func (d *decoder) prologue(ids, mask string) {
 	d.seq1 = d.op("Unsqueeze", []string{d.seq, d.ints(0)})
 	pos := d.op("Range", []string{d.scalarInt(0), d.seq, d.scalarInt(1)}) // [seq] int64
 
-	d.ropeCos, d.ropeSin = d.ropeTables(pos)
-	d.ropePos = d.ints(0)
+	// RoPE: angle[p, i] = p * inv_freq[i] for i < head_dim/2, in float32 as
+	// Hugging Face computes it; cos/sin repeated for both halves.
+	hd := d.cfg.HeadDim
+	inv := make([]float32, hd/2)
+	for i := range inv {
+		inv[i] = float32(math.Pow(d.cfg.RopeTheta, -float64(2*i)/float64(hd)))
+	}
+	invFreq := d.floatInit("rope.inv_freq", []int{hd / 2}, inv)
+	posF := d.op("Cast", []string{pos}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
+	ang := d.op("Mul", []string{d.op("Unsqueeze", []string{posF, d.ints(1)}), invFreq}) // [seq, hd/2]
+	c, s := d.op("Cos", []string{ang}), d.op("Sin", []string{ang})
+	cos := d.op("Concat", []string{c, c}, attrInt("axis", -1))
+	sin := d.op("Concat", []string{d.op("Neg", []string{s}), s}, attrInt("axis", -1))
+	d.cos = d.op("Unsqueeze", []string{cos, d.ints(1)})
+	d.sin = d.op("Unsqueeze", []string{sin, d.ints(1)})
 
 	// Mask: query i sees key j iff j <= i and key j is a real token.
 	row := d.op("Unsqueeze", []string{pos, d.ints(1)}) // [seq, 1] = i
@@ -80,62 +90,6 @@ func (d *decoder) prologue(ids, mask string) {
 	allowed := d.op("And", []string{causal, keyOK})       // [batch, seq, seq]
 	add := d.op("Where", []string{allowed, d.scalarFloat(0), d.scalarFloat(maskValue)})
 	d.mask = d.op("Unsqueeze", []string{add, d.ints(1, 2)})
-}
-
-// ropeTables returns cos and sin [n, head_dim/2] of angle[p, i] = pos[p] *
-// inv_freq[i], in float32 as Hugging Face computes it: the caches
-// RotaryEmbedding reads.
-func (d *decoder) ropeTables(pos string) (cos, sin string) {
-	hd := d.cfg.HeadDim
-	inv := make([]float32, hd/2)
-	for i := range inv {
-		inv[i] = float32(math.Pow(d.cfg.RopeTheta, -float64(2*i)/float64(hd)))
-	}
-	invFreq := d.floatInit("rope.inv_freq", []int{hd / 2}, inv)
-	posF := d.op("Cast", []string{pos}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
-	ang := d.op("Mul", []string{d.op("Unsqueeze", []string{posF, d.ints(1)}), invFreq}) // [n, hd/2]
-	return d.op("Cos", []string{ang}), d.op("Sin", []string{ang})
-}
-
-// rotary applies RoPE (rotate-half form, as Qwen3) to x, whose last two axes
-// are [heads, head_dim], through ONNX Runtime's contrib RotaryEmbedding: one
-// vectorised kernel instead of the Split, Concat, two Mul and Add of the
-// textbook form, which cost ~5% of a request (profile). It takes x as
-// flat [batch, seq, heads*head_dim] and returns it reshaped to back; pos
-// indexes the tables cos/sin ([n, head_dim/2]): [batch, seq] ids, or a
-// [1] offset meaning offset+0..seq-1 in every row.
-func (d *decoder) rotary(x string, heads int64, flat, back, pos, cos, sin string) string {
-	y := d.op("Reshape", []string{x, flat})
-	y = d.contribOp("RotaryEmbedding", []string{y, pos, cos, sin}, attrInt("num_heads", heads), attrInt("interleaved", 0))
-	return d.op("Reshape", []string{y, back})
-}
-
-// scaledWeight returns the float tensor name times f as an initializer of
-// its own (once): folding a constant factor into a norm's weight saves an
-// elementwise pass over the activations.
-func (d *decoder) scaledWeight(name string, f float32) (string, error) {
-	key := fmt.Sprintf("%s*%g", name, f)
-	if n, ok := d.consts["w:"+key]; ok {
-		return n, nil
-	}
-	t, ok := d.w.Tensors[name]
-	if !ok {
-		return "", fmt.Errorf("missing tensor %s", name)
-	}
-	data := make([]float32, len(t.Data))
-	for i, v := range t.Data {
-		data[i] = v * f
-	}
-	n := name + ".scaled"
-	d.consts["w:"+key] = n
-	return d.floatInit(n, t.Shape, data), nil
-}
-
-// qNorm returns layer l's q_norm weight times 1/sqrt(head_dim): the
-// attention's query scale, folded in (RoPE is linear, so scaling before it
-// equals scaling after).
-func (d *decoder) qNorm(l int) (string, error) {
-	return d.scaledWeight(arch.LayerTensor(l, arch.QNorm), float32(1/math.Sqrt(float64(d.cfg.HeadDim))))
 }
 
 // rmsNorm writes x / sqrt(mean(x², last axis) + eps) * weight in the form
@@ -193,10 +147,12 @@ func (d *decoder) proj(x, tensor string) string {
 	return d.quantLinear(x, tensor, t.Shape, t.Data, d.quant)
 }
 
-// rope rotates x [batch, seq, heads, head_dim] at positions 0..seq-1.
-func (d *decoder) rope(x string, heads int64) string {
-	hd := int64(d.cfg.HeadDim)
-	return d.rotary(x, heads, d.shapeBS(heads*hd), d.shapeBS(heads, hd), d.ropePos, d.ropeCos, d.ropeSin)
+// rope rotates x [batch, seq, heads, head_dim]: x*cos + rotate_half(x)*sin,
+// with rotate_half([x1, x2]) = [-x2, x1] (the sign lives in d.sin).
+func (d *decoder) rope(x string) string {
+	halves := d.opN("Split", 2, []string{x}, attrInt("axis", -1), attrInt("num_outputs", 2))
+	rot := d.op("Concat", []string{halves[1], halves[0]}, attrInt("axis", -1))
+	return d.op("Add", []string{d.op("Mul", []string{x, d.cos}), d.op("Mul", []string{rot, d.sin})})
 }
 
 // heads returns the attention shape: query heads, key/value heads, head
@@ -216,19 +172,16 @@ func (d *decoder) layer(l int, h string) (string, error) {
 
 	d.scope = fmt.Sprintf("layers.%d/attn", l)
 	a := d.rmsNorm(h, ws[arch.InputNorm])
-	// q: [B,S,nh,hd] -> norm and scale, rope -> [B,nkv,group,S,hd]; query
-	// head kvh*group+j uses kv head kvh, as in Hugging Face's repeat_kv.
-	qn, err := d.qNorm(l)
-	if err != nil {
-		return "", err
-	}
+	// q: [B,S,nh,hd] -> norm, rope, scale -> [B,nkv,group,S,hd]; query head
+	// kvh*group+j uses kv head kvh, as in Hugging Face's repeat_kv.
 	q := d.op("Reshape", []string{d.proj(a, ws[arch.QProj]), d.shapeBS(nh, hd)})
-	q = d.rope(d.rmsNorm(q, qn), nh)
+	q = d.rope(d.rmsNorm(q, ws[arch.QNorm]))
+	q = d.op("Mul", []string{q, d.scalarFloat(float32(1 / math.Sqrt(float64(hd))))})
 	q = d.op("Reshape", []string{q, d.shapeBS(nkv, group, hd)})
 	q = d.op("Transpose", []string{q}, attrInts("perm", 0, 2, 3, 1, 4))
 	// k: [B,S,nkv,hd] -> norm, rope -> kᵀ [B,nkv,1,hd,S] (broadcast over group).
 	k := d.op("Reshape", []string{d.proj(a, ws[arch.KProj]), d.shapeBS(nkv, hd)})
-	k = d.rope(d.rmsNorm(k, ws[arch.KNorm]), nkv)
+	k = d.rope(d.rmsNorm(k, ws[arch.KNorm]))
 	k = d.op("Reshape", []string{k, d.shapeBS(nkv, 1, hd)})
 	k = d.op("Transpose", []string{k}, attrInts("perm", 0, 2, 3, 4, 1))
 	// v: [B,nkv,1,S,hd].

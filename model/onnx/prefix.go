@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/rerankd/rerankd/model/arch"
@@ -81,22 +82,22 @@ const (
 )
 
 // prefixDecoder builds the shared-prefix graph on decoder's helpers
-// (weight, rmsNorm, linear, rotary); its RoPE tables are per packed row
-// ([rows, head_dim/2], row r at its token's position), indexed by row.
+// (weight, rmsNorm, linear, rope); rope reads d.cos/d.sin, which here are
+// per packed row, [rows, 1, head_dim].
 type prefixDecoder struct {
 	*decoder
-	pastK, pastV   string   // graph inputs [layers, nkv, past, hd]
-	p1, pv, b1, s1 string   // prefix, past+prefix, batch and seq sizes as 1-element vectors
-	splitRows      string   // [prefix, tokens]: Split sizes of the packed stream
-	splitKeys      string   // [past+prefix, seq]: Split sizes of a continuation's keys
-	padIndex       string   // [batch*seq]: packed continuation row of each slot (padding: any valid row)
-	unpadIndex     string   // [tokens]: slot b*seq+j of each packed continuation token
-	prefixMask     string   // additive [prefix, past+prefix], causal
-	contMask       string   // additive [batch, 1, 1, seq, seq]: causal within the row, padding masked
-	lastMask       string   // additive [batch, 1, 1, 1, seq]: a row's real keys
-	lastRow        string   // [batch]: row of each sequence's last token in the packed stream
-	rowIDs         string   // [1, rows]: 0..rows-1, RoPE ids of the packed stream
-	lastIDs        string   // [1, batch]: lastRow, RoPE ids of the last tokens
+	pastK, pastV   string // graph inputs [layers, nkv, past, hd]
+	p1, pv, b1, s1 string // prefix, past+prefix, batch and seq sizes as 1-element vectors
+	splitRows      string // [prefix, tokens]: Split sizes of the packed stream
+	splitKeys      string // [past+prefix, seq]: Split sizes of a continuation's keys
+	padIndex       string // [batch*seq]: packed continuation row of each slot (padding: any valid row)
+	unpadIndex     string // [tokens]: slot b*seq+j of each packed continuation token
+	prefixMask     string // additive [prefix, past+prefix], causal
+	contMask       string // additive [batch, 1, 1, seq, seq]: causal within the row, padding masked
+	lastMask       string // additive [batch, 1, 1, 1, seq]: a row's real keys
+	lastRow        string // [batch]: row of each sequence's last token in the packed stream
+	lastCos        string // [batch, 1, head_dim]: RoPE tables at the last tokens
+	lastSin        string
 	presentK       []string // per layer [1, nkv, past+prefix, hd]
 	presentV       []string
 }
@@ -213,9 +214,7 @@ func (d *prefixDecoder) prologue(pids, ids, mask string) {
 	posP := d.op("Range", []string{past, p, one})
 	posC := d.op("Add", []string{d.op("Mod", []string{d.unpadIndex, seq}), p})
 	pos := d.op("Concat", []string{posP, posC}, attrInt("axis", 0)) // [rows]
-	d.ropeCos, d.ropeSin = d.ropeTables(pos)
-	rows1 := d.op("Shape", []string{pos})
-	d.rowIDs = d.op("Unsqueeze", []string{d.op("Range", []string{zero, d.op("Squeeze", []string{rows1, d.ints(0)}), one}), d.ints(0)})
+	d.ropeTables(pos)
 
 	// Prefix: causal over past and prefix keys. Continuation: causal within
 	// its row and only real keys; the past and prefix keys are all real and
@@ -242,12 +241,24 @@ func (d *prefixDecoder) prologue(pids, ids, mask string) {
 	rows := d.op("Range", []string{zero, batch, one})
 	slot := d.op("Add", []string{d.op("Mul", []string{rows, seq}), d.op("Sub", []string{lens, one})})
 	d.lastRow = d.op("Add", []string{d.op("Gather", []string{d.padIndex, slot}, attrInt("axis", 0)), p1})
-	d.lastIDs = d.op("Unsqueeze", []string{d.lastRow, d.ints(0)})
+	d.lastCos = d.op("Gather", []string{d.cos, d.lastRow}, attrInt("axis", 0))
+	d.lastSin = d.op("Gather", []string{d.sin, d.lastRow}, attrInt("axis", 0))
 }
 
-// ropeRows rotates x [n, heads, head_dim], packed rows whose RoPE table
-// rows are ids [1, n].
-func (d *prefixDecoder) ropeRows(x string, heads int64, ids string) string {
-	hd := int64(d.cfg.HeadDim)
-	return d.rotary(x, heads, d.ints(1, -1, heads*hd), d.ints(-1, heads, hd), ids, d.ropeCos, d.ropeSin)
+// ropeTables sets d.cos/d.sin to [rows, 1, head_dim] for positions pos
+// [rows], computed as the plain graph's prologue does.
+func (d *prefixDecoder) ropeTables(pos string) {
+	hd := d.cfg.HeadDim
+	inv := make([]float32, hd/2)
+	for i := range inv {
+		inv[i] = float32(math.Pow(d.cfg.RopeTheta, -float64(2*i)/float64(hd)))
+	}
+	invFreq := d.floatInit("rope.inv_freq", []int{hd / 2}, inv)
+	posF := d.op("Cast", []string{pos}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
+	ang := d.op("Mul", []string{d.op("Unsqueeze", []string{posF, d.ints(1)}), invFreq}) // [rows, hd/2]
+	c, s := d.op("Cos", []string{ang}), d.op("Sin", []string{ang})
+	cos := d.op("Concat", []string{c, c}, attrInt("axis", -1))
+	sin := d.op("Concat", []string{d.op("Neg", []string{s}), s}, attrInt("axis", -1))
+	d.cos = d.op("Unsqueeze", []string{cos, d.ints(1)})
+	d.sin = d.op("Unsqueeze", []string{sin, d.ints(1)})
 }

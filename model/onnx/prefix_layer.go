@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/rerankd/rerankd/model/arch"
 )
@@ -11,27 +12,30 @@ import (
 // [rows, nkv, hd].
 type qkv struct{ q, k, v string }
 
-// attnInputs normalises a [rows, hidden] and projects it; without q (qNorm
-// "", else the scaled q_norm weight) only keys and values are computed.
-func (d *prefixDecoder) attnInputs(a string, ws map[string]string, qNorm string) qkv {
+// attnInputs normalises a [rows, hidden] and projects it; without q (wantQ
+// false) only keys and values are computed.
+func (d *prefixDecoder) attnInputs(a string, ws map[string]string, wantQ bool) qkv {
 	_, nkv, hd, _ := d.heads()
 	var r qkv
-	if qNorm != "" {
-		r.q = d.query(a, ws, qNorm, d.rowIDs)
+	if wantQ {
+		r.q = d.query(a, ws, d.cos, d.sin)
 	}
 	r.k = d.op("Reshape", []string{d.proj(a, ws[arch.KProj]), d.ints(-1, nkv, hd)})
-	r.k = d.ropeRows(d.rmsNorm(r.k, ws[arch.KNorm]), nkv, d.rowIDs)
+	r.k = d.rope(d.rmsNorm(r.k, ws[arch.KNorm]))
 	r.v = d.op("Reshape", []string{d.proj(a, ws[arch.VProj]), d.ints(-1, nkv, hd)})
 	return r
 }
 
 // query projects a [rows, hidden] to scaled, rotated queries [rows, nh, hd]
-// (qNorm carries the 1/sqrt(head_dim) scale) at RoPE table rows ids [1,
-// rows].
-func (d *prefixDecoder) query(a string, ws map[string]string, qNorm, ids string) string {
+// with RoPE tables cos/sin [rows, 1, hd].
+func (d *prefixDecoder) query(a string, ws map[string]string, cos, sin string) string {
 	nh, _, hd, _ := d.heads()
 	q := d.op("Reshape", []string{d.proj(a, ws[arch.QProj]), d.ints(-1, nh, hd)})
-	return d.ropeRows(d.rmsNorm(q, qNorm), nh, ids)
+	q = d.rmsNorm(q, ws[arch.QNorm])
+	halves := d.opN("Split", 2, []string{q}, attrInt("axis", -1), attrInt("num_outputs", 2))
+	rot := d.op("Concat", []string{halves[1], halves[0]}, attrInt("axis", -1))
+	q = d.op("Add", []string{d.op("Mul", []string{q, cos}), d.op("Mul", []string{rot, sin})})
+	return d.op("Mul", []string{q, d.scalarFloat(float32(1 / math.Sqrt(float64(hd))))})
 }
 
 // prefixKV splits the prefix rows off k and v, appends them to layer l's
@@ -75,11 +79,7 @@ func (d *prefixDecoder) layer(l int, h string) (string, error) {
 	nh, nkv, hd, group := d.heads()
 
 	d.scope = fmt.Sprintf("layers.%d/attn", l)
-	qn, err := d.qNorm(l)
-	if err != nil {
-		return "", err
-	}
-	x := d.attnInputs(d.rmsNorm(h, ws[arch.InputNorm]), ws, qn)
+	x := d.attnInputs(d.rmsNorm(h, ws[arch.InputNorm]), ws, true)
 	qp, qc := d.splitPacked(x.q)
 	kp, kc := d.splitPacked(x.k)
 	vp, vc := d.splitPacked(x.v)
@@ -136,7 +136,7 @@ func (d *prefixDecoder) lastLayer(l int, h string) (string, error) {
 
 	d.scope = fmt.Sprintf("layers.%d/attn", l)
 	a := d.rmsNorm(h, ws[arch.InputNorm])
-	x := d.attnInputs(a, ws, "")
+	x := d.attnInputs(a, ws, false)
 	kp, kc := d.splitPacked(x.k)
 	vp, vc := d.splitPacked(x.v)
 	kFull, vFull := d.prefixKV(l, kp, vp) // [nkv, P, hd]
@@ -144,11 +144,7 @@ func (d *prefixDecoder) lastLayer(l int, h string) (string, error) {
 	// q [B, nkv, group, 1, hd] against the prefix (broadcast over B) and
 	// the row's own keys [B, nkv, 1, hd, S].
 	hLast := d.op("Gather", []string{h, d.lastRow}, attrInt("axis", 0)) // [B, hidden]
-	qn, err := d.qNorm(l)
-	if err != nil {
-		return "", err
-	}
-	q := d.query(d.op("Gather", []string{a, d.lastRow}, attrInt("axis", 0)), ws, qn, d.lastIDs)
+	q := d.query(d.op("Gather", []string{a, d.lastRow}, attrInt("axis", 0)), ws, d.lastCos, d.lastSin)
 	q = d.op("Reshape", []string{q, d.ints(-1, nkv, group, 1, hd)})
 	kFullT := d.op("Transpose", []string{d.op("Unsqueeze", []string{kFull, d.ints(1)})}, attrInts("perm", 0, 1, 3, 2)) // [nkv,1,hd,P]
 	kcB := d.op("Transpose", []string{d.op("Unsqueeze", []string{d.padded(kc, nkv), d.ints(3)})}, attrInts("perm", 0, 2, 3, 1, 4))

@@ -94,14 +94,10 @@ func BuildReranker(w *arch.Weights, opts Options) (*Model, error) {
 }
 
 func newModel(g *graph, name, doc string, s Storage) *Model {
-	opsets := []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(Opset)}}
-	if g.contrib {
-		opsets = append(opsets, &onnxpb.OperatorSetIdProto{Domain: proto.String(ContribDomain), Version: proto.Int64(1)})
-	}
 	return &Model{
 		Proto: &onnxpb.ModelProto{
 			IrVersion:    proto.Int64(IRVersion),
-			OpsetImport:  opsets,
+			OpsetImport:  []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(Opset)}},
 			ProducerName: proto.String(Producer), ProducerVersion: proto.String("1"),
 			DocString: proto.String(doc), Graph: g.proto(name, doc),
 		},
