@@ -30,6 +30,8 @@ quantization, whose activation scale is per tensor: a document's score then depe
 on the other documents of its batch. `rerankd convert --quant int8` writes rerankd's own int8
 variant from the same Hugging Face checkpoint (per-row activation scales, batch-independent,
 with a shared-prefix graph); prefer it where Go's converter can read the checkpoint.
+--rerankd BIN runs that converter on the same checkpoint into OUT/rerankd, and --verify then
+checks its graphs (plain and shared-prefix, fp32 and int8) against the same reference.
 
 Output folder: model.onnx (+ model.onnx.data, one external file, when the weights exceed
 the 2 GB protobuf limit), optional model.int8.onnx, config.json, tokenizer.json,
@@ -189,6 +191,9 @@ def validate_args(a):
         (a.device not in ('cpu', 'cuda'), '--device must be cpu or cuda'),
         (a.pairs and not a.verify, '--pairs only makes sense with --verify'),
         (a.pairs and not os.path.isfile(a.pairs), '--pairs %s: no such file' % a.pairs),
+        (a.rerankd and not (os.path.isfile(a.rerankd) and os.access(a.rerankd, os.X_OK)),
+         '--rerankd %s: not an executable file (build it with make build: bin/rerankd)'
+         % a.rerankd),
     ]
     return [msg for bad, msg in checks if bad]
 
@@ -250,6 +255,62 @@ def check_yes_no(yes_id, no_id, unk_id):
             raise ValueError('tokenizer has no single token %r (got %r)' % (name, v))
     if yes_id == no_id:
         raise ValueError('"yes" and "no" map to the same id %d' % yes_id)
+
+
+def prefix_groups(keys):
+    """Indices grouped by equal key (a pair's query and instruction), in first-seen order."""
+    groups = {}
+    for i, k in enumerate(keys):
+        groups.setdefault(k, []).append(i)
+    return list(groups.values())
+
+
+def shared_prefix_feeds(seqs):
+    """Inputs of rerankd's shared-prefix graph for sequences that start alike.
+
+    Returns (prefix_ids, packed_ids, mask): the longest common start, at most one token short
+    of the shortest sequence (every row scores its own last token) and at least one token (the
+    graph needs a prefix); each row's remaining tokens packed one after the other; and the
+    right-padded [rows, longest remainder] mask that gives their layout (model/onnx/prefix.go).
+    """
+    if not seqs:
+        raise ValueError('no sequences')
+    if any(len(q) < 2 for q in seqs):
+        raise ValueError('every sequence needs at least 2 tokens (a prefix and its own last)')
+    n = min(len(q) for q in seqs) - 1
+    for q in seqs[1:]:
+        k = 0
+        while k < n and q[k] == seqs[0][k]:
+            k += 1
+        n = k
+    if n < 1:
+        raise ValueError('the sequences share no first token')
+    rest = [list(q[n:]) for q in seqs]
+    width = max(len(r) for r in rest)
+    packed = [t for r in rest for t in r]
+    mask = [[1] * len(r) + [0] * (width - len(r)) for r in rest]
+    return list(seqs[0][:n]), packed, mask
+
+
+def rerankd_convert_cmd(binary, model, revision, out):
+    """argv of `rerankd convert` for the same checkpoint (a folder or a hub id)."""
+    cmd = [binary, 'convert', '--from', model, '--out', out]
+    if revision:
+        cmd += ['--revision', revision]
+    return cmd
+
+
+def rerankd_models(folder):
+    """(label, tolerance kind, path, layout) of each graph `rerankd convert` wrote to folder."""
+    found = []
+    for name, kind, layout in (('model.onnx', 'fp32', 'plain'),
+                               ('shared_prefix.onnx', 'fp32', 'shared'),
+                               ('model.int8.onnx', 'int8', 'plain'),
+                               ('shared_prefix.int8.onnx', 'int8', 'shared')):
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            found.append(('rerankd ' + name, kind, path, layout))
+    return found
 
 
 # ---------------------------------------------------------------- heavy parts (torch, onnx)
@@ -401,21 +462,52 @@ def ort_scores(ort, np, path, ids_list, pad_id, device):
     return batched, alone
 
 
-def verify(args, models, ref, ids_list, pad_id, torch_scores):
+def ort_shared_scores(ort, np, path, ids_list, keys, device):
+    """Scores through a shared-prefix graph: each group of pairs with the same query and
+    instruction in one call, and every pair alone (batch invariance), no past K/V."""
+    providers = ['CPUExecutionProvider']
+    if device == 'cuda':
+        providers.insert(0, 'CUDAExecutionProvider')
+    sess = ort.InferenceSession(path, providers=providers)
+    past = {i.name: i.shape for i in sess.get_inputs() if i.name in ('past_key', 'past_value')}
+
+    def run(seqs):
+        prefix, packed, mask = shared_prefix_feeds(seqs)
+        feeds = {'prefix_ids': np.asarray(prefix, dtype=np.int64),
+                 'input_ids': np.asarray(packed, dtype=np.int64),
+                 'attention_mask': np.asarray(mask, dtype=np.int64)}
+        for name, shape in past.items():  # [layers, kv_heads, past=0, head_dim]
+            feeds[name] = np.zeros([d if isinstance(d, int) else 0 for d in shape], np.float32)
+        return sess.run(['logits'], feeds)[0].tolist()
+
+    batched = [0.0] * len(ids_list)
+    for group in prefix_groups(keys):
+        for i, x in zip(group, run([ids_list[i] for i in group])):
+            batched[i] = sigmoid(x)
+    alone = [sigmoid(run([s])[0]) for s in ids_list]
+    return batched, alone
+
+
+def verify(args, models, ref, ids_list, pad_id, torch_scores, keys=None):
     ort, np = _import(['onnxruntime', 'numpy'])
     ok = True
     if torch_scores is not None:
         mx, mean = compare_scores(ref, torch_scores)
         print('torch folded head vs reference: max %.2e mean %.2e' % (mx, mean))
-    for kind, path in models:
+    for entry in models:  # (kind, path) or (label, kind, path, layout)
+        label, kind, path, layout = entry if len(entry) == 4 else (entry[0], entry[0], entry[1],
+                                                                   'plain')
         tol, loose = tolerance_for(kind, args.atol)
         if loose:
-            print('warning: %s model: tolerance loosened to %g (reduced precision)' % (kind, tol))
+            print('warning: %s model: tolerance loosened to %g (reduced precision)' % (label, tol))
         try:
-            batched, alone = ort_scores(ort, np, path, ids_list, pad_id, args.device)
+            if layout == 'shared':
+                batched, alone = ort_shared_scores(ort, np, path, ids_list, keys, args.device)
+            else:
+                batched, alone = ort_scores(ort, np, path, ids_list, pad_id, args.device)
         except Exception as e:  # e.g. fp16 kernels missing on the CPU provider
             print('FAIL %s: onnxruntime could not run %s: %s%s' % (
-                kind, path, e, ' (fp16 needs --device cuda)' if kind == 'fp16' else ''))
+                label, path, e, ' (fp16 needs --device cuda)' if kind == 'fp16' else ''))
             ok = False
             continue
         for what, got in (('vs reference', batched), ('batch invariance', alone)):
@@ -423,7 +515,7 @@ def verify(args, models, ref, ids_list, pad_id, torch_scores):
             good = mx <= tol
             ok &= good
             print('%s %s %s: max abs %.2e mean abs %.2e (tol %g)'
-                  % ('ok  ' if good else 'FAIL', kind, what, mx, mean, tol))
+                  % ('ok  ' if good else 'FAIL', label, what, mx, mean, tol))
         for i, (r, b) in enumerate(zip(ref, batched)):
             print('  pair %d: reference %.5f onnx %.5f' % (i, r, b))
     return ok
@@ -443,6 +535,9 @@ def main(argv=None):
     ap.add_argument('--atol', type=float, default=1e-3)
     ap.add_argument('--device', default='cpu', choices=['cpu', 'cuda'])
     ap.add_argument('--dynamo', action='store_true', help='use the torch.export-based exporter')
+    ap.add_argument('--rerankd', default=None, metavar='BIN',
+                    help="also write rerankd's own graphs (shared-prefix, int8) to OUT/rerankd "
+                         "with `BIN convert` on the same checkpoint; --verify checks them too")
     args = ap.parse_args(argv)
     problems = validate_args(args)
     if problems:
@@ -523,8 +618,18 @@ def main(argv=None):
         models.append(('int8', q_path))
         print('wrote %s' % q_path)
 
+    if args.rerankd:
+        import subprocess
+        folder = os.path.join(args.out, 'rerankd')
+        cmd = rerankd_convert_cmd(args.rerankd, args.model, args.revision, folder)
+        print('running ' + ' '.join(cmd))
+        if subprocess.run(cmd).returncode != 0:
+            sys.exit('error: %s failed' % ' '.join(cmd))
+        models += rerankd_models(folder)
+
     if args.verify:
-        if not verify(args, models, ref, ids_list, pad_id, torch_scores):
+        keys = [(q, i) for q, _, i in pairs]
+        if not verify(args, models, ref, ids_list, pad_id, torch_scores, keys):
             sys.exit('error: verification FAILED (see above)')
         print('verification passed')
     return 0

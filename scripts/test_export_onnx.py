@@ -22,7 +22,7 @@ QWEN3_YES, QWEN3_NO, QWEN3_UNK = 9693, 2152, None
 def args(**kw):
     base = dict(model='Qwen/Qwen3-Reranker-0.6B', revision=None, out='/tmp/rerankd-export-test',
                 opset=18, dtype='fp32', quantize=None, max_length=8192, verify=False,
-                pairs=None, atol=1e-3, device='cpu', dynamo=False)
+                pairs=None, atol=1e-3, device='cpu', dynamo=False, rerankd=None)
     base.update(kw)
     return argparse.Namespace(**base)
 
@@ -183,6 +183,70 @@ class TestValidateArgs(unittest.TestCase):
             got = ex.validate_args(args(out=f.name))
             self.assertEqual(len(got), 1)
             self.assertIn('is not a folder', got[0])
+
+
+    def test_rerankd_binary(self):
+        with tempfile.TemporaryDirectory() as d:
+            exe, plain = os.path.join(d, 'rerankd'), os.path.join(d, 'notes.txt')
+            for path, mode in ((exe, 0o755), (plain, 0o644)):
+                with open(path, 'w') as f:
+                    f.write('#!/bin/sh\n')
+                os.chmod(path, mode)
+            self.assertEqual(ex.validate_args(args(rerankd=exe)), [])
+            for bad in (plain, os.path.join(d, 'missing'), d):
+                with self.subTest(bad=bad):
+                    got = ex.validate_args(args(rerankd=bad))
+                    self.assertEqual(len(got), 1, got)
+                    self.assertIn('not an executable file', got[0])
+
+
+class TestSharedPrefix(unittest.TestCase):
+    def test_feeds(self):
+        cases = [  # (seqs, prefix, packed, mask)
+            ([[1, 2, 3, 4], [1, 2, 5]], [1, 2], [3, 4, 5], [[1, 1], [1, 0]]),
+            # the prefix stops one token short of the shortest row
+            ([[1, 2, 3], [1, 2, 3, 4]], [1, 2], [3, 3, 4], [[1, 0], [1, 1]]),
+            ([[7, 8]], [7], [8], [[1]]),
+            ([[1, 2, 3], [1, 9, 9]], [1], [2, 3, 9, 9], [[1, 1], [1, 1]]),
+        ]
+        for seqs, prefix, packed, mask in cases:
+            with self.subTest(seqs=seqs):
+                self.assertEqual(ex.shared_prefix_feeds(seqs), (prefix, packed, mask))
+                # the rows are recovered from the feeds
+                p, k, m, off = prefix, packed, mask, 0
+                for q, row in zip(seqs, m):
+                    n = sum(row)
+                    self.assertEqual(p + k[off:off + n], q)
+                    off += n
+                self.assertEqual(off, len(k))
+
+    def test_feeds_errors(self):
+        for seqs, frag in (([], 'no sequences'), ([[1]], 'at least 2 tokens'),
+                           ([[1, 2], [3, 4]], 'no first token')):
+            with self.subTest(seqs=seqs):
+                with self.assertRaises(ValueError) as c:
+                    ex.shared_prefix_feeds(seqs)
+                self.assertIn(frag, str(c.exception))
+
+    def test_groups(self):
+        self.assertEqual(ex.prefix_groups(['a', 'b', 'a', 'c', 'b']), [[0, 2], [1, 4], [3]])
+        self.assertEqual(ex.prefix_groups([]), [])
+
+    def test_convert_cmd(self):
+        self.assertEqual(ex.rerankd_convert_cmd('bin/rerankd', 'Qwen/Qwen3-Reranker-0.6B', None, 'o/r'),
+                         ['bin/rerankd', 'convert', '--from', 'Qwen/Qwen3-Reranker-0.6B', '--out', 'o/r'])
+        self.assertEqual(ex.rerankd_convert_cmd('r', './ckpt', 'abc123', 'o')[-2:],
+                         ['--revision', 'abc123'])
+
+    def test_rerankd_models(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(ex.rerankd_models(d), [])
+            for name in ('model.onnx', 'shared_prefix.onnx', 'model.int8.onnx'):
+                open(os.path.join(d, name), 'w').close()
+            got = [(label, kind, layout) for label, kind, _, layout in ex.rerankd_models(d)]
+            self.assertEqual(got, [('rerankd model.onnx', 'fp32', 'plain'),
+                                   ('rerankd shared_prefix.onnx', 'fp32', 'shared'),
+                                   ('rerankd model.int8.onnx', 'int8', 'plain')])
 
 
 class TestNumbers(unittest.TestCase):
