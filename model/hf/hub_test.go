@@ -84,19 +84,34 @@ func TestDownload(t *testing.T) {
 		rel      float64
 		token    string
 		patterns []string
+		extra    []string // more files the repo holds
 		want     []string
 	}{
-		{"tied bf16 single", true, "BF16", 1, 1.0 / 256, "", nil,
+		{"tied bf16 single", true, "BF16", 1, 1.0 / 256, "", nil, nil,
 			[]string{"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"}},
-		{"untied f32 sharded, private", false, "F32", 3, 0, "hf_secret", []string{"*.txt"},
+		{"untied f32 sharded, private", false, "F32", 3, 0, "hf_secret", []string{"*.txt"}, nil,
 			[]string{"config.json", "model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
 				"model-00003-of-00003.safetensors", "model.safetensors.index.json", "notes.txt",
 				"tokenizer.json", "tokenizer_config.json"}},
+		// An embedding release: its sentence-transformers files come along
+		// (Convert's --kind auto reads them); other modules' do not.
+		{"sentence-transformers files", true, "BF16", 1, 1.0 / 256, "", nil,
+			[]string{"modules.json", "config_sentence_transformers.json", "1_Pooling/config.json", "2_Dense/config.json", "README.md"},
+			[]string{"1_Pooling/config.json", "config.json", "config_sentence_transformers.json", "model.safetensors",
+				"modules.json", "tokenizer.json", "tokenizer_config.json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := randomWeights(t, tt.tied, 11)
-			h := servedCheckpoint(t, w, tt.dtype, tt.shards)
+			src := t.TempDir()
+			if err := WriteCheckpoint(src, w, tt.dtype, tt.shards); err != nil {
+				t.Fatal(err)
+			}
+			files := checkpointFiles(t, src)
+			for _, name := range tt.extra {
+				files[name] = []byte(`{"file": "` + name + `"}`)
+			}
+			h := newFakeHub(t, testRepo, files)
 			h.token = tt.token
 			c, prog := testClient(t, h, func(c *Config) { c.Token, c.Patterns = tt.token, tt.patterns })
 			dir, err := c.Download(context.Background(), testRepo)
