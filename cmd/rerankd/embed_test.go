@@ -64,11 +64,44 @@ func TestTestModelEmbedding(t *testing.T) {
 		t.Fatalf("convert: %s", errs)
 	}
 	// Same weights, same options: the very same files.
-	for _, f := range []string{"model.onnx", "config.json", "tokenizer.json", "modules.json", "1_Pooling/config.json", "config_sentence_transformers.json"} {
-		a, errA := os.ReadFile(filepath.Join(dir, f))
-		b, errB := os.ReadFile(filepath.Join(conv, f))
-		if errA != nil || errB != nil || !bytes.Equal(a, b) {
-			t.Errorf("%s differs between testmodel and convert (%v, %v)", f, errA, errB)
+	files := []string{"model.onnx", "config.json", "tokenizer.json", "modules.json", "1_Pooling/config.json", "config_sentence_transformers.json"}
+	sameFiles(t, dir, conv, files)
+
+	// The checkpoint as a hub release with its sentence-transformers files:
+	// the download brings them, so --kind auto knows it is an embedding
+	// model (config.json alone says Qwen3ForCausalLM, like a reranker).
+	for _, f := range files[3:] {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(src, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := fakeHub(t, "test/tiny-embedding", src)
+	t.Setenv("HF_ENDPOINT", srv.URL)
+	t.Setenv("ORT_LIB", defaultORTLib()) // keep run-time files while the hub cache moves
+	t.Setenv("RERANKD_TOKENIZER", defaultTokenizer())
+	t.Setenv("RERANKD_CACHE", t.TempDir())
+	hub := filepath.Join(t.TempDir(), "hub")
+	if code, _, errs := runCLI(t, "convert", "--from", "test/tiny-embedding", "--out", hub); code != 0 {
+		t.Fatalf("convert from the hub: %s", errs)
+	}
+	sameFiles(t, dir, hub, files) // a reranker conversion would differ in model.onnx and lack modules.json
+}
+
+// sameFiles fails t for each of files that differs between folders a and b.
+func sameFiles(t *testing.T, a, b string, files []string) {
+	t.Helper()
+	for _, f := range files {
+		x, errA := os.ReadFile(filepath.Join(a, f))
+		y, errB := os.ReadFile(filepath.Join(b, f))
+		if errA != nil || errB != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs between %s and %s (%v, %v)", f, a, b, errA, errB)
 		}
 	}
 }

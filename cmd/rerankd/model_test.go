@@ -107,13 +107,16 @@ func TestModelCLIErrors(t *testing.T) {
 // ETag holding the sha256 (as LFS files have).
 func fakeHub(t *testing.T, repo, dir string) *httptest.Server {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	var siblings []map[string]string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			siblings = append(siblings, map[string]string{"rfilename": filepath.ToSlash(rel)})
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	var siblings []map[string]string
-	for _, e := range entries {
-		siblings = append(siblings, map[string]string{"rfilename": e.Name()})
 	}
 	siblings = append(siblings, map[string]string{"rfilename": "README.md"}) // listed, not needed
 	const sha = "0123456789abcdef0123456789abcdef01234567"
@@ -122,8 +125,12 @@ func fakeHub(t *testing.T, repo, dir string) *httptest.Server {
 		_ = json.NewEncoder(w).Encode(map[string]any{"id": repo, "sha": sha, "siblings": siblings})
 	})
 	mux.HandleFunc("/"+repo+"/resolve/"+sha+"/", func(w http.ResponseWriter, r *http.Request) {
-		name := filepath.Base(r.URL.Path)
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		name := strings.TrimPrefix(r.URL.Path, "/"+repo+"/resolve/"+sha+"/")
+		if !filepath.IsLocal(filepath.FromSlash(name)) {
+			http.NotFound(w, r)
+			return
+		}
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
 		if err != nil {
 			http.NotFound(w, r)
 			return
