@@ -366,6 +366,10 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		"peak RSS %.0f MB (%.0f MB with model.onnx open too; weight files %.0f MB)\n",
 		r.Quant, r.PairsPerS, r.BaselinePairsPerS, r.UncachedPairsPerS, r.Speedup, r.SpeedupVsUncached, r.UsefulGFLOPs, r.PeakGFLOPs,
 		r.Efficiency, r.EfficiencyComputed, r.MeanTokensPerPair, r.MeanPrefixTokens, r.MeanPrefixReused, r.MaxAbsScoreError, r.PeakRSSMB, r.PeakRSSAllMB, r.WeightFilesMB)
+	if err == nil && r.SpeedupCeiling > 0 {
+		_, err = fmt.Fprintf(stdout, "ceiling: the baseline computes %.2fx our FLOPs at efficiency %.2f, so every FLOP of ours at the peak would give %.2fx\n",
+			r.SpeedupBoundComputed, r.BaselineEfficiency, r.SpeedupCeiling)
+	}
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +80,12 @@ func TestBenchTiny(t *testing.T) {
 		for _, check := range checks {
 			if !check.ok {
 				t.Errorf("%+v: %s wrong in %+v", c, check.name, r)
+			}
+		}
+		if c.quant == "fp32" && !noShared { // the text form names the same figures
+			code, out, errs := runCLI(t, "bench", "--model", dir, "--requests", "1", "--candidates", "3")
+			if code != 0 || !strings.Contains(out, "fp32 weights: pairs/s") || !strings.Contains(out, "every FLOP of ours at the peak would give") {
+				t.Errorf("bench text output: exit %d, %q, %s", code, out, errs)
 			}
 		}
 	}
