@@ -331,13 +331,11 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		r.EfficiencyComputed = r.ComputedGFLOPs / r.PeakGFLOPs
 		effs := make([][]float64, len(meters))
 		var baseEffs []float64
-		var computedAll float64
 		for i, a := range acct.perReq {
 			c := a.usefulFLOPs - float64(reqReused[i])*info.Config.FLOPsPerToken()
 			if r.SharedPrefix {
 				c -= float64(a.useful-int(reqReused[i])-a.pairs) * info.Config.LastLayerSkipFLOPs()
 			}
-			computedAll += c
 			gflops := c / perReq[&oursTime][i].Seconds() / 1e9
 			for m := range meters {
 				effs[m] = append(effs[m], gflops/reqPeaks[m][i])
@@ -347,7 +345,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		r.EffComputedMedian = median(effs[0])
 		if q == onnx.QuantNone {
 			r.BaselineEfficiency = median(baseEffs)
-			r.SpeedupBoundComputed = acct.baselineFLOPs / computedAll
+			r.SpeedupBoundComputed = acct.baselineFLOPs / computed
 			r.SpeedupCeiling = r.SpeedupBoundComputed / r.BaselineEfficiency
 		}
 		if len(meters) > 1 {
