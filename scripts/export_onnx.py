@@ -462,6 +462,21 @@ def ort_scores(ort, np, path, ids_list, pad_id, device):
     return batched, alone
 
 
+def checkpoint_source(model, revision):
+    """What `rerankd convert --from` should read: the folder itself, or the hub snapshot that
+    transformers already downloaded (huggingface_hub's cache: no second download of the
+    weights), or, when huggingface_hub is missing or fails, the hub id for rerankd to fetch."""
+    if os.path.isdir(model):
+        return model
+    try:
+        from huggingface_hub import snapshot_download
+        return snapshot_download(model, revision=revision, allow_patterns=[
+            '*.json', '*.safetensors', '1_Pooling/*'])
+    except Exception as e:  # ImportError, offline, gated repo: rerankd's downloader tries
+        print('note: no local snapshot of %s (%s); rerankd convert downloads it' % (model, e))
+        return model
+
+
 def ort_shared_scores(ort, np, path, ids_list, keys, device):
     """Scores through a shared-prefix graph: each group of pairs with the same query and
     instruction in one call, and every pair alone (batch invariance), no past K/V."""
@@ -621,7 +636,9 @@ def main(argv=None):
     if args.rerankd:
         import subprocess
         folder = os.path.join(args.out, 'rerankd')
-        cmd = rerankd_convert_cmd(args.rerankd, args.model, args.revision, folder)
+        src = checkpoint_source(args.model, args.revision)
+        cmd = rerankd_convert_cmd(args.rerankd, src, args.revision if src == args.model else None,
+                                  folder)
         print('running ' + ' '.join(cmd))
         if subprocess.run(cmd).returncode != 0:
             sys.exit('error: %s failed' % ' '.join(cmd))

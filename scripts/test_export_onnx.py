@@ -238,6 +238,16 @@ class TestSharedPrefix(unittest.TestCase):
         self.assertEqual(ex.rerankd_convert_cmd('r', './ckpt', 'abc123', 'o')[-2:],
                          ['--revision', 'abc123'])
 
+    def test_checkpoint_source(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(ex.checkpoint_source(d, 'main'), d)  # a folder: read in place
+        try:
+            import huggingface_hub  # noqa: F401
+        except ImportError:  # no hub client: rerankd convert downloads the id itself
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                self.assertEqual(ex.checkpoint_source('acme/reranker', None), 'acme/reranker')
+            self.assertIn('rerankd convert downloads it', out.getvalue())
+
     def test_rerankd_models(self):
         with tempfile.TemporaryDirectory() as d:
             self.assertEqual(ex.rerankd_models(d), [])
