@@ -82,11 +82,7 @@ func TestTestModelEmbedding(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv := fakeHub(t, "test/tiny-embedding", src)
-	t.Setenv("HF_ENDPOINT", srv.URL)
-	t.Setenv("ORT_LIB", defaultORTLib()) // keep run-time files while the hub cache moves
-	t.Setenv("RERANKD_TOKENIZER", defaultTokenizer())
-	t.Setenv("RERANKD_CACHE", t.TempDir())
+	serveHub(t, "test/tiny-embedding", src)
 	hub := filepath.Join(t.TempDir(), "hub")
 	if code, _, errs := runCLI(t, "convert", "--from", "test/tiny-embedding", "--out", hub); code != 0 {
 		t.Fatalf("convert from the hub: %s", errs)

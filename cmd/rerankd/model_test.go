@@ -102,6 +102,17 @@ func TestModelCLIErrors(t *testing.T) {
 	}
 }
 
+// serveHub starts fakeHub for repo and points the CLI's hub downloads at
+// it, with a fresh download cache.
+func serveHub(t *testing.T, repo, dir string) {
+	t.Helper()
+	srv := fakeHub(t, repo, dir)
+	t.Setenv("HF_ENDPOINT", srv.URL)
+	t.Setenv("ORT_LIB", defaultORTLib()) // keep run-time files while the hub cache moves
+	t.Setenv("RERANKD_TOKENIZER", defaultTokenizer())
+	t.Setenv("RERANKD_CACHE", t.TempDir())
+}
+
 // fakeHub serves the files of one repo the way the Hugging Face hub does:
 // the revision API listing, and resolve URLs with Range support and an
 // ETag holding the sha256 (as LFS files have).
@@ -169,11 +180,7 @@ func TestConvertRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := fakeHub(t, "test/tiny-reranker", ckpt)
-	t.Setenv("HF_ENDPOINT", srv.URL)
-	t.Setenv("ORT_LIB", defaultORTLib()) // keep run-time files while the hub cache moves
-	t.Setenv("RERANKD_TOKENIZER", defaultTokenizer())
-	t.Setenv("RERANKD_CACHE", t.TempDir())
+	serveHub(t, "test/tiny-reranker", ckpt)
 	out := filepath.Join(t.TempDir(), "converted")
 	if code, _, errs := runCLI(t, "convert", "--from", "test/tiny-reranker", "--out", out); code != 0 {
 		t.Fatalf("convert: %s", errs)
