@@ -6,16 +6,19 @@ SHELL := /bin/bash
 export GOTOOLCHAIN := go1.27.3
 GO ?= go
 GOLANGCI_VERSION := v2.15.0
-GOBIN := $(shell $(GO) env GOPATH)/bin
+# Everything installed lives in the cache scripts/setup.sh uses, never in a folder a new machine
+# may lack ($(go env GOPATH)/bin does not exist until something creates it).
+CACHE := $(or $(RERANKD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rerankd)
 # golangci-lint must be built by the same Go as the code it checks, so it lives per toolchain.
-LINTBIN := $(GOBIN)/golangci-lint-$(GOLANGCI_VERSION)-$(GOTOOLCHAIN)
+LINTDIR := $(CACHE)/tools/golangci-lint/$(GOLANGCI_VERSION)-$(GOTOOLCHAIN)
+LINTBIN := $(LINTDIR)/golangci-lint
 BIN := bin/rerankd
 FUZZTIME ?= 30s
 # The LoCoMo dev split lives beside the clone (never in it: CC BY-NC).
 RERANKD_LOCOMO ?= $(wildcard $(abspath ../shared/locomo))
 export RERANKD_LOCOMO
 
-.PHONY: all setup build run test vet lint fuzz bench loadtest bench-tokenizer golden pytest clean
+.PHONY: all setup build run test vet tidy lint fuzz bench loadtest bench-tokenizer golden pytest clean fresh-check
 
 all: build
 
@@ -31,10 +34,24 @@ build:
 run: setup build
 	$(BIN) serve $(RUN_ARGS)
 
-## test: everything CI checks: setup, vet, lint, govulncheck, the export script's tests, all Go
-## tests (race detector)
-test: setup vet lint vulncheck pytest
-	$(GO) test -race -count=1 -timeout 45m ./...
+## test: everything CI checks: setup, vet, go.mod tidy, lint, govulncheck, the export script's
+## tests, all Go tests (race detector). Each phase reports its wall time (scripts/phase.sh).
+PHASE := scripts/phase.sh
+SUBMAKE := $(MAKE) --no-print-directory
+test:
+	@$(PHASE) setup $(SUBMAKE) setup
+	@$(PHASE) vet $(SUBMAKE) vet
+	@$(PHASE) tidy $(SUBMAKE) tidy
+	@$(PHASE) lint $(SUBMAKE) lint
+	@$(PHASE) vulncheck $(SUBMAKE) vulncheck
+	@$(PHASE) pytest $(SUBMAKE) pytest
+	@$(PHASE) go-test $(GO) test -race -count=1 -timeout 45m ./...
+
+## fresh-check: run .ci/run on a clone of HEAD as a new machine would (empty HOME, Go caches,
+## toolchain, rerankd cache, npm cache); FRESH_ARGS="--keep-caches" keeps the Go module and build
+## caches between runs. See scripts/fresh_check.sh --help.
+fresh-check:
+	scripts/fresh_check.sh $(FRESH_ARGS)
 
 ## pytest: syntax-check scripts/export_onnx.py and run its stdlib-only unit tests
 pytest: build
@@ -45,10 +62,18 @@ pytest: build
 vet:
 	$(GO) vet ./...
 
+## tidy: fail when `go mod tidy` would change go.mod or go.sum (prints the diff)
+tidy:
+	$(GO) mod tidy -diff
+
+## lint: golangci-lint (installed once per version and toolchain into the cache, built outside the
+## module so our go.mod is neither read nor touched; a temp folder beside it keeps an interrupted
+## install from leaving a half-written binary)
 lint:
-	@test -x $(LINTBIN) || { echo "installing golangci-lint $(GOLANGCI_VERSION) for $(GOTOOLCHAIN) (once)"; \
-		tmp=$$(mktemp -d) && GOBIN=$$tmp $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION) && \
-		mv $$tmp/golangci-lint $(LINTBIN) && rmdir $$tmp; }
+	@test -x $(LINTBIN) || { echo "installing golangci-lint $(GOLANGCI_VERSION) for $(GOTOOLCHAIN) into $(LINTDIR) (once)"; \
+		mkdir -p $(LINTDIR) && tmp=$$(mktemp -d $(LINTDIR).tmp.XXXXXX) && \
+		(cd / && GOBIN=$$tmp GOFLAGS= $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)) && \
+		mv $$tmp/golangci-lint $(LINTBIN) && rmdir $$tmp || { rm -rf $$tmp; exit 1; }; }
 	$(LINTBIN) run ./...
 
 ## fuzz: run every fuzz target of every package for FUZZTIME each
@@ -62,7 +87,7 @@ fuzz: setup
 ## weights, then int8 (score error vs float32 included). A folder written before the int8
 ## variant or the cross-request prefix cache (past_key inputs) existed is rewritten once (same
 ## seed, same weights).
-FULL_MODEL ?= $(or $(RERANKD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rerankd)/models/testmodel-full-seed1
+FULL_MODEL ?= $(CACHE)/models/testmodel-full-seed1
 bench: setup build
 	@grep -qa past_key $(FULL_MODEL)/shared_prefix.int8.onnx 2>/dev/null || $(BIN) testmodel --size full --seed 1 --out $(FULL_MODEL)
 	$(BIN) bench --model $(FULL_MODEL) --json
@@ -70,7 +95,7 @@ bench: setup build
 
 ## loadtest: HTTP throughput/latency at 1, 8, 64 clients, server overhead vs raw model time, and
 ## overload behaviour (429s), for the tiny and the full-size random-weight models
-TINY_MODEL ?= $(or $(RERANKD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rerankd)/models/testmodel-tiny-seed1
+TINY_MODEL ?= $(CACHE)/models/testmodel-tiny-seed1
 loadtest: setup build
 	@test -f $(TINY_MODEL)/model.onnx || $(BIN) testmodel --size tiny --seed 1 --out $(TINY_MODEL)
 	$(BIN) loadtest --model $(TINY_MODEL) --json

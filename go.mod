@@ -3,6 +3,7 @@ module github.com/rerankd/rerankd
 go 1.26.8
 
 require (
+	github.com/go-json-experiment/json v1.27.2
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/prometheus/client_golang v1.25.0
 	github.com/schollz/progressbar/v3 v3.19.1
@@ -26,7 +27,7 @@ require (
 	github.com/blevesearch/snowballstem v0.9.0
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chewxy/math32 v1.10.1 // indirect
-	github.com/coder/hnsw v0.6.1 // indirect
+	github.com/coder/hnsw v0.6.1
 	github.com/emirpasic/gods v1.18.1 // indirect
 	github.com/go-ego/gse v0.80.3
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
@@ -53,6 +54,6 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.44.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
-	gonum.org/v1/gonum v0.17.0 // indirect
-	gonum.org/v1/plot v0.17.0 // indirect
+	gonum.org/v1/gonum v0.17.0
+	gonum.org/v1/plot v0.17.0
 )

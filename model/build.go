@@ -87,7 +87,7 @@ func writeFolder(out string, w *arch.Weights, tokDir string, o BuildOptions) err
 	if tokDir == "" {
 		return errors.New("no tokenizer: the source has no tokenizer.json and none was given")
 	}
-	tok, err := tokenizer.Load(tokDir)
+	tok, err := tokenizer.Shared(tokDir)
 	if err != nil {
 		return err
 	}

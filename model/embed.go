@@ -75,6 +75,11 @@ type EmbedderOptions struct {
 	Embed EmbedConfig
 	// Tokenizer is used when the folder has no tokenizer.json.
 	Tokenizer string
+	// LoadedTokenizer, when set, is used instead of reading one; it must
+	// be the folder's (or Tokenizer's) tokenizer. Without it the file is
+	// read through tokenizer.Shared, so a process parses each distinct
+	// tokenizer.json once.
+	LoadedTokenizer *tokenizer.Tokenizer
 }
 
 // DefaultEmbedderOptions returns the defaults; RuntimeLib must still be set
@@ -142,13 +147,6 @@ type Embedder struct {
 // and the sentence-transformers files (prompts, pooling). Every size the
 // folder states must agree, or it is refused with ErrDimension.
 func OpenEmbedder(dir string, o EmbedderOptions) (*Embedder, error) {
-	return openEmbedderWith(dir, o, nil)
-}
-
-// openEmbedderWith is OpenEmbedder with an already loaded tokenizer (nil:
-// load the folder's). Tests share one Qwen tokenizer this way: loading
-// 11 MB of tokenizer.json dominates opening a tiny model.
-func openEmbedderWith(dir string, o EmbedderOptions, tok *tokenizer.Tokenizer) (*Embedder, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -166,9 +164,10 @@ func openEmbedderWith(dir string, o EmbedderOptions, tok *tokenizer.Tokenizer) (
 			tokPath = filepath.Join(tokPath, tokenizer.FileName)
 		}
 	}
+	tok := o.LoadedTokenizer
 	var err error
 	if tok == nil {
-		if tok, err = tokenizer.Load(tokPath); err != nil {
+		if tok, err = tokenizer.Shared(tokPath); err != nil {
 			return nil, err
 		}
 	}

@@ -60,7 +60,7 @@ func openEmbedder(t testing.TB, dir string, engine EngineKind, cfg EmbedConfig) 
 	o := DefaultEmbedderOptions()
 	o.Engine, o.RuntimeLib, o.Embed = engine, testenv.ORTLib(), cfg
 	o.Session.IntraOpThreads = 2
-	e, err := openEmbedderWith(dir, o, qwenTokenizer(t))
+	e, err := OpenEmbedder(dir, withTok(t, o))
 	if err != nil {
 		t.Fatalf("open embedder %s (%s): %v", dir, engine, err)
 	}
@@ -380,7 +380,7 @@ func TestOpenEmbedderRefuses(t *testing.T) {
 	if err := m.Save(rr); err != nil {
 		t.Fatal(err)
 	}
-	_, err = openEmbedderWith(rr, o, qwenTokenizer(t))
+	_, err = OpenEmbedder(rr, withTok(t, o))
 	if !errors.Is(err, ErrIncompatibleModel) || !strings.Contains(err.Error(), `found logits`) {
 		t.Errorf("reranker folder: %v", err)
 	}
@@ -404,7 +404,7 @@ func TestOpenEmbedderRefuses(t *testing.T) {
 		if err := os.WriteFile(p, []byte(strings.Replace(string(data), tc.from, tc.to, 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if e, err := openEmbedderWith(dir, o, qwenTokenizer(t)); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if e, err := OpenEmbedder(dir, withTok(t, o)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			if e != nil {
 				_ = e.Close()
 			}

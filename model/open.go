@@ -33,6 +33,11 @@ type Options struct {
 	// Tokenizer is used when the folder has no tokenizer.json (community
 	// exports often ship the ONNX file alone).
 	Tokenizer string
+	// LoadedTokenizer, when set, is used instead of reading one; it must
+	// be the folder's (or Tokenizer's) tokenizer. Without it the file is
+	// read through tokenizer.Shared, so a process parses each distinct
+	// tokenizer.json once.
+	LoadedTokenizer *tokenizer.Tokenizer
 	// NoSharedPrefix runs model.onnx even when the folder has the
 	// shared-prefix graph (onnx.SharedPrefixFile), which is otherwise used
 	// instead: same scores (within 1e-5), the request's shared prefix
@@ -115,10 +120,14 @@ func Open(dir string, o Options) (*Scorer, Info, error) {
 		}
 		return nil, info, fmt.Errorf("model folder %s: %w", dir, err)
 	}
-	tok, err := loadTokenizer(dir, o.Tokenizer)
-	if err != nil {
-		return nil, info, err
+	tok := o.LoadedTokenizer
+	if tok == nil {
+		var err error
+		if tok, err = loadTokenizer(dir, o.Tokenizer); err != nil {
+			return nil, info, err
+		}
 	}
+	var err error
 	if info.YesID, info.NoID, info.PadID, err = specialIDs(tok); err != nil {
 		return nil, info, err
 	}
@@ -177,7 +186,7 @@ func loadTokenizer(dir, fallback string) (*tokenizer.Tokenizer, error) {
 		}
 		path = fallback
 	}
-	return tokenizer.Load(path)
+	return tokenizer.Shared(path)
 }
 
 // specialIDs reads the ids the runtime needs from the tokenizer: "yes" and

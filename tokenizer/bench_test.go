@@ -3,23 +3,74 @@ package tokenizer
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 )
 
-// BenchmarkLoad_Qwen3 measures building the tokenizer from the real files.
+// BenchmarkLoad_Qwen3 measures Load of the real files (reading them
+// included), for the streaming parser and for the previous encoding/json +
+// sugarme loader. The vs_reference case runs both in turn in every
+// iteration and reports their ratios: speedup (reference time / ours) and
+// alloc_ratio (our allocated bytes / the reference's).
 func BenchmarkLoad_Qwen3(b *testing.B) {
 	dir := qwenPath()
-	data, err := os.ReadFile(filepath.Join(dir, FileName))
-	if err != nil {
+	file := filepath.Join(dir, FileName)
+	if _, err := os.Stat(file); err != nil {
 		b.Fatal(err)
 	}
-	cfg, _ := os.ReadFile(filepath.Join(dir, ConfigFileName))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := FromBytes(data, cfg); err != nil {
-			b.Fatal(err)
+	reference := func(path string) (*Tokenizer, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
 		}
+		cfg, _ := os.ReadFile(filepath.Join(filepath.Dir(path), ConfigFileName))
+		return referenceFromBytes(data, cfg)
 	}
+	for _, c := range []struct {
+		name string
+		load func(string) (*Tokenizer, error)
+	}{{"stream", Load}, {"reference", reference}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.load(file); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("vs_reference", func(b *testing.B) {
+		var ours, ref struct {
+			d     time.Duration
+			bytes uint64
+		}
+		measure := func(acc *struct {
+			d     time.Duration
+			bytes uint64
+		}, load func(string) (*Tokenizer, error)) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			if _, err := load(file); err != nil {
+				b.Fatal(err)
+			}
+			acc.d += time.Since(start)
+			runtime.ReadMemStats(&after)
+			acc.bytes += after.TotalAlloc - before.TotalAlloc
+		}
+		for b.Loop() {
+			measure(&ours, Load)
+			measure(&ref, reference)
+		}
+		n := float64(b.N)
+		b.ReportMetric(ours.d.Seconds()/n, "s/load")
+		b.ReportMetric(ref.d.Seconds()/n, "s/load-reference")
+		b.ReportMetric(float64(ours.bytes)/n/1e6, "MB/load")
+		b.ReportMetric(float64(ref.bytes)/n/1e6, "MB/load-reference")
+		b.ReportMetric(ref.d.Seconds()/ours.d.Seconds(), "speedup")
+		b.ReportMetric(float64(ours.bytes)/float64(ref.bytes), "alloc_ratio")
+	})
 }
 
 // benchCorpus encodes the whole golden corpus once per op with encode

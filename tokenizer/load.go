@@ -7,10 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	sugar "github.com/sugarme/tokenizer"
-	"github.com/sugarme/tokenizer/model/bpe"
 	"github.com/sugarme/tokenizer/pretokenizer"
 )
 
@@ -34,15 +32,13 @@ type fileJSON struct {
 }
 
 type modelJSON struct {
-	Type                    string            `json:"type"`
-	Dropout                 *float64          `json:"dropout"`
-	UnkToken                *string           `json:"unk_token"`
-	ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
-	EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
-	ByteFallback            bool              `json:"byte_fallback"`
-	IgnoreMerges            bool              `json:"ignore_merges"`
-	Vocab                   map[string]int    `json:"vocab"`
-	Merges                  []json.RawMessage `json:"merges"`
+	Type                    string   `json:"type"`
+	Dropout                 *float64 `json:"dropout"`
+	UnkToken                *string  `json:"unk_token"`
+	ContinuingSubwordPrefix *string  `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string  `json:"end_of_word_suffix"`
+	ByteFallback            bool     `json:"byte_fallback"`
+	IgnoreMerges            bool     `json:"ignore_merges"`
 }
 
 // component is the common shape of normalizer, pre-tokenizer and decoder
@@ -93,14 +89,18 @@ func Load(path string) (*Tokenizer, error) {
 // FromBytes builds a tokenizer from the contents of tokenizer.json and,
 // optionally (nil), tokenizer_config.json.
 func FromBytes(tokenizerJSON, configJSONData []byte) (*Tokenizer, error) {
-	var f fileJSON
-	if err := json.Unmarshal(tokenizerJSON, &f); err != nil {
+	f, err := parseFile(tokenizerJSON)
+	if err != nil {
 		return nil, fmt.Errorf("parse tokenizer.json: %w", err)
 	}
+	return fromParsed(f, configJSONData)
+}
+
+func fromParsed(f *parsedFile, configJSONData []byte) (*Tokenizer, error) {
 	// Every unsupported feature is reported at once, so a user adapting a
 	// file sees the whole list.
-	errs := checkPipeline(&f)
-	t, buildErrs := build(&f)
+	errs := checkPipeline(&f.fileJSON)
+	t, buildErrs := build(f)
 	errs = append(errs, buildErrs...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -194,10 +194,10 @@ func isQwenPreTokenizer(c component) bool {
 }
 
 // build turns the parsed file into lookup tables.
-func build(f *fileJSON) (*Tokenizer, []error) {
+func build(f *parsedFile) (*Tokenizer, []error) {
 	var errs []error
 	size := 0
-	for tok, id := range f.Model.Vocab {
+	for tok, id := range f.vocab {
 		if id < 0 {
 			errs = append(errs, fmt.Errorf("vocab token %q has negative id %d", tok, id))
 			continue
@@ -213,7 +213,7 @@ func build(f *fileJSON) (*Tokenizer, []error) {
 	}
 	// Ids must be dense; checking before allocating keeps a hostile file
 	// claiming id 1e12 from exhausting memory.
-	if n := len(f.Model.Vocab) + len(f.AddedTokens); size > n {
+	if n := len(f.vocab) + len(f.AddedTokens); size > n {
 		errs = append(errs, fmt.Errorf("largest id %d but only %d tokens: ids must be contiguous from 0", size-1, n))
 	}
 	if len(errs) > 0 {
@@ -221,25 +221,28 @@ func build(f *fileJSON) (*Tokenizer, []error) {
 	}
 	t := &Tokenizer{
 		tokens:       make([]string, size),
-		vocab:        f.Model.Vocab,
+		vocab:        f.vocab,
 		addedByID:    map[int]int{},
 		charByte:     make(map[rune]byte, 256),
 		ignoreMerges: f.Model.IgnoreMerges,
 		cache:        newWordCache(defaultCacheEntries),
 	}
-	for tok, id := range f.Model.Vocab {
+	for tok, id := range f.vocab {
+		if prev := t.tokens[id]; prev != "" {
+			// Map order is random: which one would win is not defined.
+			errs = append(errs, fmt.Errorf("vocab tokens %q and %q share id %d", min(prev, tok), max(prev, tok), id))
+		}
 		t.tokens[id] = tok
 	}
-	merges, err := buildMerges(f.Model.Vocab, f.Model.Merges)
-	if err != nil {
-		errs = append(errs, err)
+	if f.mergesErr != nil {
+		errs = append(errs, f.mergesErr)
 	}
-	t.merges = merges
+	t.merges = f.merges
 	chars := pretokenizer.GenerateBytesChar()
 	for b := 0; b < 256; b++ {
 		c := chars[uint8(b)]
 		t.byteChar[b] = c
-		id, ok := f.Model.Vocab[c]
+		id, ok := f.vocab[c]
 		if !ok {
 			errs = append(errs, fmt.Errorf("vocab lacks the byte-level token %q for byte 0x%02x", c, b))
 		}
@@ -261,37 +264,6 @@ func build(f *fileJSON) (*Tokenizer, []error) {
 	}
 	t.matcher = newAddedMatcher(t.added)
 	return t, errs
-}
-
-// buildMerges converts merges written either as "a b" strings (older files)
-// or ["a", "b"] pairs (newer files) into sugarme's table, then into a flat
-// map keyed by the id pair for a faster lookup in the BPE loop.
-func buildMerges(vocab map[string]int, raw []json.RawMessage) (map[uint64]merge, error) {
-	lines := make([]string, 0, len(raw))
-	for i, r := range raw {
-		var s string
-		if err := json.Unmarshal(r, &s); err == nil {
-			lines = append(lines, s)
-			continue
-		}
-		var pair []string
-		if err := json.Unmarshal(r, &pair); err != nil || len(pair) != 2 {
-			return nil, fmt.Errorf("merge %d: want \"a b\" or [\"a\",\"b\"], got %s", i, r)
-		}
-		if strings.Contains(pair[0], " ") || strings.Contains(pair[1], " ") {
-			return nil, fmt.Errorf("merge %d: token with a space is not supported: %s", i, r)
-		}
-		lines = append(lines, pair[0]+" "+pair[1])
-	}
-	table, err := bpe.CreateMerges(vocab, lines)
-	if err != nil {
-		return nil, fmt.Errorf("merges: %w", err)
-	}
-	out := make(map[uint64]merge, len(*table))
-	for p, v := range *table {
-		out[pairKey(int32(p.C1), int32(p.C2))] = merge{rank: int32(v.Rank), id: int32(v.NewId)}
-	}
-	return out, nil
 }
 
 func (t *Tokenizer) readConfig(data []byte) error {

@@ -1,33 +1,17 @@
 package locomo
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/rerankd/rerankd/internal/testenv"
 )
 
-// devSplit is the LoCoMo dev split's directory: $RERANKD_LOCOMO, else the
-// shared checkout next to the repository. The data is CC BY-NC and stays
-// out of the repository; a missing copy fails the test rather than
-// skipping it, since a skipped check proves nothing.
+// devSplit is the LoCoMo dev split's directory (testenv.LoCoMo).
 func devSplit(tb testing.TB) string {
 	tb.Helper()
-	dir := os.Getenv("RERANKD_LOCOMO")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "locomo")
-		if _, err := os.Stat(filepath.Join(dir, "26.json")); err != nil {
-			// The data is licensed CC BY-NC and never in the repo; make test
-			// sets RERANKD_LOCOMO when the workspace has it, and then a
-			// missing file fails below.
-			tb.Skipf("LoCoMo dev split not found at %s and RERANKD_LOCOMO unset: real-data checks skipped", dir)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "26.json")); err != nil {
-		tb.Fatalf("LoCoMo dev split not found (%v): set RERANKD_LOCOMO to the directory holding 26.json, 30.json, 41.json, 42.json, 43.json", err)
-	}
-	return dir
+	return testenv.LoCoMo(tb)
 }
 
 func TestDevSplit(t *testing.T) {

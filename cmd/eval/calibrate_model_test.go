@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -39,10 +38,7 @@ func TestCalibrateModelScores(t *testing.T) {
 	defer func() { _ = scorer.Close() }()
 	t.Logf("model written and opened in %v", time.Since(start))
 
-	data := os.Getenv("RERANKD_LOCOMO")
-	if data == "" {
-		data = fixtures
-	}
+	data := testenv.LoCoMoOr(t, fixtures)
 	ds, err := locomo.Load(data)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rerankd/rerankd/calibrate"
 	"github.com/rerankd/rerankd/calibrate/plots"
+	"github.com/rerankd/rerankd/internal/testenv"
 )
 
 // calibrateJSON runs eval calibrate with --json and decodes the result.
@@ -189,10 +190,7 @@ func TestQueryGroup(t *testing.T) {
 // split dominates the time under -race, the served score needs a second
 // pass, and the fixture tests cover that path.
 func TestCalibrateDevSplit(t *testing.T) {
-	data := os.Getenv("RERANKD_LOCOMO")
-	if data == "" {
-		t.Skip("RERANKD_LOCOMO not set")
-	}
+	data := testenv.LoCoMo(t)
 	res := calibrateJSON(t, "--data", data, "--score", "raw")
 	c, h := res.Calibration, res.Calibration.HeldOut
 	if c.Source.Groups != 5 || len(res.Folds) != 5 || c.Source.Pairs < 90000 || c.Source.Positives < 500 {

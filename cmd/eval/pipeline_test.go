@@ -52,10 +52,7 @@ func TestParsePipeline(t *testing.T) {
 // bm25 pipeline, must rank exactly like the direct per-conversation BM25
 // path (same formula, same IDF over the conversation).
 func TestEngineBM25MatchesDirect(t *testing.T) {
-	data := os.Getenv("RERANKD_LOCOMO")
-	if data == "" {
-		data = fixtures
-	}
+	data := testenv.LoCoMoOr(t, fixtures)
 	ds, err := locomo.Load(data)
 	if err != nil {
 		t.Fatal(err)

@@ -198,7 +198,7 @@ func TestConvertRoundTrip(t *testing.T) {
 	got := scoreCLI(t, append([]string{"--model", out, "--query", "Did Caroline attend a support group?"}, args...)...)
 	got2 := scoreCLI(t, append([]string{"--model", out2, "--query", "Did Caroline attend a support group?"}, args...)...)
 
-	tok, err := tokenizer.Load(ckpt)
+	tok, err := tokenizer.Shared(ckpt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q (input is read from stdin)", errUsage, fs.Arg(0))
 	}
-	tk, err := tokenizer.Load(*path)
+	tk, err := tokenizer.Shared(*path)
 	if err != nil {
 		return fmt.Errorf("%w (run scripts/setup.sh, or pass --tokenizer)", err)
 	}

@@ -47,3 +47,50 @@ func Require(tb testing.TB, path string) {
 		tb.Fatalf("%v: run scripts/setup.sh (make test does)", err)
 	}
 }
+
+// InCI reports whether the tests run under CI (CI=true, as .ci/run and
+// scripts/fresh_check.sh set it).
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+// SkipUnlessCI skips tb with why and how to enable the test; under CI it
+// fails instead, since a test CI skips proves nothing there.
+func SkipUnlessCI(tb testing.TB, why, enable string) {
+	tb.Helper()
+	if InCI() {
+		tb.Fatalf("%s (CI=true: this test must run; %s)", why, enable)
+	}
+	tb.Skipf("%s: skipped; %s", why, enable)
+}
+
+// LoCoMoEnv names the LoCoMo development split's folder. The data is
+// CC BY-NC and never in the repository; make test sets it to ../shared/locomo
+// when that folder exists.
+const LoCoMoEnv = "RERANKD_LOCOMO"
+
+// LoCoMo returns the dev split's folder ($RERANKD_LOCOMO, checked to hold
+// 26.json). Unset, the test is skipped with how to enable it, or fails
+// under CI; set to a folder without the data, it fails.
+func LoCoMo(tb testing.TB) string {
+	tb.Helper()
+	dir := os.Getenv(LoCoMoEnv)
+	if dir == "" {
+		SkipUnlessCI(tb, LoCoMoEnv+" is unset", "set "+LoCoMoEnv+" to the folder holding the LoCoMo dev split (26.json, 30.json, 41.json, 42.json, 43.json); make test sets it to ../shared/locomo when that exists")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "26.json")); err != nil {
+		tb.Fatalf("LoCoMo dev split not found (%v): %s must name the folder holding 26.json, 30.json, 41.json, 42.json, 43.json", err, LoCoMoEnv)
+	}
+	return dir
+}
+
+// LoCoMoOr returns the dev split's folder when $RERANKD_LOCOMO is set, and
+// fallback (small committed fixtures) otherwise, logging which it ran on.
+// Under CI the real data is required, so the fixtures never stand in for it
+// silently.
+func LoCoMoOr(tb testing.TB, fallback string) string {
+	tb.Helper()
+	if os.Getenv(LoCoMoEnv) == "" && !InCI() {
+		tb.Logf("%s unset: running on the fixtures in %s", LoCoMoEnv, fallback)
+		return fallback
+	}
+	return LoCoMo(tb)
+}
