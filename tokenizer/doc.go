@@ -10,16 +10,19 @@
 // exactly instead of approximating them.
 //
 // What comes from github.com/sugarme/tokenizer and what is ours: the
-// byte-to-character alphabet (pretokenizer.GenerateBytesChar), the merge
-// table construction (bpe.CreateMerges) and the added-token record type are
-// used as they are. Five parts of sugarme v0.3.0 are wrong for this
-// tokenizer and are replaced here:
+// byte-to-character alphabet (pretokenizer.GenerateBytesChar) and the
+// added-token record type are used as they are. Its merge-table
+// construction (bpe.CreateMerges, fed by encoding/json) cost ~135 MB of
+// allocations per load and skipped merges naming unknown tokens where the
+// reference refuses the file; parse.go streams tokenizer.json instead and
+// is checked against that path (reference_load_test.go). Five parts of
+// sugarme v0.3.0 are wrong for this tokenizer and are replaced here:
 //   - its Split pre-tokenizer compiles the pattern with Go's regexp, which has
 //     no lookahead (`\s+(?!\S)`) and panics; pretokenize.go splits by hand,
 //     with Unicode White_Space for \s (Go's \s is ASCII only) and ASCII-only
 //     case folding for the contractions (Go's (?i) would match `'ſ` as `'s`);
 //   - its ByteLevel ignores use_regex=false and re-splits with the GPT-2
-//     pattern; bytelevel.go maps bytes only;
+//     pattern; bpe.go maps bytes only (Tokenizer.byteChar/byteID);
 //   - its NFC normalizer does not compose; normalize.go uses
 //     golang.org/x/text/unicode/norm and keeps an alignment for offsets;
 //   - its BPE breaks ties between equal-rank merges by an unset timestamp;
@@ -34,5 +37,8 @@
 // reported as an error.
 //
 // A Tokenizer is immutable after Load apart from its bounded BPE cache and
-// is safe for concurrent use.
+// is safe for concurrent use; Shared hands one instance to every caller
+// that names the same file (or a byte-identical copy), at most maxShared
+// distinct files at a time, least recently used dropped first. A file
+// that fails to load is not remembered.
 package tokenizer
