@@ -48,8 +48,8 @@ test:
 	@$(PHASE) go-test $(GO) test -race -count=1 -timeout 45m ./...
 
 ## fresh-check: run .ci/run on a clone of HEAD as a new machine would (empty HOME, Go caches,
-## toolchain, rerankd cache, npm cache); FRESH_ARGS="--keep-caches" keeps the Go module and build
-## caches between runs. See scripts/fresh_check.sh --help.
+## toolchain, rerankd cache, npm cache); FRESH_ARGS="--keep-caches" uses this machine's Go module
+## and build caches instead. See scripts/fresh_check.sh --help.
 fresh-check:
 	scripts/fresh_check.sh $(FRESH_ARGS)
 

@@ -175,10 +175,19 @@ type TEIResult struct {
 	Text  *string `json:"text,omitempty"`
 }
 
-// Error is the one JSON shape of every error response.
+// Error is the one JSON shape of every error response. Message repeats
+// Error: Cohere's API answers errors as {"message": ...}, and clients built
+// for it (the Vercel AI SDK's Cohere provider among them) show only that
+// field. Build one with NewError so the two never differ.
 type Error struct {
 	Error     string `json:"error"`
+	Message   string `json:"message"`
 	ErrorType string `json:"error_type"`
+}
+
+// NewError returns the error body for a message and an error kind.
+func NewError(msg, errorType string) Error {
+	return Error{Error: msg, Message: msg, ErrorType: errorType}
 }
 
 // Info answers GET /info.

@@ -14,30 +14,35 @@
 # Uncommitted changes are not checked: commit first.
 #
 # Usage: scripts/fresh_check.sh [--keep-caches] [--ref REV] [--keep]
-#   --keep-caches  keep the Go module and build caches (and so the toolchain)
-#                  between runs, under $FRESH_CHECK_CACHE (default
-#                  ~/.cache/rerankd-fresh-check): a quicker second opinion.
-#                  Everything else is still new.
+#   --keep-caches  use this machine's Go module and build caches (`go env
+#                  GOMODCACHE GOCACHE`, and so its downloaded toolchain): a
+#                  quicker second opinion. Everything else is still new.
 #   --ref REV      check REV instead of HEAD (e.g. to time an older commit).
 #   --keep         leave the temporary folder for inspection.
 # Prints each phase's wall time (clone, each `make test` phase, cleanup), and
 # last a line "fresh-check: PASS|FAIL ..." with the total; exits with
 # .ci/run's status (2 for a usage error).
 set -euo pipefail
-
+# The whole script is one compound command, which bash reads completely
+# before running: editing this file while a check runs cannot derail it.
+{
 keep_caches=0 keep=0 ref=HEAD
 while [ $# -gt 0 ]; do
   case "$1" in
     --keep-caches) keep_caches=1; shift ;;
     --keep) keep=1; shift ;;
     --ref) ref="${2:?--ref needs a revision}"; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "fresh-check: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-orig_cache="${XDG_CACHE_HOME:-$HOME/.cache}"
+if [ "$keep_caches" = 1 ]; then
+  # Asked before HOME changes; outside the module, so no toolchain switch.
+  kept_mod=$(cd / && GOTOOLCHAIN=local go env GOMODCACHE)
+  kept_build=$(cd / && GOTOOLCHAIN=local go env GOCACHE)
+fi
 rev=$(git -C "$repo" rev-parse --verify "$ref^{commit}") || { echo "fresh-check: no such revision $ref" >&2; exit 2; }
 if [ -n "$(git -C "$repo" status --porcelain --untracked-files=no)" ] && [ "$ref" = HEAD ]; then
   echo "fresh-check: note: uncommitted changes in $repo are not part of this check" >&2
@@ -72,10 +77,8 @@ export XDG_CACHE_HOME="$home/.cache" XDG_DATA_HOME="$home/.local/share" XDG_CONF
 export RERANKD_CACHE="$XDG_CACHE_HOME/rerankd" RERANKD_DATA="$XDG_DATA_HOME/rerankd"
 export npm_config_cache="$home/.npm"
 if [ "$keep_caches" = 1 ]; then
-  kept="${FRESH_CHECK_CACHE:-$orig_cache/rerankd-fresh-check}"
-  mkdir -p "$kept/gomod" "$kept/gobuild"
-  export GOMODCACHE="$kept/gomod" GOCACHE="$kept/gobuild"
-  caches="Go module and build caches kept in $kept"
+  export GOMODCACHE="$kept_mod" GOCACHE="$kept_build"
+  caches="this machine's Go module and build caches kept ($kept_mod, $kept_build)"
 else
   export GOMODCACHE="$GOPATH/pkg/mod" GOCACHE="$XDG_CACHE_HOME/go-build"
   caches="all caches new"
@@ -110,3 +113,4 @@ verdict=PASS
 [ "$rc" -eq 0 ] || verdict="FAIL (exit $rc)"
 echo "fresh-check: $verdict: .ci/run took $ci_secs s, $(elapsed "$t0") s in all, commit $(git -C "$repo" rev-parse --short "$rev"), $caches" >&2
 exit "$rc"
+}

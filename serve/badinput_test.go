@@ -386,8 +386,8 @@ func checkBad(t *testing.T, c badCase, r response) {
 	var e api.Error
 	dec := json.NewDecoder(bytes.NewReader(r.body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil || e.Error == "" {
-		t.Errorf("body %s: not the JSON error shape (%v)", short, err)
+	if err := dec.Decode(&e); err != nil || e.Error == "" || e.Message != e.Error {
+		t.Errorf("body %s: not the JSON error shape, message equal to error (%v)", short, err)
 	}
 	if e.ErrorType != string(c.kind) {
 		t.Errorf("error_type %q (%s), want %q", e.ErrorType, e.Error, c.kind)

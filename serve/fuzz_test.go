@@ -80,7 +80,7 @@ func FuzzRerankRequest(f *testing.F) {
 		}
 		if code != 200 {
 			var e api.Error
-			if err := json.Unmarshal(out, &e); err != nil || e.Error == "" || e.ErrorType == "" {
+			if err := json.Unmarshal(out, &e); err != nil || e.Error == "" || e.Message != e.Error || e.ErrorType == "" {
 				t.Fatalf("%s %q: status %d, not the error shape: %s", path, body, code, out)
 			}
 			if want := statusOf[Kind(e.ErrorType)]; want != code && e.ErrorType != string(KindInvalid) && e.ErrorType != string(KindTooLarge) {

@@ -162,8 +162,8 @@ func TestErrors(t *testing.T) {
 func checkError(t *testing.T, r response, code int, kind Kind) {
 	t.Helper()
 	var e api.Error
-	if err := json.Unmarshal(r.body, &e); err != nil || e.Error == "" {
-		t.Errorf("status %d body %q: not the JSON error shape (%v)", r.code, r.body, err)
+	if err := json.Unmarshal(r.body, &e); err != nil || e.Error == "" || e.Message != e.Error {
+		t.Errorf("status %d body %q: not the JSON error shape, message equal to error (%v)", r.code, r.body, err)
 	}
 	if r.code != code || e.ErrorType != string(kind) {
 		t.Errorf("status %d type %q (%s), want %d %q", r.code, e.ErrorType, e.Error, code, kind)

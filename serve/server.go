@@ -85,7 +85,7 @@ func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*S
 // lowercase "post") in the API's JSON error shape; fiber itself would send
 // a plain-text 400 before any of our handlers run.
 func methodGuard(next fasthttp.RequestHandler) fasthttp.RequestHandler {
-	body, _ := json.Marshal(api.Error{Error: "unknown HTTP method (methods are case-sensitive)", ErrorType: string(KindMethod)})
+	body, _ := json.Marshal(api.NewError("unknown HTTP method (methods are case-sensitive)", string(KindMethod)))
 	return func(ctx *fasthttp.RequestCtx) {
 		switch string(ctx.Method()) {
 		case fiber.MethodGet, fiber.MethodHead, fiber.MethodPost, fiber.MethodPut, fiber.MethodDelete,
@@ -137,7 +137,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 			// connection and the client never sees this answer.
 			lingerOnClose(c.Context().Conn())
 		}
-		return c.Status(fe.Code).JSON(api.Error{Error: fe.Message, ErrorType: string(k)})
+		return c.Status(fe.Code).JSON(api.NewError(fe.Message, string(k)))
 	default:
 		e = classify(err)
 	}
@@ -147,7 +147,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if e.Kind == KindOverloaded {
 		c.Set(fiber.HeaderRetryAfter, "1")
 	}
-	return c.Status(e.Status()).JSON(api.Error{Error: e.Msg, ErrorType: string(e.Kind)})
+	return c.Status(e.Status()).JSON(api.NewError(e.Msg, string(e.Kind)))
 }
 
 // Serve answers requests on ln until Shutdown.

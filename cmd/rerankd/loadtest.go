@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/client"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -250,7 +252,7 @@ func startServer(b serve.Backend, cfg serve.Config) (string, func(), error) {
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	}
-	return "http://" + ln.Addr().String() + "/rerank", stop, nil
+	return "http://" + ln.Addr().String(), stop, nil
 }
 
 // drive sends n requests from c concurrent clients and summarises them.
@@ -260,12 +262,17 @@ func rotate(reqs []model.Request, k int) []model.Request {
 	return append(append([]model.Request{}, reqs[k:]...), reqs[:k]...)
 }
 
-func drive(url string, reqs []model.Request, c, n int) levelResult {
-	bodies := make([][]byte, len(reqs))
+func drive(base string, reqs []model.Request, c, n int) levelResult {
+	bodies := make([]api.RerankRequest, len(reqs))
 	for i, r := range reqs {
-		bodies[i], _ = json.Marshal(map[string]any{"query": r.Query, "documents": r.Docs})
+		bodies[i] = rerankRequest(r)
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c}, Timeout: 10 * time.Minute}
+	// Retries off: a 429 is what the overload level measures.
+	cl, err := client.New(client.Config{BaseURL: base, MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c}, Timeout: 10 * time.Minute}})
+	if err != nil {
+		panic(err) // base comes from startServer
+	}
 	lat := make([]float64, n)
 	codes := make([]string, n)
 	next := make(chan int)
@@ -277,14 +284,8 @@ func drive(url string, reqs []model.Request, c, n int) levelResult {
 			defer wg.Done()
 			for i := range next {
 				t0 := time.Now()
-				resp, err := client.Post(url, "application/json", bytes.NewReader(bodies[i%len(bodies)]))
-				if err != nil {
-					codes[i] = "transport"
-				} else {
-					_, _ = io.Copy(io.Discard, resp.Body)
-					_ = resp.Body.Close()
-					codes[i] = strconv.Itoa(resp.StatusCode)
-				}
+				_, err := cl.Rerank(context.Background(), bodies[i%len(bodies)])
+				codes[i] = statusOf(err)
 				lat[i] = float64(time.Since(t0).Microseconds()) / 1000
 			}
 		}()
@@ -308,6 +309,28 @@ func drive(url string, reqs []model.Request, c, n int) levelResult {
 	r.PairsPerS = float64(ok*len(reqs[0].Docs)) / el
 	r.P50ms, r.P99ms = percentile(okLat, 50), percentile(okLat, 99)
 	return r
+}
+
+// rerankRequest is r in the API's Cohere/Jina style.
+func rerankRequest(r model.Request) api.RerankRequest {
+	docs := make([]api.Document, len(r.Docs))
+	for i, d := range r.Docs {
+		docs[i] = api.Document{Text: d}
+	}
+	return api.RerankRequest{Query: r.Query, Documents: docs}
+}
+
+// statusOf is the HTTP status a client call ended with, as text, or
+// "transport" when no answer came.
+func statusOf(err error) string {
+	var e *client.Error
+	switch {
+	case err == nil:
+		return "200"
+	case errors.As(err, &e):
+		return strconv.Itoa(e.Status)
+	}
+	return "transport"
 }
 
 func percentile(xs []float64, p float64) float64 {

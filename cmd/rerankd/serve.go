@@ -43,7 +43,7 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	f := &serveFlags{server: serve.DefaultConfig(), sched: scheduler.DefaultConfig()}
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address host:port")
 	fs.StringVar(&f.modelArg, "model", "", "model folder, or a Hugging Face repo id converted on first use; empty: the embedded lexical default")
-	fs.StringVar(&f.apiKeys, "api-key", "", "comma-separated API keys required as 'Authorization: Bearer KEY' (empty: no auth)")
+	fs.StringVar(&f.apiKeys, "api-key", "", "comma-separated API keys required as 'Authorization: Bearer KEY', each at least 8 characters (empty: no auth)")
 	fs.StringVar(&f.calibration, "calibration", "", "calibration file from `eval calibrate`: scores become calibrated probabilities, and its threshold applies when a request sends none")
 	fs.StringVar(&f.keyScopes, "key-scopes", "", `JSON file {"KEY": ["namespace", "prefix*"], ...} restricting keys to memory namespaces (its keys are API keys too)`)
 	fs.StringVar(&f.ortLib, "ort-lib", defaultORTLib(), "ONNX Runtime shared library (also ORT_LIB)")

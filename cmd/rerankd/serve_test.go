@@ -121,3 +121,12 @@ func TestServePrefixCacheMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestServeHelpStatesKeyRule: the rule that refuses short API keys is in
+// serve -h, not only in the error a user meets after trying.
+func TestServeHelpStatesKeyRule(t *testing.T) {
+	_, out, errs := runCLI(t, "serve", "-h")
+	if help := out + errs; !strings.Contains(help, "-api-key") || !strings.Contains(help, "at least 8 characters") {
+		t.Errorf("serve -h does not state the API key length rule:\n%s", help)
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,12 +12,13 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/client"
 	"github.com/rerankd/rerankd/serve"
 )
 
@@ -245,12 +245,16 @@ func soak(newBackend func() (serve.Backend, error), f *soakFlags, stderr io.Writ
 		return nil, err
 	}
 	tr := &http.Transport{MaxIdleConnsPerHost: f.clients}
-	client := &http.Client{Transport: tr, Timeout: f.timeout + 10*time.Second}
+	cl, err := client.New(client.Config{BaseURL: url, MaxRetries: -1, HTTPClient: &http.Client{Transport: tr, Timeout: f.timeout + 10*time.Second}})
+	if err != nil {
+		stop()
+		return nil, err
+	}
 
 	// Warm up with one request of each size so lazily built state (pools,
 	// ORT arenas for these shapes) is in the baseline, then settle.
 	for _, size := range bodies {
-		if k, _ := post(client, url, size[0]); k != kindOK {
+		if k, _ := post(cl, size[0]); k != kindOK {
 			stop()
 			return nil, fmt.Errorf("warm-up request failed (%s)", kindNames[k])
 		}
@@ -278,7 +282,7 @@ func soak(newBackend func() (serve.Backend, error), f *soakFlags, stderr io.Writ
 			body := bodies[size][rng.IntN(len(bodies[size]))]
 			p := phase.Load()
 			t0 := time.Now()
-			k, _ := post(client, url, body)
+			k, _ := post(cl, body)
 			el := ms(time.Since(t0))
 			answers.Add(1)
 			t := &tallies[id][p]
@@ -405,20 +409,20 @@ func summarise(name string, secs float64, t *phaseTally) soakPhase {
 
 // soakBodies returns, for each size of soakMix, a few distinct request
 // bodies of that many documents (the texts of `rerankd bench`).
-func soakBodies() [][][]byte {
-	out := make([][][]byte, len(soakMix))
+func soakBodies() [][]api.RerankRequest {
+	out := make([][]api.RerankRequest, len(soakMix))
 	for i, n := range soakMix {
 		for j, r := range benchWorkload(8, n, uint64(100+i)) {
 			// Vary the answer size too: some ask for the documents back or a top_n.
-			m := map[string]any{"query": r.Query, "documents": r.Docs}
+			req := rerankRequest(r)
 			switch j % 4 {
 			case 1:
-				m["return_documents"] = true
+				req.ReturnDocuments = true
 			case 2:
-				m["top_n"] = 3
+				three := 3
+				req.TopN = &three
 			}
-			b, _ := json.Marshal(m)
-			out[i] = append(out[i], b)
+			out[i] = append(out[i], req)
 		}
 	}
 	return out
@@ -439,30 +443,25 @@ func pickWeighted(rng *rand.Rand, w []int) int {
 	return len(w) - 1
 }
 
-// post sends one request and classifies the outcome.
-func post(c *http.Client, url string, body []byte) (int, error) {
-	resp, err := c.Post(url, "application/json", bytes.NewReader(body))
-	if err != nil {
-		var ne interface{ Timeout() bool }
-		if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
-			return kindTimeout, err
-		}
-		return kindConn, err
-	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-	switch code := resp.StatusCode; {
-	case code == http.StatusOK && err == nil:
+// post sends one request (retries off: a 429 is an outcome the soak
+// counts) and classifies the outcome.
+func post(c *client.Client, req api.RerankRequest) (int, error) {
+	_, err := c.Rerank(context.Background(), req)
+	var e *client.Error
+	var ne interface{ Timeout() bool }
+	switch {
+	case err == nil:
 		return kindOK, nil
-	case code == http.StatusOK:
-		return kindConn, err // the answer broke off
-	case code == http.StatusTooManyRequests:
+	case errors.As(err, &e) && e.Status == http.StatusTooManyRequests:
 		return kind429, nil
-	case code >= 500:
-		return kind5xx, errors.New(strconv.Itoa(code))
-	default:
-		return kind4xx, errors.New(strconv.Itoa(code))
+	case errors.As(err, &e) && e.Status >= 500:
+		return kind5xx, err
+	case errors.As(err, &e):
+		return kind4xx, err
+	case errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded):
+		return kindTimeout, err
 	}
+	return kindConn, err // no answer, or one that broke off
 }
 
 func sampleNow(t time.Duration, clients int, answers int64) soakSample {
