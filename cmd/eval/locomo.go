@@ -13,10 +13,10 @@ import (
 
 	"github.com/rerankd/rerankd/benchmarks/locomo"
 	"github.com/rerankd/rerankd/benchmarks/metrics"
+	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval/bm25"
 	"github.com/rerankd/rerankd/retrieval/post"
-	"github.com/schollz/progressbar/v3"
 )
 
 // locomoResult is the --json output of `eval locomo`.
@@ -167,8 +167,7 @@ func runLocomo(args []string, stdout, stderr io.Writer) int {
 func bm25Run(ds *locomo.Dataset, unit locomo.Unit, s *lexical.Scorer, depth int, qrels metrics.Qrels, stderr io.Writer) (metrics.Run, map[string]locomo.Category) {
 	run := metrics.Run{}
 	category := map[string]locomo.Category{}
-	bar := progressbar.NewOptions(len(qrels), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("bm25"),
-		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+	bar := progress.New(stderr, int64(len(qrels)), "bm25", progress.Items)
 	for i := range ds.Conversations {
 		conv := &ds.Conversations[i]
 		mems := conv.Memories(unit)
@@ -194,7 +193,7 @@ func bm25Run(ds *locomo.Dataset, unit locomo.Unit, s *lexical.Scorer, depth int,
 				ranked = sorted[:depth]
 			}
 			run[q.ID] = ranked
-			_ = bar.Add(1) // drawing errors only affect the bar
+			bar.Add(1)
 		}
 	}
 	return run, category

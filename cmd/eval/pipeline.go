@@ -13,13 +13,13 @@ import (
 	"github.com/rerankd/rerankd/benchmarks/locomo"
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/cmd/internal/paths"
+	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/bm25"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
-	"github.com/schollz/progressbar/v3"
 )
 
 // pipelineSpec is a parsed --pipeline: a retrieval base plus stages.
@@ -172,8 +172,7 @@ func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p
 
 	run := metrics.Run{}
 	category := map[string]locomo.Category{}
-	bar := progressbar.NewOptions(len(qrels), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription(pipelineName(p)),
-		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+	bar := progress.New(stderr, int64(len(qrels)), pipelineName(p), progress.Items)
 	for i := range ds.Conversations {
 		conv := &ds.Conversations[i]
 		ns := "conv-" + safeName(conv.ID)
@@ -194,7 +193,7 @@ func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p
 				ranked[j].DocID = docIDs[ranked[j].DocID]
 			}
 			run[q.ID] = ranked
-			_ = bar.Add(1)
+			bar.Add(1)
 		}
 	}
 	return run, category, nil

@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/onnx"
-	"github.com/schollz/progressbar/v3"
 )
 
 // runConvert implements `rerankd convert`: a Hugging Face checkpoint
@@ -72,17 +72,16 @@ func download(repo, revision string, stderr io.Writer) (string, error) {
 	cfg.Revision = revision
 	cfg.CacheDir = filepath.Join(cacheDir(), "hub")
 	var mu sync.Mutex
-	bars := map[string]*progressbar.ProgressBar{}
+	bars := map[string]*progress.Bar{}
 	cfg.Progress = func(file string, done, total int64) {
 		mu.Lock()
 		defer mu.Unlock()
 		b, ok := bars[file]
 		if !ok {
-			b = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription(file),
-				progressbar.OptionShowBytes(true), progressbar.OptionThrottle(200e6), progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+			b = progress.New(stderr, total, file, progress.Bytes)
 			bars[file] = b
 		}
-		_ = b.Set64(done) // drawing errors only affect the bar
+		b.Set(done)
 	}
 	c, err := hf.NewClient(cfg)
 	if err != nil {

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/rerankd/rerankd/internal/testenv"
+)
+
+// TestProgressOnlyOnTerminal: eval locomo draws its progress bar when
+// stderr is a terminal and writes none of it (no carriage returns, no bar
+// label) to a pipe or a log.
+func TestProgressOnlyOnTerminal(t *testing.T) {
+	for _, p := range []string{"bm25", "bm25+recency"} { // the direct path and the engine's
+		var out, errb bytes.Buffer
+		if code := run([]string{"locomo", "--data", fixtures, "--pipeline", p}, &out, &errb); code != exitOK {
+			t.Fatalf("%s: exit %d: %s", p, code, errb.String())
+		}
+		if strings.Contains(errb.String(), "\r") || strings.Contains(errb.String(), p+" ") {
+			t.Errorf("%s: progress written to a buffer: %q", p, errb.String())
+		}
+
+		ptmx, tty, err := pty.Open()
+		if err != nil {
+			testenv.SkipUnlessCI(t, "no pseudo-terminal here: "+err.Error(), "the drawing side needs /dev/ptmx")
+		}
+		got := make(chan string)
+		go func() {
+			var b bytes.Buffer
+			buf := make([]byte, 4096)
+			_ = ptmx.SetReadDeadline(time.Now().Add(time.Minute))
+			for {
+				n, err := ptmx.Read(buf)
+				b.Write(buf[:n])
+				if err != nil {
+					got <- b.String()
+					return
+				}
+			}
+		}()
+		out.Reset()
+		code := run([]string{"locomo", "--data", fixtures, "--pipeline", p}, &out, tty)
+		_ = tty.Close()
+		term := <-got
+		_ = ptmx.Close()
+		if code != exitOK || !strings.Contains(term, p) || !strings.Contains(term, "/") {
+			t.Errorf("%s: exit %d, terminal got %q: want the bar with its label and count", p, code, term)
+		}
+	}
+}
