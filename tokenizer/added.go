@@ -14,6 +14,9 @@ type addedMatcher struct {
 func newAddedMatcher(added []addedToken) *addedMatcher {
 	m := &addedMatcher{tokens: added}
 	for _, i := range sortedByLengthDesc(added) {
+		if added[i].content == "" {
+			continue // refused by checkPipeline; never matched
+		}
 		c := added[i].content[0]
 		m.byFirst[c] = append(m.byFirst[c], i)
 	}
