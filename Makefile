@@ -18,13 +18,18 @@ FUZZTIME ?= 30s
 RERANKD_LOCOMO ?= $(wildcard $(abspath ../shared/locomo))
 export RERANKD_LOCOMO
 
-.PHONY: all setup build run test vet tidy lint fuzz bench loadtest bench-tokenizer golden pytest clean fresh-check
+.PHONY: all setup setup-browser build run test vet tidy lint fuzz bench loadtest bench-tokenizer golden pytest clean fresh-check
 
 all: build
 
 ## setup: install the ONNX Runtime library and Qwen3 tokenizer into the cache (idempotent, checksummed)
 setup:
 	scripts/setup.sh
+
+## setup-browser: Debian's Chromium (apt-get when missing) and the pinned playwright-core (npm ci
+## into the cache) for the browser tests (idempotent)
+setup-browser:
+	scripts/setup_browser.sh
 
 build:
 	$(GO) build -o $(BIN) ./cmd/rerankd
@@ -40,6 +45,7 @@ PHASE := scripts/phase.sh
 SUBMAKE := $(MAKE) --no-print-directory
 test:
 	@$(PHASE) setup $(SUBMAKE) setup
+	@$(PHASE) setup-browser $(SUBMAKE) setup-browser
 	@$(PHASE) vet $(SUBMAKE) vet
 	@$(PHASE) tidy $(SUBMAKE) tidy
 	@$(PHASE) lint $(SUBMAKE) lint

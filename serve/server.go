@@ -68,6 +68,7 @@ func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*S
 	s.app.Use(s.observe)
 	s.app.Get("/health", s.handleHealth)
 	s.app.Get("/ready", s.handleReady)
+	s.routeDocs()
 	s.app.Use(s.keys.middleware)
 	for _, p := range []string{"/rerank", "/v1/rerank", "/v2/rerank"} {
 		s.app.Post(p, s.handleRerank)

@@ -6,6 +6,7 @@ package testenv
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -93,4 +94,32 @@ func LoCoMoOr(tb testing.TB, fallback string) string {
 		return fallback
 	}
 	return LoCoMo(tb)
+}
+
+// BrowserNodePath is where scripts/setup_browser.sh installs playwright-core
+// ($BROWSER_NODE_PATH, else the cache), for NODE_PATH.
+func BrowserNodePath() string {
+	if p := os.Getenv("BROWSER_NODE_PATH"); p != "" {
+		return p
+	}
+	return filepath.Join(CacheDir(), "tools", "browser", "playwright-core-1.65.1", "node_modules")
+}
+
+// Chromium is Debian's Chromium, which the browser tests drive.
+const Chromium = "/usr/bin/chromium"
+
+// RequireBrowser skips tb (fails it under CI) unless node, Chromium and
+// playwright-core are installed.
+func RequireBrowser(tb testing.TB) {
+	tb.Helper()
+	const enable = "run scripts/setup_browser.sh (make test does)"
+	if _, err := os.Stat(Chromium); err != nil {
+		SkipUnlessCI(tb, "no "+Chromium, enable)
+	}
+	if _, err := os.Stat(filepath.Join(BrowserNodePath(), "playwright-core", "package.json")); err != nil {
+		SkipUnlessCI(tb, "playwright-core not installed at "+BrowserNodePath(), enable)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		SkipUnlessCI(tb, "no node on PATH", "install Node.js")
+	}
 }
