@@ -13,18 +13,27 @@ import (
 // binary, so the page works without a network.
 //
 //go:embed docs/index.html docs/init.js docs/swagger-ui/swagger-ui-bundle.js docs/swagger-ui/swagger-ui.css
+//go:embed ui/index.html ui/ui.js ui/ui.css
 var docsFiles embed.FS
 
-// docsAssets maps the page's URLs to embedded files and content types.
+// docsFiles also holds the search explorer (/ui): a page of our own over
+// the public search API, where operators look at each stage's scores and
+// choose thresholds.
+
+// docsAssets maps the pages' URLs to embedded files and content types.
 var docsAssets = map[string]struct{ file, mime string }{
+	"/ui":                        {"ui/index.html", fiber.MIMETextHTMLCharsetUTF8},
+	"/ui/ui.js":                  {"ui/ui.js", "text/javascript; charset=utf-8"},
+	"/ui/ui.css":                 {"ui/ui.css", "text/css; charset=utf-8"},
 	"/docs":                      {"docs/index.html", fiber.MIMETextHTMLCharsetUTF8},
 	"/docs/init.js":              {"docs/init.js", "text/javascript; charset=utf-8"},
 	"/docs/swagger-ui-bundle.js": {"docs/swagger-ui/swagger-ui-bundle.js", "text/javascript; charset=utf-8"},
 	"/docs/swagger-ui.css":       {"docs/swagger-ui/swagger-ui.css", "text/css; charset=utf-8"},
 }
 
-// routeDocs serves the docs page without authentication, like /health: it
-// holds no data, and the OpenAPI document it shows (/docs/openapi.json, the
+// routeDocs serves the docs page and the explorer without authentication,
+// like /health: they hold no data (the explorer asks for a key and sends it
+// with its searches), and the OpenAPI document it shows (/docs/openapi.json, the
 // same bytes as /openapi.json) only describes the API. Calls made from the
 // page carry the key the user enters.
 func (s *Server) routeDocs() {
