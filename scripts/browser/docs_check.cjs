@@ -6,28 +6,11 @@
 //
 // Usage: node docs_check.cjs BASE_URL API_KEY SCREENSHOT.png
 // (playwright-core found through NODE_PATH; see scripts/setup_browser.sh)
-const { chromium } = require("playwright-core");
-const fs = require("fs");
-const os = require("os");
-const path = require("path");
+const { run, main } = require("./chromium.cjs");
 
-async function main() {
+main(async () => {
   const [base, key, shot] = process.argv.slice(2);
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "rerankd-chromium-"));
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
-    viewport: { width: 1280, height: 900 },
-  });
-  const out = { consoleErrors: [], pageErrors: [], failedRequests: [], status: 0, body: "" };
-  try {
-    const page = ctx.pages()[0] || (await ctx.newPage());
-    page.on("console", (m) => { if (m.type() === "error") out.consoleErrors.push(m.text()); });
-    page.on("pageerror", (e) => out.pageErrors.push(String(e)));
-    page.on("requestfailed", (r) => out.failedRequests.push(r.url()));
-    page.on("response", (r) => { if (r.status() >= 400) out.failedRequests.push(r.status() + " " + r.url()); });
+  await run({ width: 1280, height: 900 }, { status: 0, body: "" }, async (page, out) => {
     await page.goto(base + "/docs", { waitUntil: "networkidle" });
     await page.waitForSelector(".opblock-post", { timeout: 20000 });
 
@@ -46,11 +29,5 @@ async function main() {
     out.body = await op.locator(".live-responses-table tbody .response-col_description pre").first().innerText();
     await page.locator(".live-responses-table tbody").first().evaluate((el) => el.scrollIntoView({ block: "center" }));
     await page.screenshot({ path: shot, fullPage: false });
-  } finally {
-    await ctx.close();
-    fs.rmSync(profile, { recursive: true, force: true });
-  }
-  process.stdout.write(JSON.stringify(out) + "\n");
-}
-
-main().catch((e) => { process.stderr.write(String(e && e.stack || e) + "\n"); process.exit(1); });
+  });
+});
