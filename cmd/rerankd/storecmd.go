@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
@@ -45,7 +46,13 @@ func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		st, err := s.Check(collect)
+		var bar *progress.Bar
+		st, err := s.CheckProgress(collect, func(done, total int64) {
+			if bar == nil && total > 0 {
+				bar = progress.New(stderr, total, "store check", progress.Items)
+			}
+			bar.Set(done) // the last call, done == total, completes the bar
+		})
 		_ = s.Close()
 		if err != nil {
 			return err

@@ -32,6 +32,9 @@ func TestStoreCheckAndSalvage(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "10 memories") || !strings.Contains(out, "0 problems") {
 		t.Fatalf("clean check: %d %q %q", code, out, errs)
 	}
+	if strings.Contains(errs, "store check") || strings.Contains(errs, "\r") {
+		t.Errorf("progress bar written to a stderr that is not a terminal: %q", errs)
+	}
 	raw, _ := os.ReadFile(path)
 	// Every copy: freed pages still hold stale copies of the record.
 	for off := 0; ; {

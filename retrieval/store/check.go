@@ -33,7 +33,25 @@ type CheckStats struct {
 // non-nil only if the walk itself failed; corruption is reported through fn
 // and CheckStats.Problems.
 func (s *Store) Check(fn func(Problem)) (CheckStats, error) {
+	return s.CheckProgress(fn, nil)
+}
+
+// progressEvery is how many records pass between progress calls.
+const progressEvery = 1024
+
+// CheckProgress is Check that also calls progress (if non-nil) with the
+// records walked so far and their total (memories and vectors, counted
+// first from the buckets' own statistics), every progressEvery records
+// and once at the end with done == total.
+func (s *Store) CheckProgress(fn func(Problem), progress func(done, total int64)) (CheckStats, error) {
 	var st CheckStats
+	var done, total int64
+	step := func() {
+		done++
+		if progress != nil && done%progressEvery == 0 {
+			progress(done, max(total, done))
+		}
+	}
 	report := func(p Problem) {
 		st.Problems++
 		if fn != nil {
@@ -45,6 +63,9 @@ func (s *Store) Check(fn func(Problem)) (CheckStats, error) {
 			report(Problem{Kind: "page", Err: fmt.Errorf("%w: %w", ErrCorrupt, err)})
 		}
 		memTop, embTop := tx.Bucket(bucketMemories), tx.Bucket(bucketEmbeddings)
+		if progress != nil {
+			total = recordCount(memTop) + recordCount(embTop)
+		}
 		if err := memTop.ForEachBucket(func(nsKey []byte) error {
 			ns := string(nsKey)
 			st.Namespaces++
@@ -53,6 +74,7 @@ func (s *Store) Check(fn func(Problem)) (CheckStats, error) {
 			}
 			return memTop.Bucket(nsKey).ForEach(func(k, v []byte) error {
 				st.Memories++
+				step()
 				m, err := decodeMemoryAt(v, ns, string(k))
 				if err == nil {
 					err = m.Validate()
@@ -70,6 +92,7 @@ func (s *Store) Check(fn func(Problem)) (CheckStats, error) {
 			mb := memTop.Bucket(nsKey)
 			return embTop.Bucket(nsKey).ForEach(func(k, v []byte) error {
 				st.Vectors++
+				step()
 				if _, err := decodeVector(v); err != nil {
 					report(Problem{Namespace: ns, ID: string(k), Kind: "vector", Err: recordErr("vector", ns, string(k), err)})
 				}
@@ -94,5 +117,18 @@ func (s *Store) Check(fn func(Problem)) (CheckStats, error) {
 		}
 		return nil
 	})
+	if progress != nil && err == nil {
+		progress(done, done)
+	}
 	return st, err
+}
+
+// recordCount is the number of records in top's per-namespace buckets.
+func recordCount(top *bolt.Bucket) int64 {
+	var n int64
+	_ = top.ForEachBucket(func(k []byte) error {
+		n += int64(top.Bucket(k).Stats().KeyN)
+		return nil
+	})
+	return n
 }

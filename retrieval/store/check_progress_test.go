@@ -1,0 +1,62 @@
+package store
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestCheckProgress: progress counts every memory and vector record once,
+// never goes back, reports its total from the start, and ends at done ==
+// total; the statistics are those of Check.
+func TestCheckProgress(t *testing.T) {
+	cases := []struct {
+		name            string
+		spaces, perNS   int
+		withVectorEvery int // every k-th memory has a vector (0: none)
+	}{
+		{"empty", 0, 0, 0},
+		{"one namespace, no vectors", 1, 10, 0},
+		{"several, past one progress step", 3, 900, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := openTemp(t, Options{NoSync: true})
+			want := int64(0)
+			for n := range tc.spaces {
+				var batch []Item
+				for i := range tc.perNS {
+					it := Item{Memory: mem(fmt.Sprintf("ns%d", n), fmt.Sprintf("m%04d", i))}
+					want++
+					if tc.withVectorEvery > 0 && i%tc.withVectorEvery == 0 {
+						it.Vector = vec(i, 4)
+						want++
+					}
+					batch = append(batch, it)
+				}
+				if err := s.PutBatch(batch); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var calls [][2]int64
+			st, err := s.CheckProgress(nil, func(done, total int64) { calls = append(calls, [2]int64{done, total}) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, err := s.Check(nil)
+			if err != nil || st != plain {
+				t.Fatalf("stats %+v, Check's %+v (%v)", st, plain, err)
+			}
+			if len(calls) == 0 || calls[len(calls)-1] != [2]int64{want, want} {
+				t.Fatalf("calls %v, want the last to be (%d, %d)", calls, want, want)
+			}
+			if want > progressEvery && len(calls) < 2 {
+				t.Errorf("%d records but %d progress calls", want, len(calls))
+			}
+			for i, c := range calls {
+				if c[1] != want || (i > 0 && c[0] < calls[i-1][0]) {
+					t.Errorf("call %d: %v (want total %d, done not going back)", i, c, want)
+				}
+			}
+		})
+	}
+}
