@@ -7,18 +7,15 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// docsFiles is the API docs page: Swagger UI (vendored from the npm package
-// swagger-ui-dist by scripts/vendor_swagger_ui.sh, checksums in
-// docs/swagger-ui/SHA256SUMS) over openapi.json. Everything is in the
-// binary, so the page works without a network.
+// docsFiles holds two pages, both in the binary so they work without a
+// network: the API docs (docs/: Swagger UI over openapi.json, vendored from
+// the npm package swagger-ui-dist by scripts/vendor_swagger_ui.sh with its
+// license and checksums) and the search explorer (ui/: a page of our own
+// over the public search API, where operators look at each stage's scores
+// and choose thresholds).
 //
-//go:embed docs/index.html docs/init.js docs/swagger-ui/swagger-ui-bundle.js docs/swagger-ui/swagger-ui.css
-//go:embed ui/index.html ui/ui.js ui/ui.css
+//go:embed docs ui
 var docsFiles embed.FS
-
-// docsFiles also holds the search explorer (/ui): a page of our own over
-// the public search API, where operators look at each stage's scores and
-// choose thresholds.
 
 // docsAssets maps the pages' URLs to embedded files and content types.
 var docsAssets = map[string]struct{ file, mime string }{

@@ -41,14 +41,12 @@ func BenchmarkLoad_Qwen3(b *testing.B) {
 		})
 	}
 	b.Run("vs_reference", func(b *testing.B) {
-		var ours, ref struct {
+		type cost struct {
 			d     time.Duration
 			bytes uint64
 		}
-		measure := func(acc *struct {
-			d     time.Duration
-			bytes uint64
-		}, load func(string) (*Tokenizer, error)) {
+		var ours, ref cost
+		measure := func(acc *cost, load func(string) (*Tokenizer, error)) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			start := time.Now()

@@ -67,23 +67,38 @@ type configJSON struct {
 // a folder holding tokenizer.json. A tokenizer_config.json beside it, when
 // present, supplies the pad/eos/bos tokens.
 func Load(path string) (*Tokenizer, error) {
-	file := path
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		file = filepath.Join(path, FileName)
-	}
-	data, err := os.ReadFile(file)
+	file := tokenizerFile(path)
+	data, cfg, err := readFiles(file)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
-	}
-	cfg, err := os.ReadFile(filepath.Join(filepath.Dir(file), ConfigFileName))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("tokenizer: %w", err)
+		return nil, err
 	}
 	t, err := FromBytes(data, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", file, err)
 	}
 	return t, nil
+}
+
+// tokenizerFile is path's tokenizer.json: path itself, or the file of that
+// name inside it when path is a folder.
+func tokenizerFile(path string) string {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return filepath.Join(path, FileName)
+	}
+	return path
+}
+
+// readFiles reads tokenizer.json and the tokenizer_config.json beside it
+// (nil when absent).
+func readFiles(file string) (data, cfg []byte, err error) {
+	if data, err = os.ReadFile(file); err != nil {
+		return nil, nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	cfg, err = os.ReadFile(filepath.Join(filepath.Dir(file), ConfigFileName))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	return data, cfg, nil
 }
 
 // FromBytes builds a tokenizer from the contents of tokenizer.json and,

@@ -25,10 +25,7 @@ const maxShared = 8
 // The returned tokenizer is shared: it is immutable apart from its
 // concurrency-safe word cache, so callers need no copy.
 func Shared(path string) (*Tokenizer, error) {
-	file := path
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		file = filepath.Join(path, FileName)
-	}
+	file := tokenizerFile(path)
 	if abs, err := filepath.Abs(file); err == nil {
 		file = abs
 	}
@@ -40,13 +37,9 @@ func Shared(path string) (*Tokenizer, error) {
 	if e := shared.byStat(sk); e != nil {
 		return e.wait()
 	}
-	data, err := os.ReadFile(file)
+	data, cfg, err := readFiles(file)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
-	}
-	cfg, err := os.ReadFile(cfgFile)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("tokenizer: %w", err)
+		return nil, err
 	}
 	h := sha256.New()
 	h.Write(data)

@@ -5,6 +5,7 @@
 package testenv
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,12 +98,46 @@ func LoCoMoOr(tb testing.TB, fallback string) string {
 }
 
 // BrowserNodePath is where scripts/setup_browser.sh installs playwright-core
-// ($BROWSER_NODE_PATH, else the cache), for NODE_PATH.
+// ($BROWSER_NODE_PATH, else the cache, under the version pinned in
+// scripts/browser/package.json), for NODE_PATH; "" when that file cannot be
+// read.
 func BrowserNodePath() string {
 	if p := os.Getenv("BROWSER_NODE_PATH"); p != "" {
 		return p
 	}
-	return filepath.Join(CacheDir(), "tools", "browser", "playwright-core-1.65.1", "node_modules")
+	root, err := moduleRoot()
+	if err != nil {
+		return ""
+	}
+	data, err := os.ReadFile(filepath.Join(root, "scripts", "browser", "package.json"))
+	if err != nil {
+		return ""
+	}
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	if json.Unmarshal(data, &pkg) != nil || pkg.Dependencies["playwright-core"] == "" {
+		return ""
+	}
+	return filepath.Join(CacheDir(), "tools", "browser", "playwright-core-"+pkg.Dependencies["playwright-core"], "node_modules")
+}
+
+// moduleRoot is the folder holding go.mod, above the test's folder.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", os.ErrNotExist
+		}
+		dir = parent
+	}
 }
 
 // Chromium is Debian's Chromium, which the browser tests drive.

@@ -41,10 +41,6 @@ func New(w io.Writer, total int64, desc string, unit Unit) *Bar {
 	if !IsTerminal(w) {
 		return &Bar{}
 	}
-	return newBar(w, total, desc, unit)
-}
-
-func newBar(w io.Writer, total int64, desc string, unit Unit) *Bar {
 	opts := []progressbar.Option{
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(desc),
