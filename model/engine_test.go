@@ -35,6 +35,27 @@ func TestORTMatchesReference(t *testing.T) {
 	}
 }
 
+// TestORTMatchesReferenceUntied: a checkpoint with its own lm_head
+// (tie_word_embeddings false) scores the same on both engines, within 1e-5
+// in probability, for the folded head and for a (no, yes) head read from
+// the full lm_head initializer.
+func TestORTMatchesReferenceUntied(t *testing.T) {
+	r := Request{Query: query, Docs: mixedDocs(6)}
+	for _, head := range []onnx.Head{onnx.HeadLogit, onnx.HeadYesNo} {
+		dir := tinyModelOf(t, "untied", tinyUntied(), head, false)
+		got := scoreAll(t, openModel(t, dir, EngineONNX, DefaultScorerConfig()), r)
+		want := scoreAll(t, openModel(t, dir, EngineReference, DefaultScorerConfig()), r)
+		maxErr := 0.0
+		for i := range got {
+			maxErr = math.Max(maxErr, math.Abs(got[i].Score-want[i].Score))
+		}
+		if maxErr > 1e-5 {
+			t.Errorf("%v: max |ORT - reference| probability = %g > 1e-5", head, maxErr)
+		}
+		t.Logf("%v: max |ORT - reference| probability = %.3g over %d pairs", head, maxErr, len(got))
+	}
+}
+
 // TestBatchInvariance: a pair's score is the same alone, in a batch of 32
 // of mixed lengths, and in any order (within 1e-6).
 func TestBatchInvariance(t *testing.T) {

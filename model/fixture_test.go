@@ -24,13 +24,28 @@ var (
 // and returns its folder.
 func tinyModel(t testing.TB, head onnx.Head, external bool) string {
 	t.Helper()
-	name := fmt.Sprintf("tiny-%v-ext%v", head, external)
+	return tinyModelOf(t, "tiny", arch.Tiny(), head, external)
+}
+
+// tinyUntied is arch.Tiny with a separate lm_head (tie_word_embeddings
+// false), as some fine-tuned checkpoints are saved.
+func tinyUntied() arch.Config {
+	c := arch.Tiny()
+	c.TieWordEmbeddings = false
+	return c
+}
+
+// tinyModelOf writes (once per run, by name) a random model of cfg with the
+// given head and returns its folder.
+func tinyModelOf(t testing.TB, base string, cfg arch.Config, head onnx.Head, external bool) string {
+	t.Helper()
+	name := fmt.Sprintf("%s-%v-ext%v", base, head, external)
 	dir := filepath.Join(fixtureDir, name)
 	fixtureMu.Lock()
 	defer fixtureMu.Unlock()
 	err, done := fixtures[name]
 	if !done {
-		err = WriteTestModel(dir, arch.Tiny(), 7, BuildOptions{Tokenizer: testenv.TokenizerDir(), Head: head, ForceExternal: external})
+		err = WriteTestModel(dir, cfg, 7, BuildOptions{Tokenizer: testenv.TokenizerDir(), Head: head, ForceExternal: external})
 		fixtures[name] = err
 	}
 	if err != nil {

@@ -123,3 +123,25 @@ func TestHeadDiff(t *testing.T) {
 		t.Error("id out of range: want error")
 	}
 }
+
+// TestCheckBackbone: untied weights without lm_head fail Check (naming it)
+// but pass CheckBackbone, which a forward pass to hidden states needs.
+func TestCheckBackbone(t *testing.T) {
+	c := Tiny()
+	c.VocabSize, c.TieWordEmbeddings = 50, false
+	w, err := Random(c, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(w.Tensors, LMHead)
+	if err := w.Check(); err == nil || !strings.Contains(err.Error(), LMHead) {
+		t.Errorf("Check() = %v, want missing %s", err, LMHead)
+	}
+	if err := w.CheckBackbone(); err != nil {
+		t.Errorf("CheckBackbone() = %v", err)
+	}
+	delete(w.Tensors, FinalNorm)
+	if err := w.CheckBackbone(); err == nil || !strings.Contains(err.Error(), FinalNorm) {
+		t.Errorf("CheckBackbone() = %v, want missing %s", err, FinalNorm)
+	}
+}

@@ -74,12 +74,20 @@ func (c Config) Shapes() map[string][]int {
 
 // Check reports every missing or mis-shaped tensor at once. Extra tensors
 // (rotary caches, a redundant lm_head) are allowed.
-func (w *Weights) Check() error {
-	if err := w.Config.Validate(); err != nil {
+func (w *Weights) Check() error { return w.check(w.Config) }
+
+// CheckBackbone is Check without the output head: it reports the tensors
+// a forward pass to the final hidden state reads, so weights whose head is
+// kept elsewhere (a reranker graph stores only the folded yes-no row
+// difference, not an untied lm_head) pass. A head present is not checked.
+func (w *Weights) CheckBackbone() error { return w.check(w.Config.Backbone()) }
+
+func (w *Weights) check(c Config) error {
+	if err := c.Validate(); err != nil {
 		return err
 	}
 	var errs []error
-	for name, want := range w.Config.Shapes() {
+	for name, want := range c.Shapes() {
 		t, ok := w.Tensors[name]
 		switch {
 		case !ok:

@@ -47,19 +47,27 @@ func (m *Model) Weights() (*arch.Weights, []float32, error) {
 		if !ok {
 			return nil, nil, fmt.Errorf("onnx: no %s and no %s initializer", HeadDiffName, arch.LMHead)
 		}
+		want := cfg.Shapes()[arch.LMHead]
+		if got := t.GetDims(); len(got) != 2 || got[0] != int64(want[0]) || got[1] != int64(want[1]) {
+			return nil, nil, fmt.Errorf("onnx: initializer %s has dims %v, want %v", arch.LMHead, got, want)
+		}
 		data, err := floats(t)
 		if err != nil {
 			return nil, nil, fmt.Errorf("onnx: %w", err)
 		}
-		w.Tensors[arch.LMHead] = &arch.Tensor{Shape: []int{cfg.VocabSize, cfg.HiddenSize}, Data: data}
+		w.Tensors[arch.LMHead] = &arch.Tensor{Shape: want, Data: data}
 	}
 	head, err := w.HeadDiff(yes, no)
 	return w, head, err
 }
 
 // readWeights decodes the architecture recorded in the metadata and every
-// tensor it names from the initializers, checked; it also returns the
-// initializers by name for head lookups.
+// backbone tensor it names from the initializers, checked; it also returns
+// the initializers by name for head lookups. The output head is not read
+// here: a HeadLogit graph of an untied checkpoint stores only the folded
+// yes-no difference (HeadDiffName), never lm_head.weight, so requiring
+// every tensor of cfg.Shapes would refuse it; Weights reads lm_head itself
+// when a graph layout keeps it.
 func (m *Model) readWeights() (*arch.Weights, map[string]*onnxpb.TensorProto, error) {
 	cfgJSON, ok := m.Meta(MetaConfig)
 	if !ok {
@@ -76,7 +84,7 @@ func (m *Model) readWeights() (*arch.Weights, map[string]*onnxpb.TensorProto, er
 	}
 	w := &arch.Weights{Config: cfg, Tensors: map[string]*arch.Tensor{}}
 	var errs []error
-	for name, shape := range cfg.Shapes() {
+	for name, shape := range cfg.Backbone().Shapes() {
 		t, ok := inits[name]
 		if !ok {
 			errs = append(errs, fmt.Errorf("missing initializer %s", name))
@@ -92,7 +100,7 @@ func (m *Model) readWeights() (*arch.Weights, map[string]*onnxpb.TensorProto, er
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, fmt.Errorf("onnx: %w", err)
 	}
-	if err := w.Check(); err != nil {
+	if err := w.CheckBackbone(); err != nil {
 		return nil, nil, fmt.Errorf("onnx: %w", err)
 	}
 	return w, inits, nil

@@ -45,7 +45,9 @@ func forward(w *arch.Weights, ids []int) ([][]float32, error) {
 	if w == nil {
 		return nil, errors.New("ref: nil weights")
 	}
-	if err := w.Check(); err != nil {
+	// The head is the caller's (Logit takes it folded): an untied lm_head
+	// need not be present to compute hidden states.
+	if err := w.CheckBackbone(); err != nil {
 		return nil, fmt.Errorf("ref: %w", err)
 	}
 	c := w.Config
