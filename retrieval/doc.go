@@ -84,4 +84,8 @@
 // the embedder call in flight. Failed batches are logged and counted
 // (Stats.BackfillFailed) and stay lexical-only; after a few failed calls
 // in a row the back-fill gives up until the next start.
+//
+// Tracing: Retrieve and Search start child spans of the span in their
+// context (retrieve, bm25, embed_query, vector_search, scan, fill, rerank,
+// threshold, recency, mmr) with counts only, never query or memory text.
 package retrieval

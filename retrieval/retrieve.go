@@ -9,6 +9,8 @@ import (
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/tracing/span"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // Level says which retrieval level answered a query (see the package doc).
@@ -74,8 +76,21 @@ var lexOnly = post.FusionConfig{Method: post.WeightedSum, VectorWeight: 0, BM25W
 // vecOnly does the same for a single vector list.
 var vecOnly = post.FusionConfig{Method: post.WeightedSum, VectorWeight: 1, BM25Weight: 0, RRFK: 60}
 
+// tracerName names the instrumentation scope of retrieval's spans.
+const tracerName = "github.com/rerankd/rerankd/retrieval"
+
 // Retrieve proposes candidates for q at the best level available.
 func (e *Engine) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
+	ctx, rsp := span.Start(ctx, tracerName, "rerankd.retrieve", attribute.String("rerankd.mode", string(q.Mode)))
+	got, err := e.retrieve(ctx, q)
+	if err == nil {
+		rsp.SetAttributes(attribute.String("rerankd.level", string(got.Level)), attribute.Int("rerankd.candidates", len(got.Candidates)))
+	}
+	span.End(rsp, err)
+	return got, err
+}
+
+func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	if e.closed.Load() {
 		return Retrieved{}, ErrClosed
 	}
@@ -101,13 +116,19 @@ func (e *Engine) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	}
 	wantVec := q.Mode == ModeDense || q.Mode == ModeHybrid
 	if !sp.lexReady.Load() && !wantVec {
-		return e.scan(ctx, q.Namespace, q.Text, depth)
+		sctx, ssp := span.Start(ctx, tracerName, "rerankd.scan")
+		got, err := e.scan(sctx, q.Namespace, q.Text, depth)
+		span.End(ssp, err)
+		return got, err
 	}
 
 	ix := sp.ix()
 	var bm []post.Hit
 	if q.Mode != ModeDense {
+		_, bsp := span.Start(ctx, tracerName, "rerankd.bm25")
 		lexHits := ix.lex.Search(q.Text, depth)
+		bsp.SetAttributes(attribute.Int("rerankd.hits", len(lexHits)))
+		bsp.End()
 		bm = make([]post.Hit, len(lexHits))
 		for i, h := range lexHits {
 			bm[i] = post.Hit{ID: h.ID, Score: h.Score}
@@ -133,7 +154,10 @@ func (e *Engine) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
 			why = "no query vector (no embedder; send one with the query)"
 			break
 		}
+		_, vsp := span.Start(ctx, tracerName, "rerankd.vector_search")
 		hits, err := ix.vec.Search(qv, depth)
+		vsp.SetAttributes(attribute.Int("rerankd.hits", len(hits)))
+		span.End(vsp, err)
 		if err != nil {
 			return Retrieved{}, fmt.Errorf("retrieval: vector search: %w", err)
 		}
@@ -155,7 +179,9 @@ func (e *Engine) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	default:
 		cands = post.Fuse(bm, nil, lexOnly)
 	}
+	_, fsp := span.Start(ctx, tracerName, "rerankd.fill", attribute.Int("rerankd.candidates", len(cands)))
 	cands, err = e.fill(q.Namespace, cands)
+	span.End(fsp, err)
 	if err != nil {
 		return Retrieved{}, err
 	}
@@ -198,7 +224,9 @@ func (e *Engine) checkQuery(q Query) error {
 func (e *Engine) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	v := q.Vector
 	if v == nil && e.emb != nil {
-		vs, err := e.emb.Embed(ctx, []string{q.Text}, true)
+		ectx, sp := span.Start(ctx, tracerName, "rerankd.embed_query")
+		vs, err := e.emb.Embed(ectx, []string{q.Text}, true)
+		span.End(sp, err)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/retrieval/post"
+	"github.com/rerankd/rerankd/tracing/span"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // Reranker scores texts against a query with a cross-encoder; scores are
@@ -85,7 +87,10 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) (SearchResult, err
 		if r.RerankDepth > 0 && len(cands) > r.RerankDepth {
 			cands = cands[:r.RerankDepth]
 		}
-		if cands, err = rerank(ctx, r.Rerank, r.Text, cands); err != nil {
+		rctx, sp := span.Start(ctx, tracerName, "rerankd.rerank", attribute.Int("rerankd.candidates", len(cands)))
+		cands, err = rerank(rctx, r.Rerank, r.Text, cands)
+		span.End(sp, err)
+		if err != nil {
 			return SearchResult{}, err
 		}
 		res.Reranked = len(cands)
@@ -94,6 +99,7 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) (SearchResult, err
 
 	t2 := time.Now()
 	if r.Threshold != nil {
+		_, sp := span.Start(ctx, tracerName, "rerankd.threshold", attribute.Int("rerankd.candidates", len(cands)))
 		kept := cands[:0:0]
 		for _, c := range cands {
 			if c.Score >= *r.Threshold {
@@ -101,13 +107,19 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) (SearchResult, err
 			}
 		}
 		cands = kept
+		sp.SetAttributes(attribute.Int("rerankd.kept", len(cands)))
+		sp.End()
 	}
 	res.AboveThreshold = len(cands)
 	if r.Recency != nil {
+		_, sp := span.Start(ctx, tracerName, "rerankd.recency", attribute.Int("rerankd.candidates", len(cands)))
 		cands = post.Recency(cands, *r.Recency, r.Now)
+		sp.End()
 	}
 	if r.MMR != nil {
+		_, sp := span.Start(ctx, tracerName, "rerankd.mmr", attribute.Int("rerankd.candidates", len(cands)))
 		cands = post.MMR(cands, *r.MMR, topK)
+		sp.End()
 	}
 	if len(cands) > topK {
 		cands = cands[:topK]

@@ -84,16 +84,19 @@ func (s *Scheduler) run(batch []pair, seqs [][]int) [][]int {
 	id := s.batchID.Add(1)
 	start := time.Now()
 	real, longest := 0, 0
+	first := make([]bool, 0, len(batch)) // per pair: its request's first engine call
 	for _, p := range batch {
 		seqs = append(seqs, p.seq)
 		real += len(p.seq)
 		longest = max(longest, len(p.seq))
-		p.req.markStarted(start)
+		first = append(first, p.req.markStarted(start))
 		s.obs.PairWait(start.Sub(p.req.enq))
 	}
 	s.obs.BatchFormed(len(batch), real, len(batch)*longest)
+	bt := startBatchTrace(batch, first, id, start, real, len(batch)*longest)
 	logits, err := s.engine.Logits(s.engineCtx, seqs)
 	d := time.Since(start)
+	bt.end(id, start, start.Add(d), err)
 	s.obs.EngineCall(d, len(batch), err)
 	if err == nil {
 		s.q.observeRate(real, d)

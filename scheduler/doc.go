@@ -13,7 +13,7 @@
 //
 //   - Admission is all or nothing and never blocks. Submit puts every pair
 //     of a request into the queue at once, or refuses it at once with
-//     ErrOverloaded (the server answers 503 and the client backs off). A
+//     ErrOverloaded (the server answers 429 with Retry-After and the client backs off). A
 //     request with more pairs than QueueSize could never fit and gets
 //     ErrTooLarge instead, so that a client does not retry it. The queue is
 //     one slice allocated at QueueSize: memory is bounded by the config,
@@ -73,4 +73,11 @@
 // deadline that the work queued ahead of it (plus its own) would overrun is
 // refused at once with ErrOverloaded rather than queued to time out. Under
 // overload clients therefore see fast 429s, not slow 504s.
+//
+// Tracing (trace.go): when a request's context holds a recording span, the
+// scheduler adds a "queue" span (Submit to its first engine call) and an
+// "inference" span per engine call that carried its pairs. An engine call
+// serves several requests, so it is its own root span ("batch"), linked to
+// each traced request it served; each inference span links back to it.
+// Untraced requests cost one context lookup per pair.
 package scheduler

@@ -251,13 +251,15 @@ func (r *request) finish(err error) bool {
 func (r *request) dead() bool { return r.finished.Load() || r.ctx.Err() != nil }
 
 // markStarted records the start of an engine call carrying one of r's
-// pairs.
-func (r *request) markStarted(t time.Time) {
+// pairs; it reports whether that call is r's first.
+func (r *request) markStarted(t time.Time) bool {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.started.IsZero() {
 		r.started = t
+		return true
 	}
-	r.mu.Unlock()
+	return r.started.Equal(t)
 }
 
 // deliver records pair idx's logit, computed by engine call batch of

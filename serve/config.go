@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config holds the server's limits. Flags and environment are mapped onto
@@ -33,6 +35,8 @@ type Config struct {
 	HealthProbeEvery time.Duration
 	// Version is reported by /info.
 	Version string
+	// Tracer starts each API request's span (see trace.go); nil: no spans.
+	Tracer trace.TracerProvider
 }
 
 // DefaultConfig returns the defaults.

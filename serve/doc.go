@@ -14,4 +14,11 @@
 // (disconnect_linux.go) and cancels the request's context when the client
 // has closed it; the scheduler then drops the request's pairs that have not
 // started. Elsewhere an abandoned request ends at its timeout.
+//
+// Tracing (trace.go): with Config.Tracer set, every API request (not the
+// probes, /metrics or the static pages) gets a server span, a child of an
+// incoming W3C traceparent, placed in the user context that handlers pass
+// down; stages below start children from it (package tracing/span). Spans
+// carry the method, route, status and error kind, never a raw path (it may
+// hold memory ids), a header value or the body.
 package serve

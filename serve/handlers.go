@@ -151,7 +151,7 @@ func (s *Server) handleRerank(c *fiber.Ctx) error {
 	defer cancel()
 	stop := watchDisconnect(c.Context().Conn(), cancel, 50*time.Millisecond)
 	start := time.Now()
-	out, err := s.backend.Score(ctx, mr)
+	out, err := score(ctx, s.backend, mr)
 	stop()
 	if err != nil {
 		return err

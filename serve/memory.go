@@ -329,7 +329,7 @@ type backendReranker struct {
 }
 
 func (r backendReranker) Rerank(ctx context.Context, query string, texts []string) ([]float64, error) {
-	out, err := r.b.Score(ctx, model.Request{Instruction: r.instruction, Query: query, Docs: texts, MaxDocTokens: r.maxDoc})
+	out, err := score(ctx, r.b, model.Request{Instruction: r.instruction, Query: query, Docs: texts, MaxDocTokens: r.maxDoc})
 	if err != nil {
 		return nil, err
 	}

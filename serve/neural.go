@@ -6,6 +6,7 @@ import (
 
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/scheduler"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // Neural is the cross-encoder backend: prompts are built in the request's
@@ -34,7 +35,19 @@ func (n *Neural) MaxTokens() int { return n.maxLen }
 // Score implements Backend.
 func (n *Neural) Score(ctx context.Context, r model.Request) (Scored, error) {
 	start := time.Now()
+	_, span := startSpan(ctx, "rerankd.tokenize", attribute.Int("rerankd.documents", len(r.Docs)))
 	prompts, err := n.scorer.Prompts(r)
+	if err == nil {
+		tokens, truncated := 0, 0
+		for _, p := range prompts {
+			tokens += len(p.IDs)
+			if p.Truncated {
+				truncated++
+			}
+		}
+		span.SetAttributes(attribute.Int("rerankd.tokens", tokens), attribute.Int("rerankd.truncated", truncated))
+	}
+	endSpan(span, err)
 	if err != nil {
 		return Scored{}, err
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Limits are the scheduler's batching limits, reported by /info.
@@ -35,6 +37,7 @@ type Server struct {
 	keys    *keyring
 	mem     *retrieval.Engine // nil: memory API disabled
 	ready   atomic.Bool
+	tracer  trace.Tracer
 
 	healthMu sync.Mutex
 	healthOK time.Time
@@ -52,6 +55,11 @@ func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*S
 		log = slog.Default()
 	}
 	s := &Server{cfg: cfg, backend: b, limits: limits, metrics: m, log: log, keys: newKeyring(cfg.APIKeys, cfg.KeyScopes)}
+	tp := cfg.Tracer
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	s.tracer = tp.Tracer(tracerName)
 	s.app = fiber.New(fiber.Config{
 		BodyLimit:             cfg.MaxBodyBytes,
 		ReadBufferSize:        cfg.MaxHeaderBytes,
@@ -65,7 +73,7 @@ func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*S
 		ErrorHandler:                 s.errorHandler,
 		AppName:                      "rerankd",
 	})
-	s.app.Use(s.observe)
+	s.app.Use(s.traced, s.observe)
 	s.app.Get("/health", s.handleHealth)
 	s.app.Get("/ready", s.handleReady)
 	s.routeDocs()
@@ -132,6 +140,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		if k == "" {
 			k = KindInvalid
 		}
+		c.Locals(errorKindKey, k)
 		if fe.Code == fiber.StatusRequestEntityTooLarge || fe.Code == fiber.StatusRequestHeaderFieldsTooLarge {
 			// fasthttp stops reading and closes the connection: drain
 			// what the client still sends, or the close resets the
@@ -145,6 +154,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if e.Status() >= 500 || e.Kind == KindBackend {
 		s.log.Error("request failed", "path", c.Path(), "kind", e.Kind, "err", e.Err)
 	}
+	c.Locals(errorKindKey, e.Kind)
 	if e.Kind == KindOverloaded {
 		c.Set(fiber.HeaderRetryAfter, "1")
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/scheduler"
 	"github.com/rerankd/rerankd/serve"
+	"github.com/rerankd/rerankd/tracing"
 )
 
 // serveFlags are `rerankd serve`'s settings. Every flag can also be set by
@@ -38,6 +39,15 @@ type serveFlags struct {
 	sched                                                    scheduler.Config
 	memory                                                   *memoryFlags
 }
+
+// serveEnvHelp ends serve -h: the variables that are not flags.
+const serveEnvHelp = `
+Environment: every flag also reads RERANKD_<FLAG> (e.g. RERANKD_MAX_DOCUMENTS); a flag wins.
+Tracing (OpenTelemetry, off unless configured): OTEL_EXPORTER_OTLP_ENDPOINT or
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (or OTEL_TRACES_EXPORTER=otlp) turns it on;
+OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf (default) or grpc; OTEL_SERVICE_NAME,
+OTEL_TRACES_SAMPLER and the exporter's other OTEL_EXPORTER_OTLP_* variables apply.
+`
 
 func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	f := &serveFlags{server: serve.DefaultConfig(), sched: scheduler.DefaultConfig()}
@@ -90,6 +100,11 @@ func applyEnv(fs *flag.FlagSet) error {
 func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	f := defineServeFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: rerankd serve [flags]")
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), serveEnvHelp)
+	}
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -112,6 +127,28 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	if err := errors.Join(f.server.Validate(), f.sched.Validate()); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	tcfg := tracing.DefaultConfig()
+	tcfg.ServiceVersion = version
+	tcfg, err := tracing.FromEnv(tcfg, os.LookupEnv)
+	if err != nil {
+		return fmt.Errorf("%w: tracing: %w", errUsage, err)
+	}
+	tp, err := tracing.Start(context.Background(), tcfg, log)
+	if err != nil {
+		return err
+	}
+	// Runs last: after Shutdown has drained requests, their spans are flushed.
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tp.Shutdown(fctx); err != nil {
+			log.Warn("trace flush failed", "err", err)
+		}
+	}()
+	if tp.Enabled() {
+		f.server.Tracer = tp
+		log.Info("tracing on", "protocol", tcfg.Protocol)
 	}
 	metrics := serve.NewMetrics()
 	backend, limits, err := openBackend(f, metrics, log, stderr)

@@ -33,6 +33,9 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"serve"}, map[string]string{"RERANKD_MAX_DOCUMENTS": "lots"}, []string{"RERANKD_MAX_DOCUMENTS"}},
 		{[]string{"serve", "--api-key", "short"}, nil, []string{"API key 1"}},
 		{[]string{"serve", "--log-level", "loud"}, nil, []string{"log-level"}},
+		{[]string{"serve", "--store", "none"}, map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
+			[]string{"tracing", "http/json"}},
+		{[]string{"serve", "--store", "none"}, map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, []string{"OTEL_TRACES_EXPORTER", "OTLP only"}},
 		{[]string{"serve", "--model", "no such dir!", "--addr", "127.0.0.1:0"}, nil, []string{"neither a folder nor a repo id"}},
 		{[]string{"serve", "--key-scopes", "/no/such/file.json"}, nil, []string{"--key-scopes", "no such file"}},
 		{[]string{"serve", "--calibration", "/no/such/calib.json", "--store", "none"}, nil, []string{"--calibration"}},
@@ -128,5 +131,8 @@ func TestServeHelpStatesKeyRule(t *testing.T) {
 	_, out, errs := runCLI(t, "serve", "-h")
 	if help := out + errs; !strings.Contains(help, "-api-key") || !strings.Contains(help, "at least 8 characters") {
 		t.Errorf("serve -h does not state the API key length rule:\n%s", help)
+	}
+	if help := out + errs; !strings.Contains(help, "OTEL_EXPORTER_OTLP_ENDPOINT") || !strings.Contains(help, "RERANKD_<FLAG>") {
+		t.Errorf("serve -h does not name the environment variables:\n%s", help)
 	}
 }
