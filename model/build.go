@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,6 +44,19 @@ type BuildOptions struct {
 	// selects one with Options.Quant. HeadLogit rerankers only (an error
 	// with another head); embedding models ignore it.
 	Quants []onnx.Quant
+	// Warn receives each warning about the source, such as a config.json
+	// key rerankd neither uses nor knows to be harmless (listed, never
+	// guessed at: the user must judge it). Nil logs them with log/slog's
+	// default logger, so a caller that forgot still shows them.
+	Warn func(string)
+}
+
+func (o BuildOptions) warn(msg string) {
+	if o.Warn != nil {
+		o.Warn(msg)
+		return
+	}
+	slog.Warn(msg)
 }
 
 // WriteTestModel writes a complete model folder (model.onnx [+ data],
@@ -61,7 +75,19 @@ func WriteTestModel(out string, cfg arch.Config, seed uint64, o BuildOptions) er
 // tokenizer files) and writes our ONNX model folder to out: a reranker, or
 // an embedding model (see WriteTestEmbeddingModel for its layout) when
 // o.Kind or DetectKind says so.
+//
+// config.json is judged first (arch.ParseConfig): fields whose values ask
+// for a computation rerankd does not implement fail the conversion before
+// anything is written, all of them in one error; unknown keys go to o.Warn
+// (also when the conversion fails).
 func Convert(src, out string, o BuildOptions) error {
+	_, warns, err := arch.ReadConfigWarnings(filepath.Join(src, hf.ConfigFile))
+	for _, w := range warns {
+		o.warn(w)
+	}
+	if err != nil {
+		return err
+	}
 	kind := o.Kind
 	if kind == KindAuto {
 		var err error

@@ -56,7 +56,8 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		src = dir
 	}
 	fmt.Fprintf(stderr, "converting %s\n", src)
-	if err := model.Convert(src, *out, model.BuildOptions{Tokenizer: *tok, ForceExternal: *external, Kind: k, NoSharedPrefix: *noShared, Quants: qs}); err != nil {
+	warn := func(msg string) { fmt.Fprintf(stderr, "rerankd convert: warning: %s\n", msg) }
+	if err := model.Convert(src, *out, model.BuildOptions{Tokenizer: *tok, ForceExternal: *external, Kind: k, NoSharedPrefix: *noShared, Quants: qs, Warn: warn}); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s\n", *out)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rerankd/rerankd/model/arch"
@@ -54,6 +56,88 @@ func TestConvertUntiedReference(t *testing.T) {
 	for i := range onnxOut.Scores {
 		if d := math.Abs(onnxOut.Scores[i] - refOut.Scores[i]); d > 1e-5 {
 			t.Errorf("doc %d: onnx %.7f vs reference %.7f (|diff| %.3g > 1e-5)", i, onnxOut.Scores[i], refOut.Scores[i], d)
+		}
+	}
+}
+
+// editConfig sets keys of dir's config.json to raw JSON values.
+func editConfig(t *testing.T, dir string, fields map[string]string) {
+	t.Helper()
+	p := filepath.Join(dir, hf.ConfigFile)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range fields {
+		m[k] = json.RawMessage(v)
+	}
+	if data, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConvertConfigFields: config.json fields that would make transformers
+// compute something rerankd does not make `rerankd convert` fail (exit 1,
+// the field and its value named, no model written); keys rerankd does not
+// know are listed as warnings on stderr and the conversion goes on; the
+// fields' default values convert silently.
+func TestConvertConfigFields(t *testing.T) {
+	cfg := arch.Tiny()
+	cfg.VocabSize = 151669
+	refused := []struct {
+		fields map[string]string
+		want   []string
+	}{
+		{map[string]string{"rope_scaling": `{"rope_type":"yarn","factor":4.0}`}, []string{"rope_scaling", "yarn"}},
+		{map[string]string{"attention_bias": `true`}, []string{"attention_bias true"}},
+		{map[string]string{"hidden_act": `"gelu"`}, []string{`hidden_act "gelu"`}},
+		{map[string]string{"use_sliding_window": `true`, "sliding_window": `64`, "max_window_layers": `1`}, []string{"use_sliding_window true", "sliding_window 64"}},
+		{map[string]string{"layer_types": `["full_attention","sliding_attention"]`}, []string{"layer_types", "sliding_attention"}},
+		{map[string]string{"rope_scaling": `{"rope_type":"linear","factor":2}`, "hidden_act": `"relu"`}, []string{"rope_scaling", "linear", "hidden_act"}},
+	}
+	for _, c := range refused {
+		ckpt := writeCheckpoint(t, cfg, 5)
+		editConfig(t, ckpt, c.fields)
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, errs := runCLI(t, "convert", "--from", ckpt, "--out", out, "--quant", "none", "--no-shared-prefix")
+		if code != 1 {
+			t.Errorf("%v: exit %d, want 1; stderr %q", c.fields, code, errs)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%v: stderr %q does not mention %q", c.fields, errs, w)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(out, "model.onnx")); err == nil {
+			t.Errorf("%v: a model was written", c.fields)
+		}
+	}
+
+	// Defaults, as Qwen3-Reranker's config.json spells them, plus a key
+	// nobody knows.
+	ckpt := writeCheckpoint(t, cfg, 5)
+	editConfig(t, ckpt, map[string]string{"rope_scaling": `null`, "attention_bias": `false`, "hidden_act": `"silu"`,
+		"use_sliding_window": `false`, "sliding_window": `null`, "max_window_layers": `28`, "attention_dropout": `0.0`,
+		"bos_token_id": `151643`, "eos_token_id": `151645`, "transformers_version": `"4.51.0"`, "use_cache": `true`,
+		"initializer_range": `0.02`, "layer_types": `["full_attention","full_attention"]`, "frobnicate_heads": `3`})
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, errs := runCLI(t, "convert", "--from", ckpt, "--out", out, "--quant", "none", "--no-shared-prefix")
+	if code != 0 {
+		t.Fatalf("defaults: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "warning") || !strings.Contains(errs, `"frobnicate_heads"`) {
+		t.Errorf("unknown key: stderr %q, want a warning naming it", errs)
+	}
+	for _, known := range []string{"rope_scaling", "attention_bias", "hidden_act", "sliding_window", "bos_token_id", "transformers_version", "layer_types"} {
+		if strings.Contains(errs, known) {
+			t.Errorf("stderr %q mentions known key %s", errs, known)
 		}
 	}
 }

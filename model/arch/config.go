@@ -93,28 +93,64 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// ReadConfig reads and validates a config.json. Hugging Face configs omit
-// head_dim in some Qwen-family releases; it then defaults to
-// hidden_size / num_attention_heads, as transformers does.
+// ReadConfig reads and validates a config.json (see ParseConfig); the
+// warnings about keys rerankd does not know are dropped. Use
+// ReadConfigWarnings where they can reach a user (rerankd convert).
 func ReadConfig(path string) (Config, error) {
+	c, _, err := ReadConfigWarnings(path)
+	return c, err
+}
+
+// ReadConfigWarnings reads path with ParseConfig; the error names the path.
+func ReadConfigWarnings(path string) (Config, []string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+		return Config{}, nil, fmt.Errorf("config: %w", err)
+	}
+	c, warns, err := ParseConfig(data)
+	if err != nil {
+		return Config{}, warns, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, warns, nil
+}
+
+// ParseConfig decodes and validates config.json bytes. Hugging Face configs
+// omit head_dim in some Qwen-family releases; it then defaults to
+// hidden_size / num_attention_heads, as transformers does (and
+// num_key_value_heads to num_attention_heads).
+//
+// Every key is accounted for (see the package doc): the Config fields are
+// used; a key that would make transformers' Qwen3 compute something
+// rerankd does not (RoPE scaling, attention biases, another activation, a
+// sliding window that binds, ...) is an error unless its value means the
+// default; a key known to be harmless at inference is ignored; any other
+// key is returned as a warning, sorted, since rerankd cannot tell whether
+// it matters. The error reports every problem at once.
+func ParseConfig(data []byte) (Config, []string, error) {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return Config{}, nil, err
 	}
 	var c Config
-	if err := json.Unmarshal(data, &c); err != nil {
-		return Config{}, fmt.Errorf("config %s: %w", path, err)
-	}
+	decodeErr := json.Unmarshal(data, &c)
 	if c.HeadDim == 0 && c.NumAttentionHeads > 0 {
 		c.HeadDim = c.HiddenSize / c.NumAttentionHeads
 	}
 	if c.NumKeyValueHeads == 0 {
 		c.NumKeyValueHeads = c.NumAttentionHeads
 	}
-	if err := c.Validate(); err != nil {
-		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	warns, errs := checkKeys(&c, keys)
+	if decodeErr != nil {
+		// A mistyped field leaves its zero value: Validate would only
+		// repeat the same problem less clearly.
+		errs = append([]error{decodeErr}, errs...)
+	} else if err := c.Validate(); err != nil {
+		errs = append(errs, err)
 	}
-	return c, nil
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, warns, err
+	}
+	return c, warns, nil
 }
 
 // WriteConfig writes c as indented JSON.

@@ -10,4 +10,44 @@
 // Tensor layout follows Hugging Face: a linear layer's weight is [out, in]
 // and computes y = x·Wᵀ; norms are vectors of length hidden (or head_dim for
 // q_norm/k_norm).
+//
+// # config.json contract
+//
+// rerankd computes exactly one function: transformers' Qwen3 decoder with
+// plain RoPE over all of head_dim, projections without biases, a SiLU
+// gated MLP and full causal attention in every layer, in inference mode.
+// A checkpoint whose config.json asks for anything else must not be
+// converted, or its scores would silently differ from the model's, so
+// ParseConfig (behind ReadConfig) puts every key in one of four classes:
+//
+//   - Honoured: the Config fields (model_type, architectures, hidden_size,
+//     num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim,
+//     intermediate_size, rms_norm_eps, rope_theta, vocab_size,
+//     tie_word_embeddings, max_position_embeddings, torch_dtype). head_dim
+//     and num_key_value_heads default as in transformers; rope_theta may
+//     come from transformers 5's rope_parameters.
+//   - Refused unless the value means the default (an error naming the key
+//     and its value; transformers' default applies when a key is absent):
+//     rope_scaling (null, or rope_type/type "default" and nothing else;
+//     linear, dynamic, yarn, longrope, llama3 are refused), rope_parameters
+//     (rope_type "default", optionally rope_theta), partial_rotary_factor
+//     (1), attention_bias (false or null), hidden_act ("silu" or its alias
+//     "swish"), use_sliding_window (false or null; true only where no window
+//     binds: sliding_window null, max_window_layers >= num_hidden_layers, or
+//     sliding_window >= max_position_embeddings; transformers' defaults when
+//     absent are 4096, 28 and 32768), layer_types (num_hidden_layers entries,
+//     all "full_attention"), quantization_config (null). sliding_window and
+//     max_window_layers are read only for that rule: set with
+//     use_sliding_window false, as Qwen3-Reranker ships them, they load.
+//   - Ignored as harmless whatever the value (HarmlessKeys, each with its
+//     reason): attention_dropout (dropout is off at inference),
+//     bos_token_id, eos_token_id, pad_token_id, use_cache,
+//     initializer_range, dtype, transformers_version, _name_or_path.
+//   - Anything else is unknown: it loads, and a warning names the key
+//     (ReadConfigWarnings; rerankd convert prints them on stderr), since
+//     rerankd cannot tell whether it changes the model. Extend the classes
+//     above, never guess, when one turns out to matter.
+//
+// Problems are reported together (errors.Join), as Validate does. Configs
+// written by WriteConfig hold only honoured keys and load without warnings.
 package arch
