@@ -12,6 +12,7 @@ import (
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/hf"
+	"github.com/rerankd/rerankd/model/onnx"
 )
 
 // setConfigKey sets one key of dir's config.json to a raw JSON value.
@@ -67,5 +68,41 @@ func TestConvertConfigWarnings(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a refused conversion wrote its output folder")
+	}
+}
+
+// TestOpenCommunityConfig: opening a model folder reads config.json for
+// information only; the graph fixes the computation, so fields a
+// conversion would refuse (an exporter that implemented them) do not stop
+// ONNX Runtime from opening it.
+func TestOpenCommunityConfig(t *testing.T) {
+	src := tinyModel(t, onnx.HeadYesNo, false)
+	dir := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			data, err := os.ReadFile(filepath.Join(src, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	setConfigKey(t, dir, "rope_scaling", `{"rope_type":"yarn","factor":4}`)
+	setConfigKey(t, dir, "exporter_notes", `"x"`)
+	o := DefaultOptions()
+	o.RuntimeLib = testenv.ORTLib()
+	s, info, err := Open(dir, o)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	_ = s.Close()
+	if info.Config == nil || info.Config.HiddenSize != arch.Tiny().HiddenSize {
+		t.Errorf("info.Config = %+v, want the folder's sizes", info.Config)
 	}
 }

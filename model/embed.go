@@ -176,7 +176,8 @@ func OpenEmbedder(dir string, o EmbedderOptions) (*Embedder, error) {
 		return nil, err
 	}
 	var cfg *arch.Config
-	if c, err := arch.ReadConfig(filepath.Join(dir, "config.json")); err == nil {
+	// Information only: the graph fixes the computation.
+	if c, err := arch.ReadConfigInfo(filepath.Join(dir, "config.json")); err == nil {
 		cfg = &c
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err

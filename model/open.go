@@ -131,7 +131,8 @@ func Open(dir string, o Options) (*Scorer, Info, error) {
 	if info.YesID, info.NoID, info.PadID, err = specialIDs(tok); err != nil {
 		return nil, info, err
 	}
-	if c, err := arch.ReadConfig(filepath.Join(dir, "config.json")); err == nil {
+	// Information only: the graph fixes the computation.
+	if c, err := arch.ReadConfigInfo(filepath.Join(dir, "config.json")); err == nil {
 		info.Config = &c
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, info, err

@@ -101,6 +101,27 @@ func ReadConfig(path string) (Config, error) {
 	return c, err
 }
 
+// ReadConfigInfo reads a config.json that describes a model whose
+// computation is fixed elsewhere, as an opened ONNX folder's is by its
+// graph: it decodes and validates the sizes but does not judge the keys
+// that change the computation (ParseConfig does), since an exporter that
+// implemented them is not wrong to have them. Never use it to build a
+// graph or run the reference pass from a checkpoint.
+func ReadConfigInfo(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	c, err := decodeConfig(data)
+	if err == nil {
+		err = c.Validate()
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
 // ReadConfigWarnings reads path with ParseConfig; the error names the path.
 func ReadConfigWarnings(path string) (Config, []string, error) {
 	data, err := os.ReadFile(path)
@@ -131,14 +152,7 @@ func ParseConfig(data []byte) (Config, []string, error) {
 	if err := json.Unmarshal(data, &keys); err != nil {
 		return Config{}, nil, err
 	}
-	var c Config
-	decodeErr := json.Unmarshal(data, &c)
-	if c.HeadDim == 0 && c.NumAttentionHeads > 0 {
-		c.HeadDim = c.HiddenSize / c.NumAttentionHeads
-	}
-	if c.NumKeyValueHeads == 0 {
-		c.NumKeyValueHeads = c.NumAttentionHeads
-	}
+	c, decodeErr := decodeConfig(data)
 	warns, errs := checkKeys(&c, keys)
 	if decodeErr != nil {
 		// A mistyped field leaves its zero value: Validate would only
@@ -151,6 +165,21 @@ func ParseConfig(data []byte) (Config, []string, error) {
 		return Config{}, warns, err
 	}
 	return c, warns, nil
+}
+
+// decodeConfig decodes Config's fields, with transformers' defaults for
+// head_dim and num_key_value_heads. On a mistyped field it returns the
+// error and what decoded.
+func decodeConfig(data []byte) (Config, error) {
+	var c Config
+	err := json.Unmarshal(data, &c)
+	if c.HeadDim == 0 && c.NumAttentionHeads > 0 {
+		c.HeadDim = c.HiddenSize / c.NumAttentionHeads
+	}
+	if c.NumKeyValueHeads == 0 {
+		c.NumKeyValueHeads = c.NumAttentionHeads
+	}
+	return c, err
 }
 
 // WriteConfig writes c as indented JSON.

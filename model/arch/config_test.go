@@ -220,3 +220,30 @@ func checkParseConfig(t *testing.T, data []byte) {
 		t.Fatalf("round trip of %s: %+v, %q, %v; want %+v", out, again, warns, err, c)
 	}
 }
+
+// TestReadConfigInfo: sizes only; keys that change the computation are
+// not judged, malformed sizes still are.
+func TestReadConfigInfo(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct {
+		fields map[string]string
+		ok     bool
+	}{
+		"yarn":        {map[string]string{"rope_scaling": `{"rope_type":"yarn","factor":4}`, "hidden_act": `"gelu"`}, true},
+		"bad size":    {map[string]string{"hidden_size": `"big"`}, false},
+		"no vocab":    {map[string]string{"vocab_size": ""}, false},
+		"unknown key": {map[string]string{"zz": `1`}, true},
+	} {
+		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".json")
+		if err := os.WriteFile(p, withFields(t, c.fields), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadConfigInfo(p)
+		if c.ok && (err != nil || got.HiddenSize != 1024) {
+			t.Errorf("%s: %+v, %v; want it to load", name, got, err)
+		}
+		if !c.ok && err == nil {
+			t.Errorf("%s: loaded; want an error", name)
+		}
+	}
+}

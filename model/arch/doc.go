@@ -50,4 +50,7 @@
 //
 // Problems are reported together (errors.Join), as Validate does. Configs
 // written by WriteConfig hold only honoured keys and load without warnings.
+// Opening an ONNX folder reads its config.json with ReadConfigInfo, sizes
+// only: there the graph fixes the computation, and an exporter that
+// implemented, say, YaRN is not wrong to say so.
 package arch
