@@ -62,7 +62,16 @@ func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if *out == "" {
 			return fmt.Errorf("%w: --out is required", errUsage)
 		}
-		st, err := store.Salvage(*path, *out, collect)
+		var bar *progress.Bar
+		st, err := store.SalvageProgress(*path, *out, collect, func(done, total int64) {
+			if bar == nil {
+				bar = progress.New(stderr, total, "store salvage", progress.Items)
+			}
+			bar.Set(done)
+			if done == total {
+				bar.Finish()
+			}
+		})
 		if err != nil {
 			return err
 		}

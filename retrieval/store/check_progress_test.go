@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 )
 
@@ -51,6 +52,51 @@ func TestCheckProgress(t *testing.T) {
 			}
 			if want > progressEvery && len(calls) < 2 {
 				t.Errorf("%d records but %d progress calls", want, len(calls))
+			}
+			for i, c := range calls {
+				if c[1] != want || (i > 0 && c[0] < calls[i-1][0]) {
+					t.Errorf("call %d: %v (want total %d, done not going back)", i, c, want)
+				}
+			}
+		})
+	}
+}
+
+// TestSalvageProgress: salvage reports every memory record once, with the
+// total from the start, never going back, ending at done == total; its
+// statistics are those of Salvage.
+func TestSalvageProgress(t *testing.T) {
+	for _, n := range []int{0, 5, 3*progressEvery + 7} {
+		t.Run(fmt.Sprint(n, " memories"), func(t *testing.T) {
+			s, src := openTemp(t, Options{NoSync: true})
+			var batch []Item
+			for i := range n {
+				batch = append(batch, Item{Memory: mem(fmt.Sprintf("ns%d", i%3), fmt.Sprintf("m%05d", i)), Vector: vec(i, 4)})
+			}
+			if n > 0 {
+				if err := s.PutBatch(batch); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			var calls [][2]int64
+			st, err := SalvageProgress(src, filepath.Join(dir, "a.db"), nil, func(done, total int64) { calls = append(calls, [2]int64{done, total}) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, err := Salvage(src, filepath.Join(dir, "b.db"), nil)
+			if err != nil || st != plain || st.Copied != n {
+				t.Fatalf("stats %+v, Salvage's %+v (%v), want %d copied", st, plain, err, n)
+			}
+			want := int64(n)
+			if len(calls) == 0 || calls[len(calls)-1] != [2]int64{want, want} {
+				t.Fatalf("calls %v, want the last to be (%d, %d)", calls, want, want)
+			}
+			if n > progressEvery && len(calls) < 3 {
+				t.Errorf("%d records but %d progress calls", n, len(calls))
 			}
 			for i, c := range calls {
 				if c[1] != want || (i > 0 && c[0] < calls[i-1][0]) {

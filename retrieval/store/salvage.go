@@ -29,7 +29,17 @@ const salvageBatch = 1000
 // meta pages destroyed, or truncated below them) cannot be salvaged this
 // way; Salvage says so.
 func Salvage(src, dst string, fn func(Problem)) (SalvageStats, error) {
+	return SalvageProgress(src, dst, fn, nil)
+}
+
+// SalvageProgress is Salvage that also calls progress (if non-nil) with the
+// memory records walked so far and their total, every progressEvery
+// records and once at the end with done == total. The total comes from the
+// buckets' statistics; on a file too damaged for them it is -1 (unknown)
+// until the end.
+func SalvageProgress(src, dst string, fn func(Problem), progress func(done, total int64)) (SalvageStats, error) {
 	var st SalvageStats
+	var done, total int64
 	if _, err := os.Stat(dst); err == nil {
 		return st, fmt.Errorf("store: salvage: %s exists; choose a new file", dst)
 	}
@@ -62,6 +72,9 @@ func Salvage(src, dst string, fn func(Problem)) (SalvageStats, error) {
 		if memTop == nil {
 			return fmt.Errorf("%w: no memories bucket", ErrCorrupt)
 		}
+		if progress != nil {
+			total = damagedCount(memTop)
+		}
 		return memTop.ForEachBucket(func(nsKey []byte) error {
 			ns := string(nsKey)
 			if err := memory.ValidateNamespace(ns); err != nil {
@@ -73,6 +86,9 @@ func Salvage(src, dst string, fn func(Problem)) (SalvageStats, error) {
 				eb = embTop.Bucket(nsKey)
 			}
 			return memTop.Bucket(nsKey).ForEach(func(k, v []byte) error {
+				if done++; progress != nil && done%progressEvery == 0 {
+					progress(done, max(total, done))
+				}
 				m, err := decodeMemoryAt(v, ns, string(k))
 				if err == nil {
 					err = m.Validate()
@@ -105,6 +121,9 @@ func Salvage(src, dst string, fn func(Problem)) (SalvageStats, error) {
 	if err == nil {
 		err = flush()
 	}
+	if progress != nil && err == nil {
+		progress(done, done)
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -130,4 +149,15 @@ func openForSalvage(src string) (s *Store, err error) {
 		return nil, fmt.Errorf("%w: %w (bbolt cannot open the file; if it was truncated or its first pages overwritten, restore it from a backup)", ErrCorrupt, err)
 	}
 	return s, nil
+}
+
+// damagedCount is recordCount on a file that may be damaged: bbolt panics
+// on some broken pages, and then the total is unknown (-1).
+func damagedCount(top *bolt.Bucket) (n int64) {
+	defer func() {
+		if recover() != nil {
+			n = -1
+		}
+	}()
+	return recordCount(top)
 }
