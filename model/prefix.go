@@ -413,11 +413,39 @@ func BatchTokens(seqs [][]int) (plain, shared int) {
 	for _, q := range seqs {
 		width = max(width, len(q))
 	}
-	for _, g := range planGroups(seqs, prefixCallTokens) {
-		shared += g.prefix
+	return len(seqs) * width, packedTokens(seqs, prefixCallTokens)
+}
+
+// packedTokens is what one PrefixSession call over seqs computes without
+// the cache: each group's shared prefix once, plus every row's own tokens.
+func packedTokens(seqs [][]int, callTokens int) int {
+	n := 0
+	for _, g := range planGroups(seqs, callTokens) {
+		n += g.prefix
 		for _, i := range g.rows {
-			shared += len(seqs[i]) - g.prefix
+			n += len(seqs[i]) - g.prefix
 		}
 	}
-	return len(seqs) * width, shared
+	return n
+}
+
+// Cost is what one call over seqs computes (tokens through the matrices,
+// the cache aside): the scheduler budgets and groups its batches by it,
+// instead of assuming rows × longest row. Shared prefixes count once and
+// rows are packed, so for one request's pairs it is far below the padded
+// size.
+func (s *PrefixSession) Cost(seqs [][]int) int { return packedTokens(seqs, s.callTokens) }
+
+// engineCost is e's Cost, or rows × longest row for an engine that pads.
+func engineCost(e Engine) func([][]int) int {
+	if c, ok := e.(interface{ Cost([][]int) int }); ok {
+		return c.Cost
+	}
+	return func(seqs [][]int) int {
+		width := 0
+		for _, q := range seqs {
+			width = max(width, len(q))
+		}
+		return len(seqs) * width
+	}
 }

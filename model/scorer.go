@@ -22,8 +22,11 @@ type Engine interface {
 // ScorerConfig sets prompt building and batching.
 type ScorerConfig struct {
 	Prompt PromptConfig
-	// BatchTokens bounds one engine call: rows × longest row (padding
-	// counted, since the engine computes it).
+	// BatchTokens bounds one engine call in the tokens the engine computes:
+	// its Cost when it has one (the shared-prefix engine packs rows and
+	// computes a shared prefix once), else rows × longest row (padding
+	// counted, since such an engine computes it). The server's scheduler
+	// budgets by the same cost.
 	BatchTokens int
 	// MaxBatch bounds the rows of one engine call.
 	MaxBatch int
@@ -173,18 +176,25 @@ func (s *Scorer) run(ctx context.Context, prompts []Prompt) ([]float32, error) {
 
 // Batches returns the engine calls Score makes for prompts, as indices into
 // prompts: sorted by length, each call under MaxBatch rows and BatchTokens
-// (rows × longest row). Benchmarks use it to count padding.
+// (the engine's cost of the call). Benchmarks use it to count calls and
+// padding.
 func (s *Scorer) Batches(prompts []Prompt) [][]int {
 	order := make([]int, len(prompts))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return len(prompts[a].IDs) - len(prompts[b].IDs) })
+	cost := engineCost(s.engine)
 	var batches [][]int
+	var seqs [][]int
 	for start := 0; start < len(order); {
 		end := start
-		for end < len(order) && end-start < s.cfg.MaxBatch &&
-			(end-start+1)*len(prompts[order[end]].IDs) <= s.cfg.BatchTokens {
+		seqs = seqs[:0]
+		for end < len(order) && end-start < s.cfg.MaxBatch {
+			if cost(append(seqs, prompts[order[end]].IDs)) > s.cfg.BatchTokens {
+				break
+			}
+			seqs = append(seqs, prompts[order[end]].IDs)
 			end++
 		}
 		end = max(end, start+1) // one over-long prompt still runs alone

@@ -6,57 +6,89 @@ import (
 	"time"
 )
 
+// CostFunc returns the tokens one engine call over seqs computes. It must
+// not keep or change seqs.
+type CostFunc func(seqs [][]int) int
+
+// Coster is implemented by engines that do not compute rows × longest row,
+// such as the shared-prefix engine, which packs rows without padding and
+// computes a shared prefix once. The scheduler budgets and groups batches
+// by what the engine says a call costs.
+type Coster interface {
+	Cost(seqs [][]int) int
+}
+
+// paddedCost is rows × longest row: what an engine that pads every row to
+// the longest computes. It is the cost of engines that are not Costers.
+func paddedCost(seqs [][]int) int {
+	longest := 0
+	for _, s := range seqs {
+		longest = max(longest, len(s))
+	}
+	return len(seqs) * longest
+}
+
 // plan chooses the next batch from pending (sorted by length, then age):
-// the window pending[lo:hi] around a, the oldest pair.
+// the window pending[lo:hi] around a, the oldest pair. buf is scratch
+// space for the window's sequences (grown as needed and returned).
 //
 // The window starts as the oldest pair alone and grows one neighbour at a
-// time: the next shorter pair (which pads itself up to the current longest
-// row) or the next longer one (which pads every row already in up to its
-// length), whichever wastes fewer padding tokens, as long as the batch
-// stays within MaxBatch rows, BatchTokens padded tokens and MaxPadRatio.
-// full reports that no pair of any length could join any more: MaxBatch
-// rows, or no room in BatchTokens for one more row of the current longest
-// length. pending must not be empty.
-func plan(pending []pair, cfg *Config) (a, lo, hi int, full bool) {
+// time: the next shorter pair or the next longer one, whichever adds fewer
+// computed tokens beyond its own (for a padded engine: the padding it adds
+// or causes), as long as the batch stays within MaxBatch rows, BatchTokens
+// computed tokens and MaxPadRatio × real tokens. full reports that the
+// batch should run without waiting for more: MaxBatch rows, or no room in
+// BatchTokens for another copy of its shortest row (for a padded engine,
+// exactly "no pair of any length fits"; for a packed one, no pair like
+// those it has). computed is the batch's cost. pending must not be empty.
+func plan(pending []pair, cfg *Config, cost CostFunc, buf [][]int) (a, lo, hi int, full bool, computed int, _ [][]int) {
 	for i := range pending {
 		if pending[i].order < pending[a].order {
 			a = i
 		}
 	}
 	lo, hi = a, a+1
-	rows, longest, real := 1, len(pending[a].seq), len(pending[a].seq)
-	fits := func(padded, real int) bool {
-		return padded <= cfg.BatchTokens && float64(padded) <= cfg.MaxPadRatio*float64(real)
+	rows, real := 1, len(pending[a].seq)
+	computed = cost([][]int{pending[a].seq})
+	fits := func(c, real int) bool {
+		return c <= cfg.BatchTokens && float64(c) <= cfg.MaxPadRatio*float64(real)
 	}
 	for {
-		if rows >= cfg.MaxBatch || (rows+1)*longest > cfg.BatchTokens {
-			return a, lo, hi, true
+		// buf holds pending[first:last]'s sequences: the window and the
+		// neighbour on each side that exists.
+		first, last := max(lo-1, 0), min(hi+1, len(pending))
+		buf = buf[:0]
+		for _, p := range pending[first:last] {
+			buf = append(buf, p.seq)
 		}
-		pick, waste := -1, 0
+		win := buf[lo-first : hi-first]
+		if rows >= cfg.MaxBatch || cost(append(win[:len(win):len(win)], win[0])) > cfg.BatchTokens {
+			return a, lo, hi, true, computed, buf
+		}
+		pick, pickCost, waste := -1, 0, 0
 		if lo > 0 {
 			n := len(pending[lo-1].seq)
-			if fits((rows+1)*longest, real+n) {
-				pick, waste = lo-1, longest-n
+			if c := cost(buf[0 : hi-first]); fits(c, real+n) {
+				pick, pickCost, waste = lo-1, c, c-computed-n
 			}
 		}
 		if hi < len(pending) {
 			n := len(pending[hi].seq)
-			if w := (n - longest) * rows; fits((rows+1)*n, real+n) && (pick < 0 || w < waste) {
-				pick = hi
+			if c := cost(buf[lo-first : hi+1-first]); fits(c, real+n) && (pick < 0 || c-computed-n < waste) {
+				pick, pickCost = hi, c
 			}
 		}
 		if pick < 0 {
-			return a, lo, hi, false
+			return a, lo, hi, false, computed, buf
 		}
-		n := len(pending[pick].seq)
 		if pick == hi {
 			hi++
-			longest = n
 		} else {
 			lo--
 		}
 		rows++
-		real += n
+		real += len(pending[pick].seq)
+		computed = pickCost
 	}
 }
 
@@ -68,19 +100,20 @@ func (s *Scheduler) worker() {
 	seqs := make([][]int, 0, s.cfg.MaxBatch)
 	for {
 		var ok bool
-		batch, ok = s.q.take(batch, timer)
+		var computed int
+		batch, computed, ok = s.q.take(batch, timer)
 		if !ok {
 			return
 		}
-		seqs = s.run(batch, seqs[:0])
+		seqs = s.run(batch, computed, seqs[:0])
 		clear(batch) // let finished requests go
 		clear(seqs)
 	}
 }
 
-// run passes one batch to the engine and delivers its logits. seqs is
-// scratch space, returned for reuse.
-func (s *Scheduler) run(batch []pair, seqs [][]int) [][]int {
+// run passes one batch, which computes computed tokens, to the engine and
+// delivers its logits. seqs is scratch space, returned for reuse.
+func (s *Scheduler) run(batch []pair, computed int, seqs [][]int) [][]int {
 	id := s.batchID.Add(1)
 	start := time.Now()
 	real, longest := 0, 0
@@ -92,8 +125,8 @@ func (s *Scheduler) run(batch []pair, seqs [][]int) [][]int {
 		first = append(first, p.req.markStarted(start))
 		s.obs.PairWait(start.Sub(p.req.enq))
 	}
-	s.obs.BatchFormed(len(batch), real, len(batch)*longest)
-	bt := startBatchTrace(batch, first, id, start, real, len(batch)*longest)
+	s.obs.BatchFormed(len(batch), real, computed)
+	bt := startBatchTrace(batch, first, id, start, real, computed)
 	logits, err := s.engine.Logits(s.engineCtx, seqs)
 	d := time.Since(start)
 	bt.end(id, start, start.Add(d), err)
@@ -106,7 +139,7 @@ func (s *Scheduler) run(batch []pair, seqs [][]int) [][]int {
 		// Most likely the engine honouring Close's cancellation.
 		err = fmt.Errorf("%w: engine call cancelled: %w", ErrClosed, err)
 	case err != nil:
-		err = fmt.Errorf("%w: batch of %d pairs (%d padded tokens): %w", ErrEngine, len(batch), len(batch)*longest, err)
+		err = fmt.Errorf("%w: batch of %d pairs (%d tokens, longest %d): %w", ErrEngine, len(batch), computed, longest, err)
 	case len(logits) != len(batch):
 		err = fmt.Errorf("%w: %d logits for %d pairs", ErrEngine, len(logits), len(batch))
 	}

@@ -14,8 +14,9 @@ type Config struct {
 	// ErrOverloaded; one with more pairs than QueueSize with ErrTooLarge.
 	// The queue is allocated once at this size (about 48 bytes a pair).
 	QueueSize int
-	// BatchTokens bounds one engine call in padded tokens: rows × longest
-	// row. A single pair longer than this still runs, alone.
+	// BatchTokens bounds one engine call in the tokens the engine computes
+	// (Coster; rows × longest row for an engine that pads). A single pair
+	// longer than this still runs, alone.
 	BatchTokens int
 	// MaxBatch bounds the rows of one engine call.
 	MaxBatch int
@@ -27,12 +28,14 @@ type Config struct {
 	// Workers is the number of concurrent engine calls. Keep 1 on CPU: ONNX
 	// Runtime already spreads one call over every core.
 	Workers int
-	// MaxPadRatio stops a batch from growing once padded tokens would exceed
-	// MaxPadRatio × real tokens, so that pairs of very different lengths
-	// run apart rather than pay for padding. 1 allows no padding at all
-	// (only equal lengths batch together). On CPU, padding is pure wasted
-	// compute, so keep it low; on a GPU a larger value trades padding for
-	// fewer, fuller calls.
+	// MaxPadRatio stops a batch from growing once its computed tokens would
+	// exceed MaxPadRatio × real tokens, so that on an engine that pads,
+	// pairs of very different lengths run apart rather than pay for
+	// padding. 1 allows no padding at all (only equal lengths batch
+	// together). On CPU, padding is pure wasted compute, so keep it low; on
+	// a GPU a larger value trades padding for fewer, fuller calls. An engine
+	// that packs rows computes no more than the real tokens, so this never
+	// splits its batches.
 	MaxPadRatio float64
 }
 

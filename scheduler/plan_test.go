@@ -44,7 +44,7 @@ func TestPlan(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ps := mkPending(r, tt.spec...)
-			a, lo, hi, full := plan(ps, &tt.cfg)
+			a, lo, hi, full, _, _ := plan(ps, &tt.cfg, paddedCost, nil)
 			if ps[a].order != 0 {
 				t.Errorf("anchor has rank %d, want the oldest (0)", ps[a].order)
 			}
@@ -64,7 +64,7 @@ func TestPlan(t *testing.T) {
 
 func TestTakeSkipsEndedRequests(t *testing.T) {
 	cfg := testConfig()
-	q := newQueue(cfg, nopObserver{})
+	q := newQueue(cfg, nopObserver{}, paddedCost)
 	dead, cancel := context.WithCancel(context.Background())
 	rDead := &request{ctx: dead, done: make(chan struct{}), logits: make([]float32, 2), left: 2}
 	rLive := &request{ctx: context.Background(), done: make(chan struct{}), logits: make([]float32, 2), left: 2}
@@ -76,7 +76,7 @@ func TestTakeSkipsEndedRequests(t *testing.T) {
 	}
 	cancel() // as if the batcher got there before Submit noticed
 	timer := newStoppedTimer()
-	batch, ok := q.take(nil, timer)
+	batch, _, ok := q.take(nil, timer)
 	if !ok || len(batch) != 2 {
 		t.Fatalf("take: %d pairs, ok %v; want 2", len(batch), ok)
 	}
@@ -87,5 +87,75 @@ func TestTakeSkipsEndedRequests(t *testing.T) {
 	}
 	if n := q.stats().Queued; n != 0 {
 		t.Errorf("queued %d after take, want 0", n)
+	}
+}
+
+// packedCost is a packed engine's cost: every row's tokens after the prefix
+// all rows share, plus that prefix once (no padding).
+func packedCost(seqs [][]int) int {
+	shared := len(seqs[0])
+	for _, s := range seqs[1:] {
+		n := 0
+		for n < min(shared, len(s)) && s[n] == seqs[0][n] {
+			n++
+		}
+		shared = n
+	}
+	total := shared
+	for _, s := range seqs {
+		total += len(s) - shared
+	}
+	return total
+}
+
+// TestPlanPackedCost: with the engine's own cost, a request whose pairs
+// share a 74-token prefix and carry documents of 10 to 150 tokens is one
+// batch (it fits the budget), where counting padding splits it; and the
+// token budget is counted in computed tokens.
+func TestPlanPackedCost(t *testing.T) {
+	prefix := seq(7, 74)
+	var spec [][]int
+	for i := range 20 {
+		spec = append(spec, append(slices.Clone(prefix), seq(100+i, 10+i*140/19)...))
+	}
+	mk := func() []pair {
+		r := &request{ctx: context.Background()}
+		var ps []pair
+		for i, s := range spec {
+			ps = append(ps, pair{req: r, seq: s, idx: i, order: uint64(i)})
+		}
+		slices.SortFunc(ps, cmpPair)
+		return ps
+	}
+	cfg := DefaultConfig()
+	for _, tc := range []struct {
+		name      string
+		cost      CostFunc
+		budget    int
+		wantRows  int
+		wantCost  int
+		wantFull  bool
+		checkCost bool
+	}{
+		{"padded cost splits by length", paddedCost, cfg.BatchTokens, 0, 0, false, false},
+		{"packed cost: one call", packedCost, cfg.BatchTokens, 20, packedCost(spec), false, true},
+		{"packed cost: budget in computed tokens", packedCost, 74 + 10 + 17 + 24, 3, 74 + 10 + 17 + 24, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cfg
+			c.BatchTokens = tc.budget
+			ps := mk()
+			_, lo, hi, full, computed, _ := plan(ps, &c, tc.cost, nil)
+			rows := hi - lo
+			if tc.wantRows == 0 {
+				if rows == len(spec) {
+					t.Fatalf("padded cost took all %d rows in one batch", rows)
+				}
+				return
+			}
+			if rows != tc.wantRows || full != tc.wantFull || (tc.checkCost && computed != tc.wantCost) {
+				t.Errorf("rows %d full %v computed %d, want %d %v %d", rows, full, computed, tc.wantRows, tc.wantFull, tc.wantCost)
+			}
+		})
 	}
 }

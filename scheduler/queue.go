@@ -28,8 +28,10 @@ func cmpPair(a, b pair) int {
 // slice allocated once at QueueSize. Batches are contiguous windows of it
 // (see plan), so taking one is a single slices.Delete.
 type queue struct {
-	cfg Config
-	obs Observer
+	cfg  Config
+	obs  Observer
+	cost CostFunc
+	buf  [][]int // plan's scratch, used under mu
 
 	mu             sync.Mutex
 	pending        []pair
@@ -45,8 +47,8 @@ type queue struct {
 	tokensPerSec float64
 }
 
-func newQueue(cfg Config, obs Observer) *queue {
-	return &queue{cfg: cfg, obs: obs, pending: make([]pair, 0, cfg.QueueSize), wake: make(chan struct{})}
+func newQueue(cfg Config, obs Observer, cost CostFunc) *queue {
+	return &queue{cfg: cfg, obs: obs, cost: cost, pending: make([]pair, 0, cfg.QueueSize), wake: make(chan struct{})}
 }
 
 // signal wakes every waiting worker. Call with mu held.
@@ -173,16 +175,17 @@ func (q *queue) clear() {
 }
 
 // take blocks until a batch should run, copies it into dst and returns
-// it. It returns ok == false when the queue is closed and empty. A batch
-// runs as soon as it is full, once the oldest waiting pair has waited
-// MaxWait, or at once when the queue is closed (draining).
-func (q *queue) take(dst []pair, timer *time.Timer) (batch []pair, ok bool) {
+// it with its cost (computed tokens). It returns ok == false when the
+// queue is closed and empty. A batch runs as soon as it is full, once the
+// oldest waiting pair has waited MaxWait, or at once when the queue is
+// closed (draining).
+func (q *queue) take(dst []pair, timer *time.Timer) (batch []pair, computed int, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {
 		if len(q.pending) == 0 {
 			if q.closed {
-				return nil, false
+				return nil, 0, false
 			}
 			wake := q.waitCh()
 			q.mu.Unlock()
@@ -190,7 +193,10 @@ func (q *queue) take(dst []pair, timer *time.Timer) (batch []pair, ok bool) {
 			q.mu.Lock()
 			continue
 		}
-		a, lo, hi, full := plan(q.pending, &q.cfg)
+		var a, lo, hi int
+		var full bool
+		a, lo, hi, full, computed, q.buf = plan(q.pending, &q.cfg, q.cost, q.buf)
+		clear(q.buf) // keep no sequence alive after its pair is gone
 		if slices.ContainsFunc(q.pending[lo:hi], func(p pair) bool { return p.req.dead() }) {
 			q.dropDead()
 			continue
@@ -205,7 +211,7 @@ func (q *queue) take(dst []pair, timer *time.Timer) (batch []pair, ok bool) {
 				q.inFlightTokens += len(p.seq)
 			}
 			q.obs.QueueDepth(len(q.pending))
-			return dst, true
+			return dst, computed, true
 		}
 		wake := q.waitCh()
 		q.mu.Unlock()

@@ -45,8 +45,9 @@ type Observer interface {
 	// QueueDepth reports the pairs waiting, after every change.
 	QueueDepth(pairs int)
 	// BatchFormed reports a batch about to be passed to the engine: its
-	// rows, its real tokens and its padded tokens (rows × longest row).
-	BatchFormed(rows, realTokens, paddedTokens int)
+	// rows, its real tokens and the tokens the engine computes for it (its
+	// Cost; rows × longest row for an engine that pads).
+	BatchFormed(rows, realTokens, computedTokens int)
 	// EngineCall reports one engine call's wall time and its error (nil on
 	// success).
 	EngineCall(d time.Duration, rows int, err error)
@@ -115,12 +116,16 @@ func New(engine Engine, cfg Config, obs Observer) (*Scheduler, error) {
 	if obs == nil {
 		obs = nopObserver{}
 	}
+	cost := CostFunc(paddedCost)
+	if c, ok := engine.(Coster); ok {
+		cost = c.Cost
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{
 		engine:    engine,
 		cfg:       cfg,
 		obs:       obs,
-		q:         newQueue(cfg, obs),
+		q:         newQueue(cfg, obs, cost),
 		engineCtx: ctx,
 		cancel:    cancel,
 		stopped:   make(chan struct{}),

@@ -26,6 +26,9 @@ type Backend interface {
 type Scored struct {
 	Scores []model.Score
 	Timing Timing
+	// Batches is the number of engine calls that carried the pairs (0 for a
+	// backend without a scheduler).
+	Batches int
 }
 
 // Timing splits a request's time the way text-embeddings-inference reports

@@ -17,8 +17,9 @@ import (
 )
 
 // neuralBackend writes a tiny random-weight model and serves it through the
-// real scheduler. It also returns the scorer for direct comparisons.
-func neuralBackend(t *testing.T, sc scheduler.Config) (*Neural, *model.Scorer) {
+// real scheduler (reporting to obs, when given). It also returns the scorer
+// for direct comparisons.
+func neuralBackend(t *testing.T, sc scheduler.Config, obs ...scheduler.Observer) (*Neural, *model.Scorer) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "tiny")
 	if err := model.WriteTestModel(dir, arch.Tiny(), 5, model.BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
@@ -30,7 +31,11 @@ func neuralBackend(t *testing.T, sc scheduler.Config) (*Neural, *model.Scorer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sched, err := scheduler.New(s.Engine(), sc, nil)
+	var observer scheduler.Observer
+	if len(obs) > 0 {
+		observer = obs[0]
+	}
+	sched, err := scheduler.New(s.Engine(), sc, observer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,13 @@ func (f *fakeBackend) Score(ctx context.Context, r model.Request) (Scored, error
 // start runs a server for b on a loopback port until the test ends.
 func start(t *testing.T, cfg Config, b Backend, opts ...func(*Server)) string {
 	t.Helper()
-	srv, err := New(cfg, b, Limits{QueueSize: 64, BatchTokens: 4096, MaxBatch: 8}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return startWithMetrics(t, cfg, b, nil, opts...)
+}
+
+// startWithMetrics is start with the server's metrics given (nil: new).
+func startWithMetrics(t *testing.T, cfg Config, b Backend, m *Metrics, opts ...func(*Server)) string {
+	t.Helper()
+	srv, err := New(cfg, b, Limits{QueueSize: 64, BatchTokens: 4096, MaxBatch: 8}, m, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ type Metrics struct {
 	queueDepth  prometheus.Gauge
 	batchRows   prometheus.Histogram
 	batchTokens *prometheus.HistogramVec
+	calls       prometheus.Histogram
 	engineCall  prometheus.Histogram
 	pairWait    prometheus.Histogram
 }
@@ -48,15 +49,17 @@ func NewMetrics() *Metrics {
 		batchRows: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rerankd_batch_size",
 			Help: "Rows (pairs) per engine call.", Buckets: prometheus.ExponentialBuckets(1, 2, 8)}),
 		batchTokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rerankd_batch_tokens",
-			Help: "Tokens per engine call: real, and padded (rows x longest).", Buckets: prometheus.ExponentialBuckets(16, 2, 12)},
+			Help: "Tokens per engine call: real, and computed (the engine's cost: packed rows and a shared prefix once for the shared-prefix engine, rows x longest for one that pads).", Buckets: prometheus.ExponentialBuckets(16, 2, 12)},
 			[]string{"kind"}),
+		calls: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rerankd_request_engine_calls",
+			Help: "Engine calls that carried a request's pairs (1 when they fit one call's budget).", Buckets: []float64{1, 2, 3, 4, 8, 16, 32}}),
 		engineCall: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rerankd_engine_call_duration_seconds",
 			Help: "Duration of one engine call (batch).", Buckets: lat}),
 		pairWait: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rerankd_pair_wait_seconds",
 			Help: "Time from submit to the engine call carrying a pair.", Buckets: lat}),
 	}
 	m.Registry.MustRegister(m.requests, m.duration, m.tokenize, m.queue, m.inference, m.pairs, m.queueDepth,
-		m.batchRows, m.batchTokens, m.engineCall, m.pairWait)
+		m.batchRows, m.batchTokens, m.calls, m.engineCall, m.pairWait)
 	return m
 }
 
@@ -95,6 +98,9 @@ func (m *Metrics) observeScored(backend string, s Scored, pairs int) {
 	m.tokenize.Observe(s.Timing.Tokenize.Seconds())
 	m.queue.Observe(s.Timing.Queue.Seconds())
 	m.inference.Observe(s.Timing.Inference.Seconds())
+	if s.Batches > 0 {
+		m.calls.Observe(float64(s.Batches))
+	}
 	m.pairs.WithLabelValues(backend).Add(float64(pairs))
 }
 
@@ -104,10 +110,10 @@ func (m *Metrics) observeScored(backend string, s Scored, pairs int) {
 func (m *Metrics) QueueDepth(pairs int) { m.queueDepth.Set(float64(pairs)) }
 
 // BatchFormed implements scheduler.Observer.
-func (m *Metrics) BatchFormed(rows, realTokens, paddedTokens int) {
+func (m *Metrics) BatchFormed(rows, realTokens, computedTokens int) {
 	m.batchRows.Observe(float64(rows))
 	m.batchTokens.WithLabelValues("real").Observe(float64(realTokens))
-	m.batchTokens.WithLabelValues("padded").Observe(float64(paddedTokens))
+	m.batchTokens.WithLabelValues("computed").Observe(float64(computedTokens))
 }
 
 // EngineCall implements scheduler.Observer.
