@@ -123,9 +123,43 @@ type benchResult struct {
 	PeakRSSMB          float64 `json:"peak_rss_mb,omitempty"`
 	PeakRSSAllMB       float64 `json:"peak_rss_all_mb,omitempty"`
 	WeightFilesMB      float64 `json:"weight_files_mb"` // model.onnx + model.onnx.data
+	// Served: the same requests through the served composition (HTTP,
+	// scheduler, engine, built by composeServer as `rerankd serve` builds
+	// it, with its own engine and cache), one client, timed in turn with
+	// the others. ServedRatio = ServedPairsPerS / PairsPerS (our direct
+	// path); ServedRatioMedian is the median per request of direct time
+	// over served time. ServedMaxAbsLogitDiff compares the two paths'
+	// logits for the same pairs.
+	ServedPairsPerS       float64 `json:"served_pairs_per_s,omitempty"`
+	ServedRatio           float64 `json:"served_ratio,omitempty"`
+	ServedRatioMedian     float64 `json:"served_ratio_median_per_request,omitempty"`
+	ServedMaxAbsLogitDiff float64 `json:"served_max_abs_logit_diff,omitempty"`
+	// EngineCallsPerRequest is the median number of engine calls that
+	// carried a served request's pairs (the server's own metric);
+	// DirectEngineCallsPerRequest the same for the direct path's batches.
+	EngineCallsPerRequest       float64 `json:"engine_calls_per_request,omitempty"`
+	DirectEngineCallsPerRequest float64 `json:"direct_engine_calls_per_request"`
+	// ReadyS is the median over ReadyStartsS of process start to the first
+	// 200 from /ready, each a fresh `rerankd serve` for this model with
+	// these settings; ReadyPeakRSSMB the largest peak resident memory of
+	// those processes when they became ready.
+	ReadyS         float64   `json:"ready_s,omitempty"`
+	ReadyStartsS   []float64 `json:"ready_starts_s,omitempty"`
+	ReadyPeakRSSMB float64   `json:"ready_peak_rss_mb,omitempty"`
+	// ScoreError is this run's variant (Quant) against the uncached
+	// float32 reference: the same figures as MaxAbsScoreError and
+	// MeanAbsScoreError, under the name other tooling reads.
+	ScoreError         *variantError `json:"score_error,omitempty"`
 	Threads            int     `json:"threads"`
 	Engine             string  `json:"engine"`
 	RandomWeightsNotes string  `json:"note"`
+}
+
+// variantError is one variant's score error against float32.
+type variantError struct {
+	Variant string  `json:"variant"`
+	MaxAbs  float64 `json:"max_abs"`
+	MeanAbs float64 `json:"mean_abs"`
 }
 
 // runBench implements `rerankd bench`: replays LoCoMo-like requests (a ~15
@@ -147,15 +181,27 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	profile := fs.String("ort-profile", "", "write ONNX Runtime's per-node trace of our path to `PREFIX`_<date>.json (slows it slightly)")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library (env ORT_LIB)")
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
+	served := fs.Bool("served", true, "also time the same requests through the served composition (HTTP, scheduler, engine), one client")
+	readyStarts := fs.Int("ready-starts", 3, "fresh `rerankd serve` processes to time from start to /ready (0: skip)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	if *dir == "" || *candidates < 1 || *requests < 1 || *cacheMB < 0 {
-		return fmt.Errorf("%w: --model required; --candidates and --requests must be >= 1, --prefix-cache-mb >= 0", errUsage)
+	if *dir == "" || *candidates < 1 || *requests < 1 || *cacheMB < 0 || *readyStarts < 0 {
+		return fmt.Errorf("%w: --model required; --candidates and --requests must be >= 1, --prefix-cache-mb and --ready-starts >= 0", errUsage)
 	}
 	q, err := onnx.ParseQuant(*quant)
 	if err != nil {
 		return fmt.Errorf("%w: --quant: %w", errUsage, err)
+	}
+	st := servedSettings{dir: *dir, ortLib: *ortLib, tok: *tok, quant: q, threads: *threads, cacheMB: *cacheMB}
+	var starts []readyStart
+	if *readyStarts > 0 {
+		// First, before this process loads anything: each start is a
+		// fresh process, as when a replica is added.
+		fmt.Fprintf(stderr, "timing %d starts of rerankd serve to /ready...\n", *readyStarts)
+		if starts, err = measureReady(context.Background(), st, *readyStarts); err != nil {
+			return err
+		}
 	}
 	o := model.DefaultOptions()
 	o.RuntimeLib, o.Tokenizer, o.Session.IntraOpThreads, o.Session.Spinning = *ortLib, *tok, *threads, *spinning
@@ -191,6 +237,21 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	r.PeakRSSMB = peakRSSMB()
+	for _, st := range starts {
+		r.ReadyStartsS = append(r.ReadyStartsS, st.Seconds)
+		r.ReadyPeakRSSMB = max(r.ReadyPeakRSSMB, st.PeakMB)
+	}
+	r.ReadyS = median(r.ReadyStartsS)
+	var srv *servedPath
+	if *served {
+		if srv, err = startServed(st, stderr); err != nil {
+			return err
+		}
+		defer srv.stop()
+		if _, _, _, err := srv.score(ctx, warm); err != nil {
+			return err
+		}
+	}
 
 	// model.onnx: one pair per call (baseline) and batched by the scorer
 	// (uncached, the reference for score errors).
@@ -216,8 +277,9 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	// load drifts (a shared one) slows them alike.
 	fmt.Fprintf(stderr, "scoring %d requests x %d memories: ours (shared prefix: %v), one pair per call, uncached, in turn...\n",
 		*requests, *candidates, info.SharedPrefix)
-	var ours, baseline, uncached []model.Score
-	var oursTime, baseTime, uncachedTime, noCacheTime time.Duration
+	var ours, baseline, uncached, servedScores []model.Score
+	var oursTime, baseTime, uncachedTime, noCacheTime, servedTime time.Duration
+	var servedCalls, directCalls []int
 	perReq := map[*time.Duration][]time.Duration{} // each path's time per request
 	hidden := 1024
 	if info.Config != nil {
@@ -253,6 +315,20 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 				reqReused = append(reqReused, prefixCacheStats(s).ReusedTokens-before)
 			}
 		}
+		if srv != nil {
+			got, d, calls, err := srv.score(ctx, req)
+			if err != nil {
+				return err
+			}
+			servedScores, servedTime = append(servedScores, got...), servedTime+d
+			perReq[&servedTime] = append(perReq[&servedTime], d)
+			servedCalls = append(servedCalls, calls)
+		}
+		prompts, err := s.Prompts(req)
+		if err != nil {
+			return err
+		}
+		directCalls = append(directCalls, len(s.Batches(prompts)))
 		for i, m := range meters {
 			g, err := m.Measure(600 * time.Millisecond)
 			if err != nil {
@@ -313,6 +389,17 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		r.PrefixCacheGainMedian = medianRatio(perReq[&noCacheTime], perReq[&oursTime])
 	}
 	r.SpeedupVsUncached = r.PairsPerS / r.UncachedPairsPerS
+	r.DirectEngineCallsPerRequest = medianInt(directCalls)
+	if srv != nil {
+		r.ServedPairsPerS = float64(r.Pairs) / servedTime.Seconds()
+		r.ServedRatio = r.ServedPairsPerS / r.PairsPerS
+		r.ServedRatioMedian = medianRatio(perReq[&oursTime], perReq[&servedTime])
+		r.EngineCallsPerRequest = medianInt(servedCalls)
+		for i, sc := range servedScores {
+			r.ServedMaxAbsLogitDiff = math.Max(r.ServedMaxAbsLogitDiff, math.Abs(sc.Logit-ours[i].Logit))
+		}
+	}
+	r.ScoreError = &variantError{Variant: r.Quant, MaxAbs: r.MaxAbsScoreError, MeanAbs: r.MeanAbsScoreError}
 	r.SpeedupBound = float64(acct.realTokens) / float64(acct.useful)
 	r.ComputedPerUseful = float64(acct.shared) / float64(acct.useful)
 	if !r.SharedPrefix {
@@ -364,6 +451,13 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		"peak RSS %.0f MB (%.0f MB with model.onnx open too; weight files %.0f MB)\n",
 		r.Quant, r.PairsPerS, r.BaselinePairsPerS, r.UncachedPairsPerS, r.Speedup, r.SpeedupVsUncached, r.UsefulGFLOPs, r.PeakGFLOPs,
 		r.Efficiency, r.EfficiencyComputed, r.MeanTokensPerPair, r.MeanPrefixTokens, r.MeanPrefixReused, r.MaxAbsScoreError, r.PeakRSSMB, r.PeakRSSAllMB, r.WeightFilesMB)
+	if err == nil && r.ServedPairsPerS > 0 {
+		_, err = fmt.Fprintf(stdout, "served (HTTP + scheduler, one client): pairs/s %.2f, ratio to direct %.3f (median per request %.3f); engine calls per request %.0f (direct %.0f); max logit difference %.2g\n",
+			r.ServedPairsPerS, r.ServedRatio, r.ServedRatioMedian, r.EngineCallsPerRequest, r.DirectEngineCallsPerRequest, r.ServedMaxAbsLogitDiff)
+	}
+	if err == nil && r.ReadyS > 0 {
+		_, err = fmt.Fprintf(stdout, "start to ready: median %.2f s of %v; peak RSS at ready %.0f MB\n", r.ReadyS, r.ReadyStartsS, r.ReadyPeakRSSMB)
+	}
 	if err == nil && r.SpeedupCeiling > 0 {
 		_, err = fmt.Fprintf(stdout, "ceiling: the baseline computes %.2fx our FLOPs at efficiency %.2f, so every FLOP of ours at the peak would give %.2fx\n",
 			r.SpeedupBoundComputed, r.BaselineEfficiency, r.SpeedupCeiling)
@@ -505,8 +599,12 @@ func prefixCacheStats(s *model.Scorer) model.PrefixCacheStats {
 
 // peakRSSMB is the process's peak resident set (VmHWM), or 0 where
 // /proc/self/status is unavailable.
-func peakRSSMB() float64 {
-	data, err := os.ReadFile("/proc/self/status")
+func peakRSSMB() float64 { return statusPeakMB("self") }
+
+// statusPeakMB is the VmHWM of process pid ("self" or a number) in MiB, or
+// 0 where /proc has none.
+func statusPeakMB(pid string) float64 {
+	data, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
 	}

@@ -39,7 +39,8 @@ func TestBenchTiny(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, onnx.QuantFile(onnx.ModelFile, onnx.QuantInt8))); (err == nil) == noShared {
 			t.Fatalf("--quant none=%v: int8 variant present: %v", noShared, err == nil)
 		}
-		code, out, errs := runCLI(t, "bench", "--model", dir, "--requests", "2", "--candidates", "4", "--threads", "2", "--quant", c.quant, "--json")
+		code, out, errs := runCLI(t, "bench", "--model", dir, "--requests", "2", "--candidates", "4", "--threads", "2", "--quant", c.quant,
+			"--ready-starts", "2", "--json")
 		if code != 0 {
 			t.Fatalf("bench: exit %d: %s", code, errs)
 		}
@@ -70,6 +71,13 @@ func TestBenchTiny(t *testing.T) {
 			{"computed flops", r.ComputedGFLOPs > 0 && r.ComputedGFLOPs <= r.UsefulGFLOPs && (!noShared || r.ComputedGFLOPs == r.UsefulGFLOPs) &&
 				math.Abs(r.EfficiencyComputed/r.Efficiency-r.ComputedGFLOPs/r.UsefulGFLOPs) < 1e-9},
 			{"median speedup", r.SpeedupMedian > 0},
+			// The served composition scores the same pairs as the direct
+			// path (its own engine, the same cache history), each request
+			// in one engine call.
+			{"served", r.ServedPairsPerS > 0 && math.Abs(r.ServedRatio-r.ServedPairsPerS/r.PairsPerS) < 1e-9 && r.ServedRatioMedian > 0 &&
+				r.ServedMaxAbsLogitDiff <= 1e-4 && r.EngineCallsPerRequest == 1 && r.DirectEngineCallsPerRequest == 1},
+			{"ready", len(r.ReadyStartsS) == 2 && r.ReadyS > 0 && r.ReadyS < 60 && r.ReadyPeakRSSMB > 0},
+			{"score_error", r.ScoreError != nil && r.ScoreError.Variant == c.quant && r.ScoreError.MaxAbs == r.MaxAbsScoreError},
 			{"per-request efficiency", r.EffComputedMedian > 0 && (c.quant == "fp32") == (r.QuantEffComputedMedian == 0)},
 			// The baseline computes every pair's whole prompt: more FLOPs
 			// than ours whenever pairs share a prefix; the ceiling is that
@@ -83,8 +91,9 @@ func TestBenchTiny(t *testing.T) {
 			}
 		}
 		if c.quant == "fp32" && !noShared { // the text form names the same figures
-			code, out, errs := runCLI(t, "bench", "--model", dir, "--requests", "1", "--candidates", "3")
-			if code != 0 || !strings.Contains(out, "fp32 weights: pairs/s") || !strings.Contains(out, "every FLOP of ours at the peak would give") {
+			code, out, errs := runCLI(t, "bench", "--model", dir, "--requests", "1", "--candidates", "3", "--ready-starts", "1")
+			if code != 0 || !strings.Contains(out, "fp32 weights: pairs/s") || !strings.Contains(out, "every FLOP of ours at the peak would give") ||
+				!strings.Contains(out, "served (HTTP + scheduler, one client)") || !strings.Contains(out, "start to ready: median") {
 				t.Errorf("bench text output: exit %d, %q, %s", code, out, errs)
 			}
 		}

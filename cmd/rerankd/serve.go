@@ -150,27 +150,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		f.server.Tracer = tp
 		log.Info("tracing on", "protocol", tcfg.Protocol)
 	}
-	metrics := serve.NewMetrics()
-	backend, limits, err := openBackend(f, metrics, log, stderr)
+	srv, backend, err := composeServer(f, serve.NewMetrics(), log, stderr)
 	if err != nil {
-		return err
-	}
-	if f.calibration != "" {
-		cal, err := calibrate.Load(f.calibration)
-		var cb *serve.Calibrated
-		if err == nil {
-			cb, err = serve.NewCalibrated(backend, cal)
-		}
-		if err != nil {
-			_ = backend.Close(context.Background())
-			return fmt.Errorf("%w: --calibration %s: %w", errUsage, f.calibration, err)
-		}
-		backend = cb
-		log.Info("calibration loaded", "method", cal.Method, "threshold", cal.Threshold, "rule", cal.Rule, "fitted_on", cal.Source.Pipeline)
-	}
-	srv, err := serve.New(f.server, backend, limits, metrics, log)
-	if err != nil {
-		_ = backend.Close(context.Background())
 		return err
 	}
 	f.memory.ortLib, f.memory.tokenizer, f.memory.threads = f.ortLib, f.tok, f.threads
@@ -203,6 +184,36 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	sctx, cancel := context.WithTimeout(context.Background(), f.server.RequestTimeout+5*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// composeServer builds the served composition from f: the backend
+// (neural through the scheduler, or lexical), its calibration, and the
+// HTTP server. serve, bench and the load tools all use it, so what they
+// measure is what serve runs. The memory API is attached by the caller.
+func composeServer(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr io.Writer) (*serve.Server, serve.Backend, error) {
+	backend, limits, err := openBackend(f, metrics, log, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.calibration != "" {
+		cal, err := calibrate.Load(f.calibration)
+		var cb *serve.Calibrated
+		if err == nil {
+			cb, err = serve.NewCalibrated(backend, cal)
+		}
+		if err != nil {
+			_ = backend.Close(context.Background())
+			return nil, nil, fmt.Errorf("%w: --calibration %s: %w", errUsage, f.calibration, err)
+		}
+		backend = cb
+		log.Info("calibration loaded", "method", cal.Method, "threshold", cal.Threshold, "rule", cal.Rule, "fitted_on", cal.Source.Pipeline)
+	}
+	srv, err := serve.New(f.server, backend, limits, metrics, log)
+	if err != nil {
+		_ = backend.Close(context.Background())
+		return nil, nil, err
+	}
+	return srv, backend, nil
 }
 
 // openBackend loads the neural model when --model is set, else the
