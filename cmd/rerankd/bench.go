@@ -120,9 +120,9 @@ type benchResult struct {
 	PaddingRatioUncached float64 `json:"padding_ratio_uncached"`
 	// PeakRSSMB is VmHWM after our path's warm-up request, before anything
 	// else is loaded; PeakRSSAllMB at the end, with model.onnx open too.
-	PeakRSSMB          float64 `json:"peak_rss_mb,omitempty"`
-	PeakRSSAllMB       float64 `json:"peak_rss_all_mb,omitempty"`
-	WeightFilesMB      float64 `json:"weight_files_mb"` // model.onnx + model.onnx.data
+	PeakRSSMB     float64 `json:"peak_rss_mb,omitempty"`
+	PeakRSSAllMB  float64 `json:"peak_rss_all_mb,omitempty"`
+	WeightFilesMB float64 `json:"weight_files_mb"` // model.onnx + model.onnx.data
 	// Served: the same requests through the served composition (HTTP,
 	// scheduler, engine, built by composeServer as `rerankd serve` builds
 	// it, with its own engine and cache), one client, timed in turn with
@@ -150,9 +150,9 @@ type benchResult struct {
 	// float32 reference: the same figures as MaxAbsScoreError and
 	// MeanAbsScoreError, under the name other tooling reads.
 	ScoreError         *variantError `json:"score_error,omitempty"`
-	Threads            int     `json:"threads"`
-	Engine             string  `json:"engine"`
-	RandomWeightsNotes string  `json:"note"`
+	Threads            int           `json:"threads"`
+	Engine             string        `json:"engine"`
+	RandomWeightsNotes string        `json:"note"`
 }
 
 // variantError is one variant's score error against float32.
