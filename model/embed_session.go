@@ -66,7 +66,7 @@ func OpenEmbeddingSession(path string, padID int, cfg SessionConfig) (*Embedding
 	if !ort.IsInitialized() {
 		return nil, errors.New("onnx runtime not initialised: call InitRuntime first")
 	}
-	ins, outs, err := ort.GetInputOutputInfo(path)
+	ins, outs, err := graphIO(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrIncompatibleModel, path, err)
 	}

@@ -66,7 +66,7 @@ func OpenPrefixSession(path string, cfg SessionConfig, cacheBytes int64) (*Prefi
 	if !ort.IsInitialized() {
 		return nil, errors.New("onnx runtime not initialised: call InitRuntime first")
 	}
-	ins, outs, err := ort.GetInputOutputInfo(path)
+	ins, outs, err := graphIO(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrIncompatibleModel, path, err)
 	}

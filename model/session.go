@@ -40,7 +40,7 @@ func OpenSession(path string, spec SessionSpec, cfg SessionConfig) (*Session, er
 	if !ort.IsInitialized() {
 		return nil, errors.New("onnx runtime not initialised: call InitRuntime first")
 	}
-	ins, outs, err := ort.GetInputOutputInfo(path)
+	ins, outs, err := graphIO(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrIncompatibleModel, path, err)
 	}

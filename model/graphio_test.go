@@ -1,0 +1,72 @@
+package model
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/onnx"
+)
+
+// TestGraphIOMatchesRuntime: the inputs and outputs read from the file are
+// exactly what ONNX Runtime reports after building a session, for every
+// graph this project writes (plain and shared-prefix, float32 and int8,
+// each head, weights inline and external, and the embedder).
+func TestGraphIOMatchesRuntime(t *testing.T) {
+	if err := InitRuntime(testenv.ORTLib()); err != nil {
+		t.Fatal(err)
+	}
+	emb := filepath.Join(t.TempDir(), "embed")
+	if err := WriteTestEmbeddingModel(emb, arch.Tiny(), 3, BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
+		t.Fatal(err)
+	}
+	q := filepath.Join(t.TempDir(), "int8")
+	if err := WriteTestModel(q, arch.Tiny(), 3, BuildOptions{Tokenizer: testenv.TokenizerDir(), Quants: []onnx.Quant{onnx.QuantInt8}}); err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{q, tinyModel(t, onnx.HeadLogit, true), tinyModel(t, onnx.HeadYesNo, false), emb}
+	n := 0
+	for _, dir := range dirs {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.onnx"))
+		for _, f := range files {
+			n++
+			t.Run(filepath.Base(dir)+"/"+filepath.Base(f), func(t *testing.T) {
+				wantIn, wantOut, err := ort.GetInputOutputInfo(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gotIn, gotOut, err := graphIO(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(gotIn, wantIn) || !reflect.DeepEqual(gotOut, wantOut) {
+					t.Errorf("read from the file:\n in %v\n out %v\nONNX Runtime:\n in %v\n out %v", gotIn, gotOut, wantIn, wantOut)
+				}
+			})
+		}
+	}
+	if n < 8 {
+		t.Fatalf("only %d graphs compared", n)
+	}
+}
+
+// TestGraphIOErrors: a file that is not an ONNX model is refused by name,
+// before ONNX Runtime sees it.
+func TestGraphIOErrors(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{"empty.onnx": {}, "text.onnx": []byte("not a model at all"), "truncated.onnx": {0x3a, 0x7f, 0x01}} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := graphIO(p); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: err = %v, want an error naming the file", name, err)
+		}
+	}
+}
