@@ -26,11 +26,99 @@ type locomoResult struct {
 	Seconds     float64                    `json:"seconds"`
 	Summary     metrics.Summary            `json:"summary"`
 	PerCategory map[string]metrics.Summary `json:"per_category"`
+	// Recall100 is Recall@100, the ceiling of a reranker of the top 100
+	// (outside the metrics package's fixed key set), overall and per
+	// category.
+	Recall100            float64            `json:"recall@100"`
+	Recall100PerCategory map[string]float64 `json:"recall@100_per_category"`
+}
+
+// locomoJob is a parsed `eval locomo` command line.
+type locomoJob struct {
+	data, runOut, qrelsOut string
+	asJSON                 bool
+	cv                     string
+	spec                   pipelineSpec
+	po                     pipelineOptions
+	unit                   locomo.Unit
 }
 
 // runLocomo implements `eval locomo`: retrieval over each conversation's
 // memories for each of its questions, scored against the evidence.
 func runLocomo(args []string, stdout, stderr io.Writer) int {
+	job, code, ok := parseLocomo(args, stderr)
+	if !ok {
+		return code
+	}
+	ds, err := locomo.Load(job.data)
+	if err != nil {
+		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
+		return exitFail
+	}
+	if job.cv != "" {
+		return runLocomoCV(args, job, ds, stdout, stderr)
+	}
+	start := time.Now()
+	qrels := metrics.Qrels(ds.Qrels(job.unit))
+	run, category, code := job.execute(ds, qrels, stderr)
+	if code != exitOK {
+		return code
+	}
+	elapsed := time.Since(start).Seconds()
+	if err := writeTREC(job.runOut, func(w io.Writer) error { return metrics.WriteRun(w, run, "rerankd") }); err != nil {
+		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
+		return exitFail
+	}
+	if err := writeTREC(job.qrelsOut, func(w io.Writer) error { return metrics.WriteQrels(w, qrels) }); err != nil {
+		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
+		return exitFail
+	}
+	res, err := summarise(pipelineName(job.spec), job.unit, qrels, run, category)
+	if err != nil {
+		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
+		return exitFail
+	}
+	res.Seconds = elapsed
+	if job.asJSON {
+		if err := json.NewEncoder(stdout).Encode(res); err != nil {
+			return exitFail
+		}
+		return exitOK
+	}
+	printLocomoTable(stdout, res)
+	return exitOK
+}
+
+// summarise scores run overall and per category.
+func summarise(pipeline string, unit locomo.Unit, qrels metrics.Qrels, run metrics.Run, category map[string]locomo.Category) (locomoResult, error) {
+	res := locomoResult{Pipeline: pipeline, Unit: unit.String(), PerCategory: map[string]metrics.Summary{},
+		Recall100PerCategory: map[string]float64{}}
+	var err error
+	if res.Summary, _, err = metrics.Evaluate(qrels, run); err != nil {
+		return res, err
+	}
+	res.Recall100 = recallAt(qrels, run, 100)
+	for _, c := range locomo.Categories() {
+		sub := metrics.Qrels{}
+		for qid, rel := range qrels {
+			if category[qid] == c {
+				sub[qid] = rel
+			}
+		}
+		if len(sub) == 0 {
+			continue
+		}
+		if res.PerCategory[c.String()], _, err = metrics.Evaluate(sub, run); err != nil {
+			return res, err
+		}
+		res.Recall100PerCategory[c.String()] = recallAt(sub, run, 100)
+	}
+	return res, nil
+}
+
+// parseLocomo reads the command line; ok is false when the command must
+// stop with code.
+func parseLocomo(args []string, stderr io.Writer) (job locomoJob, code int, ok bool) {
 	fs := flag.NewFlagSet("eval locomo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", "", "LoCoMo directory (per-conversation files) or locomo10.json (required)")
@@ -42,6 +130,7 @@ func runLocomo(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print one JSON object (summary keys plus per_category)")
 	runOut := fs.String("run", "", "also write the TREC run to this file")
 	qrelsOut := fs.String("qrels", "", "also write the TREC qrels (evidence) to this file")
+	cv := fs.String("cv", "", "cross-validate a grid, leave one conversation out: "+strings.Join(cvGridNames(), ", "))
 	po := pipelineOptions{fusion: post.DefaultFusionConfig(), recency: post.DefaultRecencyConfig(), mmr: post.DefaultMMRConfig()}
 	fs.StringVar(&po.model, "model", "", "reranker model folder (the rerank stage)")
 	fs.StringVar(&po.embedModel, "embed-model", "", "Qwen3-Embedding-style ONNX folder (dense and hybrid)")
@@ -57,13 +146,13 @@ func runLocomo(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&po.mmr.Window, "mmr-window", po.mmr.Window, "mmr: candidates it reorders")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+			return job, exitOK, false
 		}
-		return exitUsage
+		return job, exitUsage, false
 	}
-	usageErr := func(format string, a ...any) int {
+	usageErr := func(format string, a ...any) (locomoJob, int, bool) {
 		fmt.Fprintf(stderr, "eval locomo: "+format+"\n", a...)
-		return exitUsage
+		return job, exitUsage, false
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -74,6 +163,11 @@ func runLocomo(args []string, stdout, stderr io.Writer) int {
 		return usageErr("--depth must be >= 1")
 	case po.rerankDepth < 1:
 		return usageErr("--rerank-depth must be >= 1")
+	}
+	if *cv != "" {
+		if _, known := cvGrids[*cv]; !known {
+			return usageErr("--cv %q: want one of %s", *cv, strings.Join(cvGridNames(), ", "))
+		}
 	}
 	spec, err := parsePipeline(*pipeline)
 	if err != nil {
@@ -94,70 +188,30 @@ func runLocomo(args []string, stdout, stderr io.Writer) int {
 		return usageErr("%v", err)
 	}
 	po.bm25 = bm25.Config{K1: *k1, B: *b}
-	ds, err := locomo.Load(*data)
+	return locomoJob{data: *data, runOut: *runOut, qrelsOut: *qrelsOut, asJSON: *asJSON, cv: *cv,
+		spec: spec, po: po, unit: unit}, exitOK, true
+}
+
+// execute runs the job's pipeline over ds. Every pipeline, plain bm25
+// included, runs through the retrieval engine the server uses
+// (TestEngineBM25MatchesDirect shows it ranks as the direct
+// per-conversation BM25 of bm25Run does).
+func (j locomoJob) execute(ds *locomo.Dataset, qrels metrics.Qrels, stderr io.Writer) (metrics.Run, map[string]locomo.Category, int) {
+	m, err := openModels(j.spec, j.po)
 	if err != nil {
 		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-		return exitFail
-	}
-	start := time.Now()
-	qrels := metrics.Qrels(ds.Qrels(unit))
-	var run metrics.Run
-	var category map[string]locomo.Category
-	// Every pipeline, plain bm25 included, runs through the retrieval
-	// engine the server uses (TestEngineBM25MatchesDirect shows it ranks
-	// as the direct per-conversation BM25 of bm25Run does).
-	{
-		m, err := openModels(spec, po)
-		if err != nil {
-			fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-			if errors.Is(err, errUsageEval) {
-				return exitUsage
-			}
-			return exitFail
+		if errors.Is(err, errUsageEval) {
+			return nil, nil, exitUsage
 		}
-		defer m.Close()
-		if run, category, err = enginePipeline(context.Background(), ds, unit, spec, po, m, qrels, stderr); err != nil {
-			fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-			return exitFail
-		}
+		return nil, nil, exitFail
 	}
-	elapsed := time.Since(start).Seconds()
-	if err := writeTREC(*runOut, func(w io.Writer) error { return metrics.WriteRun(w, run, "rerankd") }); err != nil {
+	defer m.Close()
+	run, category, err := enginePipeline(context.Background(), ds, j.unit, j.spec, j.po, m, qrels, stderr)
+	if err != nil {
 		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-		return exitFail
+		return nil, nil, exitFail
 	}
-	if err := writeTREC(*qrelsOut, func(w io.Writer) error { return metrics.WriteQrels(w, qrels) }); err != nil {
-		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-		return exitFail
-	}
-	res := locomoResult{Pipeline: pipelineName(spec), Unit: unit.String(), Seconds: elapsed, PerCategory: map[string]metrics.Summary{}}
-	if res.Summary, _, err = metrics.Evaluate(qrels, run); err != nil {
-		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-		return exitFail
-	}
-	for _, c := range locomo.Categories() {
-		sub := metrics.Qrels{}
-		for qid, rel := range qrels {
-			if category[qid] == c {
-				sub[qid] = rel
-			}
-		}
-		if len(sub) == 0 {
-			continue
-		}
-		if res.PerCategory[c.String()], _, err = metrics.Evaluate(sub, run); err != nil {
-			fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-			return exitFail
-		}
-	}
-	if *asJSON {
-		if err := json.NewEncoder(stdout).Encode(res); err != nil {
-			return exitFail
-		}
-		return exitOK
-	}
-	printLocomoTable(stdout, res)
-	return exitOK
+	return run, category, exitOK
 }
 
 // bm25Run ranks each conversation's memories for each of its judged
@@ -217,9 +271,9 @@ func writeTREC(path string, write func(io.Writer) error) error {
 
 func printLocomoTable(w io.Writer, r locomoResult) {
 	keys := metrics.SummaryKeys()
-	fmt.Fprintf(w, "pipeline %s, unit %s, %.2fs\n\n| set | %s |\n|---|%s\n", r.Pipeline, r.Unit, r.Seconds,
+	fmt.Fprintf(w, "pipeline %s, unit %s, %.2fs\n\n| set | %s | Recall@100 |\n|---|%s---|\n", r.Pipeline, r.Unit, r.Seconds,
 		strings.Join(keys, " | "), strings.Repeat("---|", len(keys)))
-	row := func(name string, s metrics.Summary) {
+	row := func(name string, s metrics.Summary, r100 float64) {
 		var b strings.Builder
 		raw, _ := json.Marshal(s)
 		var m map[string]float64
@@ -231,12 +285,12 @@ func printLocomoTable(w io.Writer, r locomoResult) {
 				fmt.Fprintf(&b, " %.4f |", m[k])
 			}
 		}
-		fmt.Fprintf(w, "| %s |%s\n", name, b.String())
+		fmt.Fprintf(w, "| %s |%s %.4f |\n", name, b.String(), r100)
 	}
-	row("all", r.Summary)
+	row("all", r.Summary, r.Recall100)
 	for _, c := range locomo.Categories() {
 		if s, ok := r.PerCategory[c.String()]; ok {
-			row(c.String(), s)
+			row(c.String(), s, r.Recall100PerCategory[c.String()])
 		}
 	}
 }
