@@ -197,7 +197,7 @@ type Info struct {
 	Backend           string  `json:"backend"`
 	MaxDocuments      int     `json:"max_documents"`
 	MaxTokens         int     `json:"max_tokens"`         // prompt length limit
-	MaxTokensPerDoc   int     `json:"max_tokens_per_doc"` // default document cut
+	MaxTokensPerDoc   int     `json:"max_tokens_per_doc"` // default document cut (0: none)
 	MaxBatchTokens    int     `json:"max_batch_tokens"`   // engine call budget (padded)
 	MaxBatchRequests  int     `json:"max_batch_requests"` // rows per engine call
 	MaxQueuePairs     int     `json:"max_queue_pairs"`    // waiting pairs before 429
@@ -206,6 +206,23 @@ type Info struct {
 	Runtime           string  `json:"runtime,omitempty"` // ONNX Runtime version
 	// Calibration describes the loaded calibration file, if any.
 	Calibration *CalibrationInfo `json:"calibration,omitempty"`
+	// Truncation says how documents are cut, and why.
+	Truncation *TruncationInfo `json:"truncation,omitempty"`
+}
+
+// TruncationInfo is the truncation policy /info reports: the limits and
+// the reason for them (the measured default, or the operator's choice).
+type TruncationInfo struct {
+	// MaxLength is the most tokens of one prompt, template included.
+	MaxLength int `json:"max_length"`
+	// MaxTokensPerDoc is the server's per-document cut; 0: none.
+	MaxTokensPerDoc int `json:"max_tokens_per_doc"`
+	// PerDocCut says whether MaxTokensPerDoc applies.
+	PerDocCut bool `json:"per_doc_cut"`
+	// ModelCardMaxLength is the longest input the model card scores.
+	ModelCardMaxLength int `json:"model_card_max_length,omitempty"`
+	// Reason explains the choice (latency against fidelity).
+	Reason string `json:"reason"`
 }
 
 // CalibrationInfo is the part of a calibration file /info reports.

@@ -16,7 +16,10 @@ type Config struct {
 	// MaxBodyBytes bounds a request body; more is a 413.
 	MaxBodyBytes int
 	// MaxTokensPerDoc is the default cut of each document (a request may
-	// ask for less with max_tokens_per_doc, never more).
+	// ask for less with max_tokens_per_doc, never more). 0: no
+	// per-document cut; a document is then cut only where the whole
+	// prompt would pass the model's maximum length (rerankd serve
+	// --max-length), and a request's max_tokens_per_doc applies alone.
 	MaxTokensPerDoc int
 	// RequestTimeout bounds one request from decode to answer.
 	RequestTimeout time.Duration
@@ -41,7 +44,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{MaxDocuments: 1000, MaxBodyBytes: 8 << 20, MaxTokensPerDoc: 512, RequestTimeout: 60 * time.Second,
+	return Config{MaxDocuments: 1000, MaxBodyBytes: 8 << 20, MaxTokensPerDoc: DefaultMaxTokensPerDoc, RequestTimeout: 60 * time.Second,
 		MaxHeaderBytes: 16 << 10, ReadTimeout: 30 * time.Second, HealthProbeEvery: 5 * time.Second, Version: "dev"}
 }
 
@@ -55,7 +58,7 @@ func (c Config) Validate() error {
 	}
 	check(c.MaxDocuments >= 1, "max documents %d: want >= 1", c.MaxDocuments)
 	check(c.MaxBodyBytes >= 1024, "max body bytes %d: want >= 1024", c.MaxBodyBytes)
-	check(c.MaxTokensPerDoc >= 1, "max tokens per document %d: want >= 1", c.MaxTokensPerDoc)
+	check(c.MaxTokensPerDoc >= 0, "max tokens per document %d: want >= 0 (0: no per-document cut)", c.MaxTokensPerDoc)
 	check(c.RequestTimeout > 0, "request timeout %v: want > 0", c.RequestTimeout)
 	check(c.MaxHeaderBytes >= 1024, "max header bytes %d: want >= 1024", c.MaxHeaderBytes)
 	check(c.ReadTimeout > 0, "read timeout %v: want > 0", c.ReadTimeout)

@@ -140,10 +140,7 @@ func (s *Server) handleRerank(c *fiber.Ctx) error {
 			texts[i] = d.Text
 		}
 	}
-	maxDoc := s.cfg.MaxTokensPerDoc
-	if req.MaxTokensPerDoc > 0 {
-		maxDoc = min(maxDoc, req.MaxTokensPerDoc)
-	}
+	maxDoc := docLimit(s.cfg.MaxTokensPerDoc, req.MaxTokensPerDoc)
 	mr := model.Request{Instruction: req.Instruction, Query: req.Query, Context: req.Context, Docs: texts,
 		MaxDocTokens: maxDoc, KeepEnd: strings.EqualFold(req.TruncationDirection, "left"),
 		NoTruncate: req.Truncate != nil && !*req.Truncate}
@@ -224,7 +221,7 @@ func (s *Server) handleInfo(c *fiber.Ctx) error {
 		MaxDocuments: s.cfg.MaxDocuments, MaxTokens: s.backend.MaxTokens(), MaxTokensPerDoc: s.cfg.MaxTokensPerDoc,
 		MaxBodyBytes: s.cfg.MaxBodyBytes, RequestTimeoutSec: s.cfg.RequestTimeout.Seconds(),
 		MaxBatchTokens: s.limits.BatchTokens, MaxBatchRequests: s.limits.MaxBatch, MaxQueuePairs: s.limits.QueueSize,
-		Runtime: model.RuntimeVersion()}
+		Runtime: model.RuntimeVersion(), Truncation: truncationInfo(s.cfg, s.backend.MaxTokens())}
 	if c, ok := s.backend.(*Calibrated); ok {
 		cal := c.Calibration()
 		info.Calibration = &api.CalibrationInfo{Method: string(cal.Method), Threshold: cal.Threshold, Rule: cal.Rule,

@@ -208,7 +208,7 @@ func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
 		{name: "serve: int flag not a number", args: srv("--max-documents", "lots"), code: 2, want: []string{"-max-documents"}},
 		{name: "serve: int flag 2^63", args: srv("--max-body-bytes", "9223372036854775808"), code: 2, want: []string{"value out of range"}},
 		{name: "serve: int flag 1e400", args: srv("--max-body-bytes", "1e400"), code: 2, want: []string{"-max-body-bytes"}},
-		{name: "serve: negative limits", args: srv("--max-documents", "-1", "--max-body-bytes", "-5", "--max-tokens-per-doc", "0"), code: 2,
+		{name: "serve: negative limits", args: srv("--max-documents", "-1", "--max-body-bytes", "-5", "--max-tokens-per-doc", "-1"), code: 2,
 			want: []string{"max documents", "max body bytes", "max tokens per document"}},
 		{name: "serve: duration garbage", args: srv("--request-timeout", "soon"), code: 2, want: []string{"-request-timeout"}},
 		{name: "serve: negative duration", args: srv("--request-timeout", "-1s"), code: 2, want: []string{"request timeout"}},

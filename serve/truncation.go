@@ -1,0 +1,69 @@
+package serve
+
+import (
+	"fmt"
+
+	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/model"
+)
+
+// DefaultMaxTokensPerDoc is the default per-document cut: none. The one
+// default limit is the prompt's maximum length (model.DefaultPromptConfig,
+// 1024 tokens), so a document keeps every token the prompt has room for
+// and truncated: true means exactly "did not fit max-length".
+const DefaultMaxTokensPerDoc = 0
+
+// ModelCardMaxLength is the longest input the Qwen3-Reranker model card
+// scores (8192 tokens: "Context Length: 8192" in its table; the card's
+// Transformers usage sets max_length = 8192). A longer prompt limit is
+// possible but is outside what the card evaluates.
+const ModelCardMaxLength = 8192
+
+// DefaultTruncationReason says why the default limits are what they are.
+// The numbers are one query-document pair scored by `rerankd score` on a
+// model of Qwen3-Reranker-0.6B's dimensions (random weights, float32,
+// shared-prefix graph, ONNX Runtime 1.30 on a 2-vCPU VM, load time
+// subtracted; measured for issue 18): 256 document tokens ~0.8 s, 512
+// ~2.5 s, 1024 ~8 s, 2048 ~22 s, 4096 ~70 s. Attention makes the cost grow
+// faster than the length, so past 1024 tokens one long document costs
+// more than a whole 20-memory request, and at 4096 it passes the default
+// 60 s request timeout.
+const DefaultTruncationReason = "latency over fidelity on CPU: prompts are cut at 1024 tokens (template included) " +
+	"and there is no separate per-document cut, so a document keeps every token the prompt has room for; " +
+	"the model card scores up to 8192 tokens, so a longer document is cut (truncated: true) and its score differs from the card's. " +
+	"Measured, one pair, 0.6B dimensions, float32, 2 vCPUs: 512 document tokens ~2.5 s, 1024 ~8 s, 2048 ~22 s, 4096 ~70 s. " +
+	"On a GPU raise --max-length towards 8192 for fidelity."
+
+// truncationInfo describes the limits a server applies, and why.
+func truncationInfo(cfg Config, maxLength int) *api.TruncationInfo {
+	t := &api.TruncationInfo{MaxLength: maxLength, MaxTokensPerDoc: cfg.MaxTokensPerDoc,
+		PerDocCut: cfg.MaxTokensPerDoc > 0, ModelCardMaxLength: ModelCardMaxLength}
+	switch {
+	case maxLength == 0:
+		t.Reason = "this backend has no token limit: documents are never cut"
+		t.ModelCardMaxLength = 0
+	case maxLength == model.DefaultPromptConfig().MaxLength && cfg.MaxTokensPerDoc == DefaultMaxTokensPerDoc:
+		t.Reason = DefaultTruncationReason
+	default:
+		perDoc := "no per-document cut"
+		if cfg.MaxTokensPerDoc > 0 {
+			perDoc = fmt.Sprintf("documents cut at %d tokens", cfg.MaxTokensPerDoc)
+		}
+		t.Reason = fmt.Sprintf("set by the operator (--max-length %d, --max-tokens-per-doc %d): prompts cut at %d tokens, %s; "+
+			"the model card scores up to %d. The defaults (1024, 0) and their measurement: %s",
+			maxLength, cfg.MaxTokensPerDoc, maxLength, perDoc, ModelCardMaxLength, DefaultTruncationReason)
+	}
+	return t
+}
+
+// docLimit is the per-document cut of one request: the server's, lowered
+// by the request's max_tokens_per_doc; either 0 means no limit from it.
+func docLimit(server, request int) int {
+	switch {
+	case request <= 0:
+		return server
+	case server <= 0:
+		return request
+	}
+	return min(server, request)
+}
