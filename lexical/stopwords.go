@@ -81,3 +81,14 @@ func isZhStopword(term []byte) bool {
 	_, ok := zhStopwords[string(term)]
 	return ok
 }
+
+// IsStopword reports whether an index term is an English or Chinese
+// stopword: query expansion must not add them, since every document has
+// them and queries drop them.
+func IsStopword(term string) bool {
+	if _, ok := stopwords[term]; ok {
+		return true
+	}
+	_, ok := zhStopwords[term]
+	return ok
+}

@@ -164,6 +164,7 @@ func (e *Engine) buildSpace(ns string, sp *space, phase string, progress func(in
 			}
 			if phase == "bm25" {
 				ix.lex.Add(r.Memory.ID, r.Memory.Text)
+				ix.order.add(r.Memory.ID, r.Memory.Source, r.Memory.Time)
 			} else if usableVector(r.Vector, e.dim) {
 				if err := ix.vec.Add(r.Memory.ID, r.Vector); err != nil {
 					sp.dirty.Store(true)

@@ -157,6 +157,7 @@ func (e *Engine) rebuildLocked(ns string, sp *space) error {
 		}
 		for _, r := range recs {
 			fresh.lex.Add(r.Memory.ID, r.Memory.Text)
+			fresh.order.add(r.Memory.ID, r.Memory.Source, r.Memory.Time)
 			if usableVector(r.Vector, e.dim) {
 				if err := fresh.vec.Add(r.Memory.ID, r.Vector); err != nil {
 					return fmt.Errorf("retrieval: rebuild %q: vector of %q: %w", ns, r.Memory.ID, err)

@@ -100,7 +100,10 @@ type vecInfo struct{ source, miss string }
 // indexes is one namespace's index pair.
 type indexes struct {
 	lex *bm25.Index
-	vec VectorIndex // nil when the engine has no vector dimension
+	// order places memories within their source, for the context stage;
+	// it is updated with lex.
+	order *sourceOrder
+	vec   VectorIndex // nil when the engine has no vector dimension
 }
 
 // ix returns the current indexes; load once per operation.
@@ -207,7 +210,7 @@ func (e *Engine) newIndexes() (*indexes, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &indexes{lex: lex}
+	ix := &indexes{lex: lex, order: newSourceOrder()}
 	if e.dim > 0 {
 		if ix.vec, err = e.cfg.newVectorIndex(e.dim); err != nil {
 			return nil, fmt.Errorf("retrieval: vector index: %w", err)

@@ -56,6 +56,9 @@ type Query struct {
 	Fusion *post.FusionConfig
 	// Mode restricts the retrievers (default ModeAuto).
 	Mode Mode
+	// Ranking is the lexical first stage's ranking; nil is
+	// DefaultRanking().
+	Ranking *Ranking
 }
 
 // Retrieved is the answer to a Query.
@@ -117,21 +120,26 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	wantVec := q.Mode == ModeDense || q.Mode == ModeHybrid
 	if !sp.lexReady.Load() && !wantVec {
 		sctx, ssp := span.Start(ctx, tracerName, "rerankd.scan")
-		got, err := e.scan(sctx, q.Namespace, q.Text, depth)
+		got, err := e.scan(sctx, q.Namespace, q.Text, depth, q.ranking())
 		span.End(ssp, err)
 		return got, err
 	}
 
 	ix := sp.ix()
+	ranking := q.ranking()
 	var bm []post.Hit
+	var raw map[string]float64 // BM25 of each lexical hit, when a stage changed the score
 	if q.Mode != ModeDense {
-		_, bsp := span.Start(ctx, tracerName, "rerankd.bm25")
-		lexHits := ix.lex.Search(q.Text, depth)
-		bsp.SetAttributes(attribute.Int("rerankd.hits", len(lexHits)))
-		bsp.End()
+		lexHits := lexicalStage(ctx, ix, q.Text, depth, ranking)
 		bm = make([]post.Hit, len(lexHits))
+		if ranking.staged() {
+			raw = make(map[string]float64, len(lexHits))
+		}
 		for i, h := range lexHits {
-			bm[i] = post.Hit{ID: h.ID, Score: h.Score}
+			bm[i] = post.Hit{ID: h.id, Score: h.score}
+			if raw != nil {
+				raw[h.id] = h.bm25
+			}
 		}
 	}
 	level, why := LevelBM25, ""
@@ -179,6 +187,15 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	default:
 		cands = post.Fuse(bm, nil, lexOnly)
 	}
+	if raw != nil {
+		for i := range cands {
+			c := &cands[i]
+			if lex, ok := c.Scores[post.ScoreBM25]; ok {
+				c.Scores[post.ScoreLexical] = lex
+				c.Scores[post.ScoreBM25] = raw[c.ID]
+			}
+		}
+	}
 	_, fsp := span.Start(ctx, tracerName, "rerankd.fill", attribute.Int("rerankd.candidates", len(cands)))
 	cands, err = e.fill(q.Namespace, cands)
 	span.End(fsp, err)
@@ -205,6 +222,11 @@ func (e *Engine) checkQuery(q Query) error {
 	}
 	if q.Depth < 0 {
 		return fmt.Errorf("%w: depth %d must be >= 0", ErrInvalid, q.Depth)
+	}
+	if q.Ranking != nil {
+		if err := q.Ranking.Validate(); err != nil {
+			return fmt.Errorf("%w: ranking: %w", ErrInvalid, err)
+		}
 	}
 	if q.Fusion != nil {
 		if err := q.Fusion.Validate(); err != nil {
@@ -274,9 +296,10 @@ func (e *Engine) fill(ns string, cands []post.Candidate) ([]post.Candidate, erro
 	return out, nil
 }
 
-// scan scores up to ScanLimit memories of ns with per-request BM25: the
-// level used while the namespace's index is still being built.
-func (e *Engine) scan(ctx context.Context, ns, text string, depth int) (Retrieved, error) {
+// scan scores up to ScanLimit memories of ns with per-request BM25 (the
+// ranking's k1 and b; its other stages need the index): the level used
+// while the namespace's index is still being built.
+func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r Ranking) (Retrieved, error) {
 	var recs []store.Record
 	after := ""
 	for len(recs) < e.cfg.ScanLimit {
@@ -298,7 +321,7 @@ func (e *Engine) scan(ctx context.Context, ns, text string, depth int) (Retrieve
 		texts[i] = r.Memory.Text
 	}
 	lcfg := lexical.DefaultConfig()
-	lcfg.K1, lcfg.B = e.cfg.BM25.K1, e.cfg.BM25.B
+	lcfg.K1, lcfg.B = r.K1, r.B
 	scorer, err := lexical.New(lcfg)
 	if err != nil {
 		return Retrieved{}, fmt.Errorf("retrieval: scan: %w", err)
@@ -325,4 +348,12 @@ func (e *Engine) scan(ctx context.Context, ns, text string, depth int) (Retrieve
 		}
 	}
 	return Retrieved{Candidates: cands, Level: LevelScan, Why: "index still building; scanned the store"}, nil
+}
+
+// ranking returns the query's ranking, DefaultRanking when it has none.
+func (q Query) ranking() Ranking {
+	if q.Ranking != nil {
+		return *q.Ranking
+	}
+	return DefaultRanking()
 }

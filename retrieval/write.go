@@ -86,7 +86,7 @@ func (e *Engine) Add(ctx context.Context, items []store.Item) ([]Added, error) {
 	// Durable from here on. Later duplicates in the batch win, as in the store.
 	for _, it := range items {
 		sp := spaces[it.Memory.Namespace]
-		e.indexLocked(sp, it.Memory.ID, it.Memory.Text, it.Vector)
+		e.indexLocked(sp, it.Memory, it.Vector)
 	}
 	return out, nil
 }
@@ -195,13 +195,15 @@ func (e *Engine) lockSpaces(items []store.Item) (map[string]*space, func(), erro
 
 // indexLocked applies one durable write to sp's indexes; sp.mu is held.
 // vec nil removes any previous vector of id (the store did the same).
-func (e *Engine) indexLocked(sp *space, id, text string, vec []float32) {
+func (e *Engine) indexLocked(sp *space, m memory.Memory, vec []float32) {
+	id := m.ID
 	if sp.touched != nil {
 		sp.touched[id] = struct{}{}
 	}
 	sp.noteWrite()
 	ix := sp.ix()
-	ix.lex.Add(id, text)
+	ix.lex.Add(id, m.Text)
+	ix.order.add(id, m.Source, m.Time)
 	if ix.vec == nil {
 		return
 	}
@@ -245,6 +247,7 @@ func (e *Engine) Delete(ns, id string) error {
 		sp.noteWrite()
 		ix := sp.ix()
 		ix.lex.Delete(id)
+		ix.order.delete(id)
 		if ix.vec != nil {
 			ix.vec.Delete(id)
 		}

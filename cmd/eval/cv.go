@@ -17,7 +17,17 @@ import (
 // first point of each grid is the current default, so a grid that cannot
 // beat it on the training folds keeps it.
 var cvGrids = map[string][]string{
-	"bm25": product(axis{"--k1", "1.2", "0.4", "0.6", "0.9", "1.5"}, axis{"--b", "0.75", "0.1", "0.2", "0.3", "0.5"}),
+	"bm25":  product(axis{"--k1", "1.2", "0.4", "0.6", "0.9", "1.5"}, axis{"--b", "0.75", "0.1", "0.2", "0.3", "0.5"}),
+	"query": product(axis{"--query-words", "false", "true"}, axis{"--name-weight", "1", "0.5", "2"}),
+	"expansion": append([]string{"--expand-terms=0"},
+		product(axis{"--expand-docs", "3", "5", "10"}, axis{"--expand-terms", "5", "10", "20"}, axis{"--expand-weight", "0.2", "0.4"})...),
+	"context": append([]string{"--context-window=0 --context-neighbour=0 --context-source=0"},
+		product(axis{"--context-window", "1", "2", "3", "5"}, axis{"--context-neighbour", "0.1", "0.3", "0.5", "1"}, axis{"--context-source", "0", "0.2", "0.5"})...),
+	// combined crosses the ranges each mechanism's own grid found useful
+	// (chosen before running it, from the single-mechanism figures).
+	"combined": product(axis{"--k1", "0.9", "0.6", "1.2"}, axis{"--b", "0.3", "0.1", "0.5"},
+		axis{"--context-window", "2", "3"}, axis{"--context-neighbour", "0.5", "0.3"}, axis{"--context-source", "0.5", "1"},
+		axis{"--expand-terms", "0", "20 --expand-docs=5 --expand-weight=0.4"}),
 }
 
 // axis is one flag of a grid and its values, the default first.

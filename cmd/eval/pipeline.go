@@ -16,7 +16,6 @@ import (
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/retrieval"
-	"github.com/rerankd/rerankd/retrieval/bm25"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
@@ -62,7 +61,7 @@ func (p pipelineSpec) needsEmbedder() bool { return p.base != "bm25" }
 
 // pipelineOptions are the stage parameters from the command line.
 type pipelineOptions struct {
-	bm25               bm25.Config // zero: the defaults
+	ranking            retrieval.Ranking
 	depth, rerankDepth int
 	model, embedModel  string
 	ortLib, tokenizer  string
@@ -153,9 +152,6 @@ func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p
 	defer func() { _ = st.Close() }() // read-only use by now; nothing to lose
 	cfg := retrieval.DefaultConfig()
 	cfg.Fusion, cfg.Depth = o.fusion, o.depth
-	if o.bm25 != (bm25.Config{}) {
-		cfg.BM25 = o.bm25
-	}
 	var emb retrieval.Embedder
 	if m.embedder != nil {
 		emb = m.embedder
@@ -176,7 +172,7 @@ func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p
 	for i := range ds.Conversations {
 		conv := &ds.Conversations[i]
 		ns := "conv-" + safeName(conv.ID)
-		docIDs, now, err := ingest(ctx, e, ns, conv.Memories(unit))
+		docIDs, now, err := ingest(ctx, e, ns, conv.Memories(unit), unit)
 		if err != nil {
 			return nil, nil, fmt.Errorf("conversation %s: %w", conv.ID, err)
 		}
@@ -202,8 +198,12 @@ func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p
 // ingest stores a conversation's memories under IDs the store accepts
 // ("m000123"; LoCoMo's "26/D1:3" has a separator) and returns the map back
 // to LoCoMo document IDs, and the time of the newest memory: questions are
-// asked after the conversation, so that is "now" for recency.
-func ingest(ctx context.Context, e *retrieval.Engine, ns string, mems []locomo.Memory) (map[string]string, time.Time, error) {
+// asked after the conversation, so that is "now" for recency. A memory's
+// Source is its session ("S3"), as a chat agent records the session a
+// message came from; its Time is the session's (LoCoMo dates sessions, not
+// turns), so within a session the IDs, numbered in dialog order, keep the
+// turns in order for the context stage.
+func ingest(ctx context.Context, e *retrieval.Engine, ns string, mems []locomo.Memory, unit locomo.Unit) (map[string]string, time.Time, error) {
 	docIDs := make(map[string]string, len(mems))
 	var now time.Time
 	const batch = 256
@@ -215,7 +215,11 @@ func ingest(ctx context.Context, e *retrieval.Engine, ns string, mems []locomo.M
 			if mm.Time.After(now) {
 				now = mm.Time
 			}
-			items = append(items, store.Item{Memory: memory.Memory{Namespace: ns, ID: id, Text: mm.Text, Time: mm.Time}})
+			source := fmt.Sprintf("S%d", mm.Session)
+			if unit != locomo.UnitTurn && unit != locomo.UnitObservation {
+				source = "" // a session or its summary has no neighbours of its own kind
+			}
+			items = append(items, store.Item{Memory: memory.Memory{Namespace: ns, ID: id, Text: mm.Text, Time: mm.Time, Source: source}})
 		}
 		if _, err := e.Add(ctx, items); err != nil {
 			return nil, now, err
@@ -228,7 +232,8 @@ func ingest(ctx context.Context, e *retrieval.Engine, ns string, mems []locomo.M
 // only orders its window, so the rest of the list follows in score order,
 // keeping deep metrics (Recall@20) comparable across pipelines.
 func searchOne(ctx context.Context, e *retrieval.Engine, ns, q string, p pipelineSpec, o pipelineOptions, m models, now time.Time) ([]metrics.Ranked, error) {
-	req := retrieval.SearchRequest{Query: retrieval.Query{Namespace: ns, Text: q, Depth: o.depth}, TopK: o.depth}
+	rk := o.ranking
+	req := retrieval.SearchRequest{Query: retrieval.Query{Namespace: ns, Text: q, Depth: o.depth, Ranking: &rk}, TopK: o.depth}
 	switch p.base {
 	case "bm25":
 		req.Mode = retrieval.ModeBM25
@@ -265,8 +270,9 @@ func searchOne(ctx context.Context, e *retrieval.Engine, ns, q string, p pipelin
 	// The run keeps the final scores, so ties are broken by trec_eval's
 	// rule as for any run; MMR's order is not a score order, so there the
 	// score is derived from the rank.
-	// Plain bm25 writes the raw BM25 score (same order as the fused one,
-	// and comparable across questions, which calibration needs).
+	// Lexical-only bm25 writes the raw lexical score (same order as the
+	// fused one, and comparable across questions, which calibration
+	// needs): BM25's, or the lexical stages' when they changed it.
 	out := make([]metrics.Ranked, len(cands))
 	for i, c := range cands {
 		out[i] = metrics.Ranked{DocID: c.ID, Score: c.Score}
@@ -274,7 +280,11 @@ func searchOne(ctx context.Context, e *retrieval.Engine, ns, q string, p pipelin
 		case p.mmr:
 			out[i].Score = float64(len(cands) - i)
 		case p == pipelineSpec{base: "bm25"}:
-			out[i].Score = c.Scores[post.ScoreBM25]
+			if lex, ok := c.Scores[post.ScoreLexical]; ok {
+				out[i].Score = lex // the stages' score, in their order
+			} else {
+				out[i].Score = c.Scores[post.ScoreBM25]
+			}
 		}
 	}
 	return out, nil

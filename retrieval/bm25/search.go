@@ -51,30 +51,54 @@ const maxNormTable = 4096
 // then ID ascending. It returns no hits when k <= 0, the index is empty or
 // the query has no terms in the index.
 func (x *Index) Search(query string, k int) []Hit {
-	if k <= 0 {
-		return nil
-	}
 	qterms := lexical.QueryTerms(query)
-	if len(qterms) == 0 {
+	terms := make([]Term, len(qterms))
+	for i, t := range qterms {
+		terms[i] = Term{Text: t, Weight: 1}
+	}
+	return x.SearchTerms(terms, k, x.cfg)
+}
+
+// Term is one analysed query term and its weight: each document's BM25
+// contribution of the term is multiplied by it (1 is plain BM25; query
+// expansion and query analysis give other weights).
+type Term struct {
+	Text   string
+	Weight float64
+}
+
+// SearchTerms is Search over already analysed, weighted terms with the
+// BM25 parameters p (validated by the caller; the index's own are
+// Config). Terms of weight <= 0 or not in the index are skipped; a term
+// given twice counts twice, as a repeated query word does in Search.
+func (x *Index) SearchTerms(terms []Term, k int, p Config) []Hit {
+	if k <= 0 || len(terms) == 0 {
 		return nil
 	}
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.search(s, qterms, k)
+	return x.search(s, terms, k, p)
 }
 
-func (x *Index) search(s *scratch, qterms []string, k int) []Hit {
+func (x *Index) search(s *scratch, qterms []Term, k int, p Config) []Hit {
 	n := len(x.ids)
 	if n == 0 {
 		return nil
 	}
 	s.cur = s.cur[:0]
 	for _, t := range qterms {
-		if tid, ok := x.terms[t]; ok {
+		if !(t.Weight > 0) {
+			continue
+		}
+		if tid, ok := x.terms[t.Text]; ok {
 			l := &x.lists[tid]
-			s.cur = append(s.cur, cursor{p: l.p, w: idf(n, l.df)})
+			w := idf(n, l.df)
+			if t.Weight != 1 {
+				w *= t.Weight
+			}
+			s.cur = append(s.cur, cursor{p: l.p, w: w})
 		}
 	}
 	if len(s.cur) == 0 {
@@ -82,7 +106,7 @@ func (x *Index) search(s *scratch, qterms []string, k int) []Hit {
 	}
 	defer clear(s.cur) // a pooled scratch must not pin the postings
 	avgLen := float64(x.totalLen) / float64(n)
-	s.fillNorms(min(int(x.maxLen)+1, maxNormTable), x.cfg.B, avgLen)
+	s.fillNorms(min(int(x.maxLen)+1, maxNormTable), p.B, avgLen)
 
 	// Most candidates score below the k-th best so far: floor rejects
 	// them without a call, and is > 0 so that the untouched entries of a
@@ -117,7 +141,7 @@ func (x *Index) search(s *scratch, qterms []string, k int) []Hit {
 		// accumulation over whole lists makes, whatever the history.
 		for i := range s.cur {
 			c := &s.cur[i]
-			x.accumulate(s, c.p[:c.n], c.w, avgLen, track)
+			x.accumulate(s, c.p[:c.n], c.w, avgLen, track, p)
 			c.p = c.p[c.n:]
 		}
 		if track {
@@ -149,8 +173,8 @@ const minScore = math.SmallestNonzeroFloat64
 // accumulate adds one term's contribution to the score of each live
 // document in p, postings of one block. The expression is the textbook
 // one, unfactored, so the rounding is the same as it always was.
-func (x *Index) accumulate(s *scratch, p []posting, w, avgLen float64, track bool) {
-	k1, b := x.cfg.K1, x.cfg.B
+func (x *Index) accumulate(s *scratch, p []posting, w, avgLen float64, track bool, cfg Config) {
+	k1, b := cfg.K1, cfg.B
 	docLen, norms := x.docLen, s.norms
 	for _, e := range p {
 		dl := docLen[e.doc]

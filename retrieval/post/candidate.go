@@ -10,7 +10,10 @@ import (
 
 // Score keys recorded in Candidate.Scores.
 const (
-	ScoreBM25    = "bm25"
+	ScoreBM25 = "bm25"
+	// ScoreLexical is the lexical stage's score when query analysis,
+	// expansion or context changed it from BM25's (retrieval.Ranking).
+	ScoreLexical = "lexical"
 	ScoreVector  = "vector"
 	ScoreFused   = "fused"
 	ScoreRerank  = "rerank"

@@ -1,0 +1,146 @@
+package retrieval
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/rerankd/rerankd/lexical"
+	"github.com/rerankd/rerankd/retrieval/bm25"
+	"github.com/rerankd/rerankd/tracing/span"
+	"go.opentelemetry.io/otel/attribute"
+)
+
+// lexHit is one candidate of the lexical stage: its final lexical score
+// and its raw BM25 score (0 for a memory only context brought in).
+type lexHit struct {
+	id          string
+	score, bm25 float64
+}
+
+// lexicalStage ranks q's memories in ix under r: query analysis, BM25,
+// then pseudo-relevance feedback and neighbour context when r has them.
+// Each stage has its span, with counts only.
+func lexicalStage(ctx context.Context, ix *indexes, text string, depth int, r Ranking) []lexHit {
+	_, asp := span.Start(ctx, tracerName, "rerankd.query_analysis")
+	terms, a := analyseQuery(text, r)
+	asp.SetAttributes(attribute.Int("rerankd.terms", a.terms), attribute.Int("rerankd.dropped", a.dropped), attribute.Int("rerankd.names", a.names))
+	asp.End()
+	params := bm25.Config{K1: r.K1, B: r.B}
+
+	_, bsp := span.Start(ctx, tracerName, "rerankd.bm25")
+	hits := ix.lex.SearchTerms(terms, depth, params)
+	bsp.SetAttributes(attribute.Int("rerankd.hits", len(hits)))
+	bsp.End()
+
+	if x := r.Expansion; x.Terms > 0 && len(hits) > 0 {
+		_, xsp := span.Start(ctx, tracerName, "rerankd.expansion")
+		added := expansionTerms(ix.lex, terms, hits[:min(x.Docs, len(hits))], x)
+		if len(added) > 0 {
+			hits = ix.lex.SearchTerms(append(slices.Clip(terms), added...), depth, params)
+		}
+		xsp.SetAttributes(attribute.Int("rerankd.added_terms", len(added)), attribute.Int("rerankd.hits", len(hits)))
+		xsp.End()
+	}
+
+	out := make([]lexHit, len(hits))
+	for i, h := range hits {
+		out[i] = lexHit{id: h.ID, score: h.Score, bm25: h.Score}
+	}
+	if r.Context.on() && len(hits) > 0 {
+		_, csp := span.Start(ctx, tracerName, "rerankd.context", attribute.Int("rerankd.candidates", len(out)))
+		out = withContext(ix.order, hits, r.Context, depth)
+		csp.SetAttributes(attribute.Int("rerankd.kept", len(out)))
+		csp.End()
+	}
+	return out
+}
+
+// expansionTerms picks the feedback terms (see Expansion): each term of a
+// feedback memory gets Σ norm(memory) × idf(term); terms already in the
+// query and stopwords are skipped; the best x.Terms are returned with
+// weight x.Weight × vote/best vote, ties by term.
+func expansionTerms(lex *bm25.Index, query []bm25.Term, fb []bm25.Hit, x Expansion) []bm25.Term {
+	inQuery := make(map[string]bool, len(query))
+	for _, t := range query {
+		inQuery[t.Text] = true
+	}
+	votes := map[string]float64{}
+	for _, h := range fb {
+		for _, t := range lex.DocTerms(h.ID) {
+			if !inQuery[t] && !lexical.IsStopword(t) {
+				votes[t] += h.Norm
+			}
+		}
+	}
+	cands := make([]bm25.Term, 0, len(votes))
+	for t, v := range votes {
+		if idf, ok := lex.IDF(t); ok && v > 0 {
+			cands = append(cands, bm25.Term{Text: t, Weight: v * idf})
+		}
+	}
+	slices.SortFunc(cands, func(a, b bm25.Term) int {
+		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Text, b.Text)
+	})
+	cands = cands[:min(x.Terms, len(cands))]
+	if len(cands) == 0 {
+		return nil
+	}
+	best := cands[0].Weight
+	for i := range cands {
+		cands[i].Weight = x.Weight * cands[i].Weight / best
+	}
+	return cands
+}
+
+// withContext applies Context to the BM25 hits (see Context): own score
+// normalised to the best hit, plus the weighted best neighbour and best
+// source scores; neighbours of hits join as candidates. The depth best
+// are returned, by score descending then ID.
+func withContext(order *sourceOrder, hits []bm25.Hit, c Context, depth int) []lexHit {
+	type acc struct {
+		own, bm25, nb float64
+		source        string
+	}
+	byID := make(map[string]*acc, len(hits)*(1+2*c.Window))
+	get := func(id string) *acc {
+		a := byID[id]
+		if a == nil {
+			a = &acc{}
+			byID[id] = a
+		}
+		return a
+	}
+	best := map[string]float64{} // by source
+	for _, h := range hits {
+		a := get(h.ID)
+		a.own, a.bm25 = h.Norm, h.Score
+		s := h.Norm
+		src := order.around(h.ID, c.Window, func(n neighbour) {
+			b := get(n.id)
+			b.nb = max(b.nb, s)
+		})
+		a.source = src
+		if src != "" {
+			best[src] = max(best[src], s)
+		}
+	}
+	out := make([]lexHit, 0, len(byID))
+	for id, a := range byID {
+		if a.source == "" && a.own == 0 {
+			a.source = order.source(id) // a neighbour only: look its source up
+		}
+		score := a.own + c.Neighbour*a.nb + c.Source*best[a.source]
+		out = append(out, lexHit{id: id, score: score, bm25: a.bm25})
+	}
+	slices.SortFunc(out, func(a, b lexHit) int {
+		if x := cmp.Compare(b.score, a.score); x != 0 {
+			return x
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	return out[:min(depth, len(out))]
+}

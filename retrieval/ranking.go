@@ -1,0 +1,141 @@
+package retrieval
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Ranking is how the lexical first stage ranks a query's candidates:
+// BM25 with per-query parameters, then optional query analysis, pseudo-
+// relevance feedback and neighbour context (see the package doc for the
+// order). DefaultRanking is what a search without its own uses; PlainBM25
+// is BM25 alone, as before these stages existed.
+type Ranking struct {
+	// K1 and B are the BM25 parameters of this query (k1 finite >= 0,
+	// b in [0, 1]); they apply at search time, so any index serves any.
+	K1, B float64
+	// QueryWords drops question and request boilerplate ("what kind of",
+	// "tell me", "remember") from the query: such words are in nearly
+	// every question an agent asks and in few memories, so their IDF is
+	// high and their matches are noise. A query of boilerplate only keeps
+	// its words.
+	QueryWords bool
+	// NameWeight multiplies the weight of query terms from capitalised
+	// words that do not start a sentence (names of people, places, pets),
+	// which carry most of the evidence in a question about a person. 1
+	// (or 0, the zero value) leaves them as they are; must be in [0, 10].
+	NameWeight float64
+	// Expansion is pseudo-relevance feedback; off when Terms is 0.
+	Expansion Expansion
+	// Context propagates scores between memories of the same source;
+	// off when both weights are 0.
+	Context Context
+}
+
+// Expansion is RM3-style pseudo-relevance feedback (Abdul-Jaleel et al.,
+// "UMass at TREC 2004"; Lavrenko and Croft's relevance model): the first
+// pass's top Docs memories vote for their terms, each vote weighted by
+// the memory's normalised score and the term's IDF (Robertson's offer
+// weight), and the best Terms terms not already in the query are added,
+// the strongest at weight Weight relative to an original term.
+type Expansion struct {
+	Docs   int     // feedback memories, 1..50
+	Terms  int     // added terms, 0 (off)..50
+	Weight float64 // weight of the best added term, (0, 1]
+}
+
+// Context is neighbour and source-level evidence: a memory's lexical
+// score s (normalised to the best hit, in [0, 1]) becomes
+//
+//	s + Neighbour·max{s(j) : j within Window places of it in its source}
+//	  + Source·max{s(j) : j in its source}
+//
+// so "Yes, it was amazing!" scores with the turn it answers, and every
+// turn of the session that matched best rises with it (the passage plus
+// document evidence of Callan, "Passage-level evidence in document
+// retrieval", SIGIR 1994). Memories within Window of a hit join the
+// candidates even without a term of the query: retrieval recall then
+// covers the answer that never repeats the question's words. Sources
+// come from Memory.Source, order from Memory.Time (ties by ID).
+type Context struct {
+	Window    int     // places on each side, 1..20
+	Neighbour float64 // weight of the best neighbour's score, [0, 2]
+	Source    float64 // weight of the source's best score, [0, 2]
+}
+
+// PlainBM25 is BM25 (k1 1.2, b 0.75) with no other stage: the ranking
+// of earlier releases, selectable by name ("bm25").
+func PlainBM25() Ranking { return Ranking{K1: 1.2, B: 0.75} }
+
+// DefaultRanking is the ranking chosen by leave-one-conversation-out
+// cross-validation on the LoCoMo development split (figures in
+// benchmarks/locomo/README.md).
+func DefaultRanking() Ranking {
+	return Ranking{K1: 1.2, B: 0.75}
+}
+
+// Ranking names accepted by RankingByName.
+const (
+	RankingDefault = "default"
+	RankingBM25    = "bm25"
+)
+
+// RankingByName returns the named ranking: "default" (or "") or "bm25".
+func RankingByName(name string) (Ranking, error) {
+	switch name {
+	case "", RankingDefault:
+		return DefaultRanking(), nil
+	case RankingBM25:
+		return PlainBM25(), nil
+	}
+	return Ranking{}, fmt.Errorf("ranking %q: want %q or %q", name, RankingDefault, RankingBM25)
+}
+
+// Validate reports every invalid field at once.
+func (r Ranking) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if math.IsNaN(r.K1) || math.IsInf(r.K1, 0) || r.K1 < 0 || r.K1 > 100 {
+		bad("k1 %v: want a number in [0, 100]", r.K1)
+	}
+	if !(r.B >= 0 && r.B <= 1) {
+		bad("b %v: want a number in [0, 1]", r.B)
+	}
+	if !(r.NameWeight >= 0 && r.NameWeight <= 10) {
+		bad("name_weight %v: want a number in [0, 10]", r.NameWeight)
+	}
+	if x := r.Expansion; x.Terms != 0 {
+		if x.Terms < 0 || x.Terms > 50 {
+			bad("expansion.terms %d: want 0..50", x.Terms)
+		}
+		if x.Docs < 1 || x.Docs > 50 {
+			bad("expansion.docs %d: want 1..50", x.Docs)
+		}
+		if !(x.Weight > 0 && x.Weight <= 1) {
+			bad("expansion.weight %v: want a number in (0, 1]", x.Weight)
+		}
+	} else if x.Terms < 0 {
+		bad("expansion.terms %d: want 0..50", x.Terms)
+	}
+	if c := r.Context; c.on() || c.Window != 0 {
+		if c.Window < 1 || c.Window > 20 {
+			bad("context.window %d: want 1..20", c.Window)
+		}
+		if !(c.Neighbour >= 0 && c.Neighbour <= 2) {
+			bad("context.neighbour %v: want a number in [0, 2]", c.Neighbour)
+		}
+		if !(c.Source >= 0 && c.Source <= 2) {
+			bad("context.source %v: want a number in [0, 2]", c.Source)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c Context) on() bool { return c.Neighbour != 0 || c.Source != 0 }
+
+// staged reports whether a stage beyond BM25 changes scores, so that the
+// lexical score ("lexical") differs from the BM25 one ("bm25").
+func (r Ranking) staged() bool {
+	return r.QueryWords || (r.NameWeight != 0 && r.NameWeight != 1) || r.Expansion.Terms > 0 || r.Context.on()
+}
