@@ -81,6 +81,9 @@ func WriteTestModel(out string, cfg arch.Config, seed uint64, o BuildOptions) er
 // anything is written, all of them in one error; unknown keys go to o.Warn
 // (also when the conversion fails).
 func Convert(src, out string, o BuildOptions) error {
+	if err := checkArchitecture(src); err != nil {
+		return err
+	}
 	_, warns, err := arch.ReadConfigWarnings(filepath.Join(src, hf.ConfigFile))
 	for _, w := range warns {
 		o.warn(w)
@@ -119,6 +122,9 @@ func writeFolder(out string, w *arch.Weights, tokDir string, o BuildOptions) err
 	}
 	yes, no, _, err := specialIDs(tok)
 	if err != nil {
+		return err
+	}
+	if err := checkPooling(w.Config, tok); err != nil {
 		return err
 	}
 	opts := onnx.NewOptions(yes, no)
@@ -240,4 +246,17 @@ func sameFile(a, b string) (bool, error) {
 		return false, err
 	}
 	return os.SameFile(sa, sb), nil
+}
+
+// checkPooling refuses a sequence-classification checkpoint whose
+// pad_token_id ends the prompt template: transformers would then pool at
+// an earlier token than the last real one, which the graphs use.
+func checkPooling(c arch.Config, tok *tokenizer.Tokenizer) error {
+	if !c.SeqCls() || c.PadTokenID == nil {
+		return nil
+	}
+	if s := tok.EncodeIDs(PromptSuffix); len(s) > 0 && s[len(s)-1] == *c.PadTokenID {
+		return fmt.Errorf("pad_token_id %d ends the prompt template: transformers would not pool at its last token", *c.PadTokenID)
+	}
+	return nil
 }

@@ -44,9 +44,15 @@ func ParseModelKind(s string) (ModelKind, error) {
 // Qwen3ForCausalLM and whose sentence-transformers files were not
 // downloaded look like rerankers: pass KindEmbedding explicitly then.
 func DetectKind(src string) (ModelKind, string, error) {
+	if err := checkArchitecture(src); err != nil {
+		return "", "", err
+	}
 	cfg, err := arch.ReadConfig(filepath.Join(src, hf.ConfigFile))
 	if err != nil {
 		return "", "", err
+	}
+	if cfg.SeqCls() {
+		return KindReranker, fmt.Sprintf("config.json architectures %v (a classification head)", cfg.Architectures), nil
 	}
 	if cfg.HasArchitecture(arch.ArchModel) {
 		return KindEmbedding, fmt.Sprintf("config.json architectures %v", cfg.Architectures), nil

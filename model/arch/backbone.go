@@ -19,6 +19,7 @@ const (
 // separate head tensor"; keep the original config for writing config.json.
 func (c Config) Backbone() Config {
 	c.TieWordEmbeddings = true
+	c.backbone = true // no score.weight either, for a classification checkpoint
 	return c
 }
 

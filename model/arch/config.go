@@ -38,6 +38,26 @@ type Config struct {
 	MaxPositionEmbeddings int `json:"max_position_embeddings,omitempty"`
 	// TorchDtype is the checkpoint's storage type ("bfloat16", ...); informational.
 	TorchDtype string `json:"torch_dtype,omitempty"`
+
+	// The fields below matter to sequence-classification checkpoints only
+	// (see seqcls.go); a causal LM reranker ignores them.
+
+	// PadTokenID is the token transformers' *ForSequenceClassification
+	// skips when it looks for each row's last token.
+	PadTokenID *int `json:"pad_token_id,omitempty"`
+	// ID2Label and Label2ID name the classifier's labels; their number is
+	// num_labels (transformers writes no num_labels key; 2 when absent).
+	ID2Label map[string]string `json:"id2label,omitempty"`
+	Label2ID map[string]int    `json:"label2id,omitempty"`
+	// SentenceTransformers is what sentence-transformers (v4+) writes into
+	// config.json for a CrossEncoder: the activation applied to its logits.
+	SentenceTransformers *STCrossEncoder `json:"sentence_transformers,omitempty"`
+	// SbertCEActivation is the same choice as written by sentence-transformers
+	// before v4 ("sbert_ce_default_activation_function").
+	SbertCEActivation string `json:"sbert_ce_default_activation_function,omitempty"`
+
+	// backbone is set by Backbone: Shapes then lists no head tensor.
+	backbone bool
 }
 
 // Qwen3Reranker06B returns the dimensions of Qwen3-Reranker-0.6B.
@@ -86,6 +106,11 @@ func (c Config) Validate() error {
 	}
 	if !(c.RopeTheta > 0) {
 		errs = append(errs, fmt.Errorf("rope_theta must be > 0, got %v", c.RopeTheta))
+	}
+	if c.SeqCls() {
+		if _, err := c.ScoreActivation(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.ModelType != "" && c.ModelType != "qwen3" {
 		errs = append(errs, fmt.Errorf("model_type %q: only qwen3 is supported", c.ModelType))
@@ -198,7 +223,10 @@ func (c Config) Params() int64 {
 	q, kv := int64(c.NumAttentionHeads)*hd, int64(c.NumKeyValueHeads)*hd
 	layer := 2*h + 2*hd + h*q + 2*h*kv + q*h + 3*h*int64(c.IntermediateSize)
 	n := int64(c.VocabSize)*h + int64(c.NumHiddenLayers)*layer + h
-	if !c.TieWordEmbeddings {
+	switch {
+	case c.SeqCls():
+		n += int64(c.NumLabels()) * h
+	case !c.TieWordEmbeddings:
 		n += int64(c.VocabSize) * h
 	}
 	return n

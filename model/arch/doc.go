@@ -23,7 +23,10 @@
 //   - Honoured: the Config fields (model_type, architectures, hidden_size,
 //     num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim,
 //     intermediate_size, rms_norm_eps, rope_theta, vocab_size,
-//     tie_word_embeddings, max_position_embeddings, torch_dtype). head_dim
+//     tie_word_embeddings, max_position_embeddings, torch_dtype; for
+//     Qwen3ForSequenceClassification also pad_token_id, id2label,
+//     label2id, sentence_transformers.activation_fn and
+//     sbert_ce_default_activation_function, see seqcls.go). head_dim
 //     and num_key_value_heads default as in transformers; rope_theta may
 //     come from transformers 5's rope_parameters.
 //   - Refused unless the value means the default (an error naming the key
@@ -41,8 +44,8 @@
 //     use_sliding_window false, as Qwen3-Reranker ships them, they load.
 //   - Ignored as harmless whatever the value (HarmlessKeys, each with its
 //     reason): attention_dropout (dropout is off at inference),
-//     bos_token_id, eos_token_id, pad_token_id, use_cache,
-//     initializer_range, dtype, transformers_version, _name_or_path.
+//     bos_token_id, eos_token_id, use_cache, problem_type (a training
+//     loss), initializer_range, dtype, transformers_version, _name_or_path.
 //   - Anything else is unknown: it loads, and a warning names the key
 //     (ReadConfigWarnings; rerankd convert prints them on stderr), since
 //     rerankd cannot tell whether it changes the model. Extend the classes

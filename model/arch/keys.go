@@ -38,7 +38,7 @@ var HarmlessKeys = map[string]string{
 	"attention_dropout":    "dropout is off at inference",
 	"bos_token_id":         "generation only",
 	"eos_token_id":         "generation only",
-	"pad_token_id":         "the embedding's padding_idx only affects training; rerankd masks padding itself",
+	"problem_type":         "selects a training loss of *ForSequenceClassification only",
 	"use_cache":            "a generation speed-up that gives the same numbers",
 	"initializer_range":    "initialises weights, which are then loaded",
 	"dtype":                "the storage type (transformers 5's torch_dtype); rerankd computes in float32",

@@ -57,7 +57,11 @@ func (c Config) Shapes() map[string][]int {
 		EmbedTokens: {c.VocabSize, h},
 		FinalNorm:   {h},
 	}
-	if !c.TieWordEmbeddings {
+	switch {
+	case c.backbone:
+	case c.SeqCls():
+		s[ScoreWeight] = []int{c.NumLabels(), h}
+	case !c.TieWordEmbeddings:
 		s[LMHead] = []int{c.VocabSize, h}
 	}
 	for l := range c.NumHiddenLayers {

@@ -211,7 +211,7 @@ func TestWriteCheckpointErrors(t *testing.T) {
 		shards int
 		want   string
 	}{
-		{"dtype", w, "F16", 1, "want F32 or BF16"},
+		{"dtype", w, "I8", 1, "want F32, BF16 or F16"},
 		{"zero shards", w, "F32", 0, "shards = 0"},
 		{"too many shards", w, "F32", 1000, "shards = 1000"},
 		{"nil", nil, "F32", 1, "nil weights"},

@@ -14,8 +14,8 @@ import (
 // WriteCheckpoint writes w as a Hugging Face checkpoint folder: config.json
 // and either model.safetensors (shards == 1) or shards files named
 // model-0000i-of-0000N.safetensors with a model.safetensors.index.json.
-// dtype is "F32" or "BF16" (the torch names "float32" and "bfloat16" work
-// too). A weights file of the other layout left in dir is removed, since
+// dtype is "F32", "BF16" or "F16" (the torch names "float32", "bfloat16"
+// and "float16" work too). A weights file of the other layout left in dir is removed, since
 // LoadCheckpoint prefers model.safetensors over an index.
 func WriteCheckpoint(dir string, w *arch.Weights, dtype string, shards int) error {
 	dt, torch, err := parseWriteDType(dtype)
@@ -77,8 +77,10 @@ func parseWriteDType(s string) (DType, string, error) {
 		return F32, "float32", nil
 	case "BF16", "bfloat16":
 		return BF16, "bfloat16", nil
+	case "F16", "float16":
+		return F16, "float16", nil
 	}
-	return "", "", fmt.Errorf("write checkpoint: dtype %q, want F32 or BF16", s)
+	return "", "", fmt.Errorf("write checkpoint: dtype %q, want F32, BF16 or F16", s)
 }
 
 // splitShards cuts the name-sorted tensors into n contiguous groups of

@@ -108,3 +108,41 @@ func F16ToFloat32(h uint16) float32 {
 		return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
 	}
 }
+
+// Float32ToF16 rounds f to the nearest IEEE 754 half, ties to even, as
+// PyTorch's .half() does: values beyond 65504 round to infinity, tiny ones
+// to subnormals or zero; NaNs stay NaN.
+func Float32ToF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	fexp := int(b>>23) & 0xff
+	mant := b & 0x7fffff
+	if fexp == 0xff {
+		if mant != 0 {
+			return sign | 0x7e00
+		}
+		return sign | 0x7c00
+	}
+	exp := fexp - 127 + 15
+	if exp >= 0x1f {
+		return sign | 0x7c00
+	}
+	if exp <= 0 { // a half subnormal (in units of 2^-24), or zero
+		if exp < -10 {
+			return sign
+		}
+		m := mant | 0x800000
+		shift := uint(14 - exp)
+		h := m >> shift
+		rem, half := m&(1<<shift-1), uint32(1)<<(shift-1)
+		if rem > half || (rem == half && h&1 == 1) {
+			h++
+		}
+		return sign | uint16(h)
+	}
+	h := uint32(sign) | uint32(exp)<<10 | mant>>13
+	if rem := mant & 0x1fff; rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
+		h++ // a carry into the exponent is right, up to infinity
+	}
+	return uint16(h)
+}

@@ -243,7 +243,7 @@ func TestWriteErrors(t *testing.T) {
 		dtype   DType
 		want    string
 	}{
-		{"dtype", map[string]*arch.Tensor{}, F16, "only F32 and BF16"},
+		{"dtype", map[string]*arch.Tensor{}, I64, "only F32, BF16 and F16"},
 		{"nil", map[string]*arch.Tensor{"a": nil}, F32, "nil"},
 		{"reserved", map[string]*arch.Tensor{metadataKey: {Data: []float32{1}}}, F32, "reserved"},
 		{"size", map[string]*arch.Tensor{"a": {Shape: []int{2}, Data: []float32{1}}}, F32, "1 values"},

@@ -15,14 +15,14 @@ import (
 	"github.com/rerankd/rerankd/model/arch"
 )
 
-// WriteSafetensors writes tensors in dtype (F32 or BF16, rounded to nearest
+// WriteSafetensors writes tensors in dtype (F32, BF16 or F16, rounded to nearest
 // even) the way the reference implementation lays files out: tensors sorted
 // by name, data contiguous in that order, "__metadata__" first in the
 // header, and the header padded with spaces to a multiple of 8 bytes so the
 // data section stays aligned.
 func WriteSafetensors(w io.Writer, tensors map[string]*arch.Tensor, dtype DType, metadata map[string]string) error {
-	if dtype != F32 && dtype != BF16 {
-		return fmt.Errorf("write dtype %q: only F32 and BF16 are supported", dtype)
+	if dtype != F32 && dtype != BF16 && dtype != F16 {
+		return fmt.Errorf("write dtype %q: only F32, BF16 and F16 are supported", dtype)
 	}
 	names := make([]string, 0, len(tensors))
 	for name, t := range tensors {
@@ -151,9 +151,12 @@ func encodeFloats(w io.Writer, dtype DType, data []float32) error {
 	for i := 0; i < len(data); i += per {
 		chunk := data[i:min(i+per, len(data))]
 		for j, v := range chunk {
-			if dtype == BF16 {
+			switch dtype {
+			case BF16:
 				binary.LittleEndian.PutUint16(buf[2*j:], Float32ToBF16(v))
-			} else {
+			case F16:
+				binary.LittleEndian.PutUint16(buf[2*j:], Float32ToF16(v))
+			default:
 				binary.LittleEndian.PutUint32(buf[4*j:], math.Float32bits(v))
 			}
 		}

@@ -1,6 +1,8 @@
 package onnx
 
 import (
+	"fmt"
+
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 )
@@ -14,6 +16,9 @@ func (d *decoder) head(h, mask string, opts Options) error {
 		return err
 	}
 	hidden := int64(d.cfg.HiddenSize)
+	if d.cfg.SeqCls() && opts.Head != HeadLogit {
+		return fmt.Errorf("a sequence-classification checkpoint (%v) has no vocabulary head: only head %v", d.cfg.Architectures, HeadLogit)
+	}
 	if opts.Head == HeadVocabAll {
 		out, err := d.headMatrix()
 		if err != nil {
@@ -29,7 +34,7 @@ func (d *decoder) head(h, mask string, opts Options) error {
 	last := d.rmsNorm(d.gatherLast(h, mask), norm) // [batch, hidden]
 	switch opts.Head {
 	case HeadLogit:
-		diff, err := d.w.HeadDiff(opts.YesID, opts.NoID)
+		diff, err := d.w.ScoreVector(opts.YesID, opts.NoID)
 		if err != nil {
 			return err
 		}

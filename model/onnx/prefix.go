@@ -151,7 +151,7 @@ func BuildSharedPrefix(w *arch.Weights, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}
-	diff, err := w.HeadDiff(opts.YesID, opts.NoID)
+	diff, err := w.ScoreVector(opts.YesID, opts.NoID)
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}
