@@ -95,6 +95,39 @@ type SearchRequest struct {
 	Recency *RecencyParams `json:"recency,omitempty"`
 	// MMR diversifies the results; off when absent.
 	MMR *MMRParams `json:"mmr,omitempty"`
+	// Ranking selects the lexical first stage's ranking; absent: the
+	// default (cross-validated on LoCoMo: BM25 k1 0.9 b 0.1 plus context).
+	Ranking *RankingParams `json:"ranking,omitempty"`
+}
+
+// RankingParams selects the lexical ranking: Name picks a whole one
+// ("default" or "bm25", plain BM25 k1 1.2 b 0.75 with no other stage),
+// and the other fields override its parts.
+type RankingParams struct {
+	Name       string   `json:"name,omitempty"`
+	K1         *float64 `json:"k1,omitempty"`
+	B          *float64 `json:"b,omitempty"`
+	QueryWords *bool    `json:"query_words,omitempty"`
+	NameWeight *float64 `json:"name_weight,omitempty"`
+	// Expansion is pseudo-relevance feedback (off in both named rankings).
+	Expansion *ExpansionParams `json:"expansion,omitempty"`
+	// Context is neighbour and source evidence (on in "default").
+	Context *ContextParams `json:"context,omitempty"`
+}
+
+// ExpansionParams configures RM3-style query expansion from the first
+// pass's top memories.
+type ExpansionParams struct {
+	Docs   *int     `json:"docs,omitempty"`   // feedback memories, 1..50; default 5
+	Terms  *int     `json:"terms,omitempty"`  // added terms, 0 (off)..50; default 20
+	Weight *float64 `json:"weight,omitempty"` // best added term's weight, (0, 1]; default 0.4
+}
+
+// ContextParams configures neighbour and source context.
+type ContextParams struct {
+	Window    *int     `json:"window,omitempty"`    // neighbours each side, 1..20
+	Neighbour *float64 `json:"neighbour,omitempty"` // [0, 2]
+	Source    *float64 `json:"source,omitempty"`    // [0, 2]; both 0: off
 }
 
 // FusionParams selects hybrid fusion.

@@ -308,10 +308,52 @@ func (s *Server) searchRequest(r *api.SearchRequest, now time.Time) (retrieval.S
 		}
 		out.MMR = &mc
 	}
+	if p := r.Ranking; p != nil {
+		rk, err := rankingOf(p)
+		if err != nil {
+			bad("ranking: %v", err)
+		}
+		out.Ranking = &rk
+	}
 	if len(probs) > 0 {
 		return out, newError(KindValidation, "%s", strings.Join(probs, "; "))
 	}
 	return out, nil
+}
+
+// rankingOf maps the API's ranking onto retrieval's: the named ranking,
+// then each field given; every problem is reported at once.
+func rankingOf(p *api.RankingParams) (retrieval.Ranking, error) {
+	rk, err := retrieval.RankingByName(p.Name)
+	if err != nil {
+		return rk, err
+	}
+	setF(&rk.K1, p.K1)
+	setF(&rk.B, p.B)
+	setF(&rk.NameWeight, p.NameWeight)
+	if p.QueryWords != nil {
+		rk.QueryWords = *p.QueryWords
+	}
+	if x := p.Expansion; x != nil {
+		if rk.Expansion == (retrieval.Expansion{}) {
+			rk.Expansion = retrieval.DefaultExpansion()
+		}
+		setI(&rk.Expansion.Docs, x.Docs)
+		setI(&rk.Expansion.Terms, x.Terms)
+		setF(&rk.Expansion.Weight, x.Weight)
+	}
+	if c := p.Context; c != nil {
+		setI(&rk.Context.Window, c.Window)
+		setF(&rk.Context.Neighbour, c.Neighbour)
+		setF(&rk.Context.Source, c.Source)
+	}
+	return rk, rk.Validate()
+}
+
+func setI(dst *int, p *int) {
+	if p != nil {
+		*dst = *p
+	}
 }
 
 func setF(dst *float64, p *float64) {

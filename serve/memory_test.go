@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,6 +172,8 @@ func TestMemoryAPIErrors(t *testing.T) {
 		{"bad half-life", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","recency":{"half_life":"soon"}}`, false, 422, "validation"},
 		{"bad fusion", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","fusion":{"method":"max"}}`, false, 422, "validation"},
 		{"bad mmr", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","mmr":{"lambda":-1}}`, false, 422, "validation"},
+		{"unknown ranking", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","ranking":{"name":"neural"}}`, false, 422, "validation"},
+		{"bad ranking", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","ranking":{"k1":-1,"context":{"window":99}}}`, false, 422, "validation"},
 		{"unknown mode", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","mode":"psychic"}`, false, 422, "validation"},
 		{"dense without vectors", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"still","mode":"dense"}`, false, 422, "validation"},
 		{"query vector without index", "POST", "/v1/search", "application/json", `{"namespace":"a","query":"q","vector":[1]}`, false, 422, "validation"},
@@ -259,5 +262,47 @@ func TestKeyScopesValidate(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "stranger-key-1") {
 		t.Fatal("a key leaked into an error message")
+	}
+}
+
+// TestSearchRanking: the served context stage finds the reply that
+// shares no word with the query, right after the turn that does
+// (lexical scores 1.5 and 1.0 by retrieval's worked example); plain
+// bm25, selected by name, finds only the turn; every invalid ranking
+// field is reported at once.
+func TestSearchRanking(t *testing.T) {
+	url := startMemory(t, DefaultConfig(), &fakeBackend{}, retrieval.DefaultConfig())
+	body := `{"namespace":"u","memories":[
+		{"id":"t1","text":"Caroline: did the pottery class go well?","source":"chat-1","time":"2025-01-01T00:00:00Z"},
+		{"id":"t2","text":"Melanie: Yes, it was amazing!","source":"chat-1","time":"2025-01-01T00:01:00Z"},
+		{"id":"t3","text":"Melanie: my kids went camping","source":"chat-2","time":"2025-01-01T00:00:00Z"}]}`
+	if r := postJSON(t, url+"/v1/memories", body); r.code != 201 {
+		t.Fatalf("add: %d %s", r.code, r.body)
+	}
+	cases := []struct {
+		name, ranking string
+		want          []string
+	}{
+		{"default", ``, []string{"t1", "t2"}},
+		{"bm25 by name", `,"ranking":{"name":"bm25"}`, []string{"t1"}},
+		{"context off", `,"ranking":{"context":{"neighbour":0,"source":0}}`, []string{"t1"}},
+	}
+	for _, tc := range cases {
+		r := postJSON(t, url+"/v1/search", `{"namespace":"u","query":"pottery class","rerank":false`+tc.ranking+`}`)
+		var sr api.SearchResponse
+		decodeInto(t, r, &sr)
+		var got []string
+		for _, res := range sr.Results {
+			got = append(got, res.ID)
+		}
+		if r.code != 200 || !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %d %v, want %v (%s)", tc.name, r.code, got, tc.want, r.body)
+		}
+	}
+	r := postJSON(t, url+"/v1/search", `{"namespace":"u","query":"q","ranking":{"k1":-1,"b":3,"expansion":{"docs":0},"context":{"window":99}}}`)
+	for _, want := range []string{"k1", "b 3", "expansion.docs", "context.window"} {
+		if r.code != 422 || !strings.Contains(string(r.body), want) {
+			t.Errorf("bad ranking: %d %s, want 422 naming %s", r.code, r.body, want)
+		}
 	}
 }

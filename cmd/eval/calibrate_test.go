@@ -37,7 +37,7 @@ func locomoFiles(t *testing.T) (runFile, qrelsFile string) {
 	t.Helper()
 	dir := t.TempDir()
 	runFile, qrelsFile = filepath.Join(dir, "run.txt"), filepath.Join(dir, "qrels.txt")
-	if code, _, stderr := runEval("locomo", "--data", fixtures, "--run", runFile, "--qrels", qrelsFile); code != exitOK {
+	if code, _, stderr := runEval("locomo", "--data", fixtures, "--ranking", "bm25", "--run", runFile, "--qrels", qrelsFile); code != exitOK {
 		t.Fatalf("eval locomo: %s", stderr)
 	}
 	return runFile, qrelsFile
@@ -88,7 +88,7 @@ func TestCalibrateLocomoFixtures(t *testing.T) {
 	}
 }
 
-// TestCalibrateRunFile: eval locomo's own run (raw BM25) calibrates the
+// TestCalibrateRunFile: eval locomo's own run (--ranking bm25: raw BM25) calibrates the
 // same pairs as --data --score raw, with groups taken from the qids.
 func TestCalibrateRunFile(t *testing.T) {
 	runFile, qrelsFile := locomoFiles(t)
