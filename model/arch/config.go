@@ -70,6 +70,27 @@ func Qwen3Reranker06B() Config {
 	}
 }
 
+// Qwen3Reranker4B returns the dimensions of Qwen3-Reranker-4B: 32 query
+// heads of 128 over a 2560-wide stream (the attention width, 4096, exceeds
+// the hidden size), 8 kv heads, tied head. From memory of the model's
+// config.json (Qwen3-4B's), not re-read here.
+func Qwen3Reranker4B() Config {
+	c := Qwen3Reranker06B()
+	c.HiddenSize, c.NumHiddenLayers, c.NumAttentionHeads, c.NumKeyValueHeads = 2560, 36, 32, 8
+	c.IntermediateSize, c.TieWordEmbeddings = 9728, true
+	return c
+}
+
+// Qwen3Reranker8B returns the dimensions of Qwen3-Reranker-8B: 32 query
+// heads of 128 over a 4096-wide stream, 8 kv heads, an untied lm_head. From
+// memory of the model's config.json (Qwen3-8B's), not re-read here.
+func Qwen3Reranker8B() Config {
+	c := Qwen3Reranker06B()
+	c.HiddenSize, c.NumHiddenLayers, c.NumAttentionHeads, c.NumKeyValueHeads = 4096, 36, 32, 8
+	c.IntermediateSize, c.TieWordEmbeddings = 12288, false
+	return c
+}
+
 // Tiny returns a 2-layer model with the real Qwen3 vocabulary, small enough
 // for unit tests (about 10M parameters, nearly all in the embedding).
 func Tiny() Config {

@@ -59,27 +59,55 @@ type extChunk struct {
 // plus the chunks to write there and the data file's size. The originals
 // are not modified.
 func externalize(inits []*onnxpb.TensorProto, location string, align int64) ([]*onnxpb.TensorProto, []extChunk, int64) {
+	sizes := make([]int64, len(inits))
+	for i, t := range inits {
+		sizes[i] = int64(len(t.GetRawData()))
+	}
+	offsets, total := externalLayout(sizes, align)
 	out := make([]*onnxpb.TensorProto, len(inits))
 	var chunks []extChunk
-	var off int64
 	for i, t := range inits {
-		if len(t.GetRawData()) < minExternalBytes {
+		if offsets[i] < 0 {
 			out[i] = t
 			continue
 		}
-		off = (off + align - 1) / align * align
-		n := int64(len(t.GetRawData()))
-		chunks = append(chunks, extChunk{offset: off, data: t.GetRawData()})
-		out[i] = &onnxpb.TensorProto{
-			Name: t.Name, Dims: t.Dims, DataType: t.DataType, DocString: t.DocString,
-			DataLocation: onnxpb.TensorProto_EXTERNAL.Enum(),
-			ExternalData: []*onnxpb.StringStringEntryProto{
-				{Key: proto.String("location"), Value: proto.String(location)},
-				{Key: proto.String("offset"), Value: proto.String(strconv.FormatInt(off, 10))},
-				{Key: proto.String("length"), Value: proto.String(strconv.FormatInt(n, 10))},
-			},
+		chunks = append(chunks, extChunk{offset: offsets[i], data: t.GetRawData()})
+		out[i] = externalTensor(t, location, offsets[i], sizes[i])
+	}
+	return out, chunks, total
+}
+
+// externalLayout places tensors of the given byte sizes in a data file:
+// each one of at least minExternalBytes at the next multiple of align (-1:
+// stays inline), in order, and returns the file's size. Offsets are int64
+// throughout, so a model over 4 GB (Qwen3-Reranker-8B in float32 is ~30
+// GB) gets offsets past 2^32 that ONNX Runtime reads as written (decimal
+// strings, parsed as int64).
+func externalLayout(sizes []int64, align int64) ([]int64, int64) {
+	offsets := make([]int64, len(sizes))
+	var off int64
+	for i, n := range sizes {
+		if n < minExternalBytes {
+			offsets[i] = -1
+			continue
 		}
+		off = (off + align - 1) / align * align
+		offsets[i] = off
 		off += n
 	}
-	return out, chunks, off
+	return offsets, off
+}
+
+// externalTensor is t without its bytes, referring to length bytes at
+// offset in location.
+func externalTensor(t *onnxpb.TensorProto, location string, offset, length int64) *onnxpb.TensorProto {
+	return &onnxpb.TensorProto{
+		Name: t.Name, Dims: t.Dims, DataType: t.DataType, DocString: t.DocString,
+		DataLocation: onnxpb.TensorProto_EXTERNAL.Enum(),
+		ExternalData: []*onnxpb.StringStringEntryProto{
+			{Key: proto.String("location"), Value: proto.String(location)},
+			{Key: proto.String("offset"), Value: proto.String(strconv.FormatInt(offset, 10))},
+			{Key: proto.String("length"), Value: proto.String(strconv.FormatInt(length, 10))},
+		},
+	}
 }
