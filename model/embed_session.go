@@ -76,15 +76,11 @@ func OpenEmbeddingSession(path string, padID int, cfg SessionConfig) (*Embedding
 	if err := errors.Join(inErr, outErr); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrIncompatibleModel, path, err)
 	}
-	opts, err := cfg.options()
+	sess, err := openSession(path, inputNames, []string{name}, cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer release(opts)
-	base.sess, err = ort.NewDynamicAdvancedSession(path, inputNames, []string{name}, opts)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
+	base.sess = sess
 	base.output = name
 	return &EmbeddingSession{base: base, output: name, kind: kind, dim: dim}, nil
 }

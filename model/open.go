@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -103,6 +104,10 @@ type Info struct {
 	PrefixCache bool
 	// Quant is how the running graph stores its weights.
 	Quant onnx.Quant
+	// TokenizerLoad and SessionLoad are how long Open spent loading the
+	// tokenizer and building the runtime session (concurrently, for the
+	// shared-prefix engine); what a start costs, for logs and benchmarks.
+	TokenizerLoad, SessionLoad time.Duration
 }
 
 // Open loads a model folder: model.onnx (+ model.onnx.data), tokenizer.json
@@ -120,43 +125,72 @@ func Open(dir string, o Options) (*Scorer, Info, error) {
 		}
 		return nil, info, fmt.Errorf("model folder %s: %w", dir, err)
 	}
-	tok := o.LoadedTokenizer
-	if tok == nil {
-		var err error
-		if tok, err = loadTokenizer(dir, o.Tokenizer); err != nil {
-			return nil, info, err
+	// The tokenizer loads while the runtime builds the shared-prefix
+	// session, which needs no token ids; the plain session needs the yes/no
+	// ids first.
+	type loaded struct {
+		tok          *tokenizer.Tokenizer
+		yes, no, pad int
+		took         time.Duration
+		err          error
+	}
+	tokc := make(chan loaded, 1)
+	go func() {
+		t0 := time.Now()
+		l := loaded{tok: o.LoadedTokenizer}
+		if l.tok == nil {
+			l.tok, l.err = loadTokenizer(dir, o.Tokenizer)
 		}
+		if l.err == nil {
+			l.yes, l.no, l.pad, l.err = specialIDs(l.tok)
+		}
+		l.took = time.Since(t0)
+		tokc <- l
+	}()
+	var tok *tokenizer.Tokenizer
+	var tokErr error
+	waited := false
+	waitTok := func() error { // once: later calls repeat the answer
+		if !waited {
+			l := <-tokc
+			waited, tok, tokErr = true, l.tok, l.err
+			info.YesID, info.NoID, info.PadID, info.TokenizerLoad = l.yes, l.no, l.pad, l.took
+		}
+		return tokErr
 	}
 	var err error
-	if info.YesID, info.NoID, info.PadID, err = specialIDs(tok); err != nil {
-		return nil, info, err
-	}
 	// Information only: the graph fixes the computation.
 	if c, err := arch.ReadConfigInfo(filepath.Join(dir, "config.json")); err == nil {
 		info.Config = &c
 	} else if !errors.Is(err, os.ErrNotExist) {
+		_ = waitTok()
 		return nil, info, err
 	}
+	t0 := time.Now()
 	var engine Engine
 	switch o.Engine {
 	case EngineReference:
 		m, err := onnx.Load(dir)
 		if err != nil {
+			_ = waitTok()
 			return nil, info, err
 		}
 		w, head, err := m.Weights()
 		if err != nil {
+			_ = waitTok()
 			return nil, info, err
 		}
 		engine = NewReferenceEngine(w, head)
 	default:
 		if err := InitRuntime(o.RuntimeLib); err != nil {
+			_ = waitTok()
 			return nil, info, err
 		}
 		prefixPath := filepath.Join(dir, onnx.QuantFile(onnx.SharedPrefixFile, o.Quant))
 		if _, err := os.Stat(prefixPath); err == nil && !o.NoSharedPrefix {
 			s, err := OpenPrefixSession(prefixPath, o.Session, int64(o.PrefixCacheMB)<<20)
 			if err != nil {
+				_ = waitTok()
 				return nil, info, err
 			}
 			info.Output, info.Runtime, info.SharedPrefix = OutputLogit, RuntimeVersion(), true
@@ -164,12 +198,21 @@ func Open(dir string, o Options) (*Scorer, Info, error) {
 			engine = s
 			break
 		}
+		if err := waitTok(); err != nil {
+			return nil, info, err
+		}
+		t0 = time.Now() // the session alone, after the tokenizer
 		s, err := OpenSession(modelPath, SessionSpec{YesID: info.YesID, NoID: info.NoID, PadID: info.PadID}, o.Session)
 		if err != nil {
 			return nil, info, err
 		}
 		info.Output, info.Runtime = s.Kind(), RuntimeVersion()
 		engine = s
+	}
+	info.SessionLoad = time.Since(t0)
+	if err := waitTok(); err != nil {
+		_ = engine.Close()
+		return nil, info, err
 	}
 	sc, err := NewScorer(tok, engine, o.Scorer)
 	if err != nil {

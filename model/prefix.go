@@ -80,13 +80,8 @@ func OpenPrefixSession(path string, cfg SessionConfig, cacheBytes int64) (*Prefi
 	} else {
 		outputs = outputs[:1] // logits only: nothing would keep the K/V
 	}
-	opts, err := cfg.options()
-	if err != nil {
+	if s.sess, err = openSession(path, inputs, outputs, cfg); err != nil {
 		return nil, err
-	}
-	defer release(opts)
-	if s.sess, err = ort.NewDynamicAdvancedSession(path, inputs, outputs, opts); err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
 }

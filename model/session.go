@@ -52,14 +52,9 @@ func OpenSession(path string, spec SessionSpec, cfg SessionConfig) (*Session, er
 	if err := s.pickOutput(outs); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrIncompatibleModel, path, err)
 	}
-	opts, err := cfg.options()
+	s.sess, err = openSession(path, inputNames, []string{s.output}, cfg)
 	if err != nil {
 		return nil, err
-	}
-	defer release(opts)
-	s.sess, err = ort.NewDynamicAdvancedSession(path, inputNames, []string{s.output}, opts)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
 }

@@ -146,6 +146,11 @@ type benchResult struct {
 	ReadyS         float64   `json:"ready_s,omitempty"`
 	ReadyStartsS   []float64 `json:"ready_starts_s,omitempty"`
 	ReadyPeakRSSMB float64   `json:"ready_peak_rss_mb,omitempty"`
+	// The same with --session-cache (a fresh folder: one start to write
+	// the entry, not timed, then the timed ones).
+	ReadyCachedS         float64   `json:"ready_s_session_cache,omitempty"`
+	ReadyCachedStartsS   []float64 `json:"ready_starts_session_cache_s,omitempty"`
+	ReadyCachedPeakRSSMB float64   `json:"ready_peak_rss_session_cache_mb,omitempty"`
 	// ScoreError is this run's variant (Quant) against the uncached
 	// float32 reference: the same figures as MaxAbsScoreError and
 	// MeanAbsScoreError, under the name other tooling reads.
@@ -194,12 +199,25 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --quant: %w", errUsage, err)
 	}
 	st := servedSettings{dir: *dir, ortLib: *ortLib, tok: *tok, quant: q, threads: *threads, cacheMB: *cacheMB}
-	var starts []readyStart
+	var starts, cachedStarts []readyStart
 	if *readyStarts > 0 {
 		// First, before this process loads anything: each start is a
 		// fresh process, as when a replica is added.
-		fmt.Fprintf(stderr, "timing %d starts of rerankd serve to /ready...\n", *readyStarts)
+		fmt.Fprintf(stderr, "timing %d starts of rerankd serve to /ready, without and with --session-cache...\n", *readyStarts)
 		if starts, err = measureReady(context.Background(), st, *readyStarts); err != nil {
+			return err
+		}
+		tmp, err := os.MkdirTemp("", "rerankd-bench-sessions-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp) //nolint:errcheck // a temporary folder
+		cached := st
+		cached.sessionCache = tmp
+		if _, err = measureReady(context.Background(), cached, 1); err != nil { // writes the entry
+			return err
+		}
+		if cachedStarts, err = measureReady(context.Background(), cached, *readyStarts); err != nil {
 			return err
 		}
 	}
@@ -242,6 +260,11 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		r.ReadyPeakRSSMB = max(r.ReadyPeakRSSMB, st.PeakMB)
 	}
 	r.ReadyS = median(r.ReadyStartsS)
+	for _, st := range cachedStarts {
+		r.ReadyCachedStartsS = append(r.ReadyCachedStartsS, st.Seconds)
+		r.ReadyCachedPeakRSSMB = max(r.ReadyCachedPeakRSSMB, st.PeakMB)
+	}
+	r.ReadyCachedS = median(r.ReadyCachedStartsS)
 	var srv *servedPath
 	if *served {
 		if srv, err = startServed(st, stderr); err != nil {
@@ -456,7 +479,8 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			r.ServedPairsPerS, r.ServedRatio, r.ServedRatioMedian, r.EngineCallsPerRequest, r.DirectEngineCallsPerRequest, r.ServedMaxAbsLogitDiff)
 	}
 	if err == nil && r.ReadyS > 0 {
-		_, err = fmt.Fprintf(stdout, "start to ready: median %.2f s of %v; peak RSS at ready %.0f MB\n", r.ReadyS, r.ReadyStartsS, r.ReadyPeakRSSMB)
+		_, err = fmt.Fprintf(stdout, "start to ready: median %.2f s of %v, peak RSS at ready %.0f MB; with --session-cache %.2f s of %v, %.0f MB\n",
+			r.ReadyS, r.ReadyStartsS, r.ReadyPeakRSSMB, r.ReadyCachedS, r.ReadyCachedStartsS, r.ReadyCachedPeakRSSMB)
 	}
 	if err == nil && r.SpeedupCeiling > 0 {
 		_, err = fmt.Fprintf(stdout, "ceiling: the baseline computes %.2fx our FLOPs at efficiency %.2f, so every FLOP of ours at the peak would give %.2fx\n",

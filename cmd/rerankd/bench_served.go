@@ -43,6 +43,7 @@ type servedSettings struct {
 	dir, ortLib, tok string
 	quant            onnx.Quant
 	threads, cacheMB int
+	sessionCache     string // --session-cache ("" off)
 }
 
 func (st servedSettings) flags() *serveFlags {
@@ -56,7 +57,7 @@ func (st servedSettings) flags() *serveFlags {
 func (st servedSettings) args() []string {
 	return []string{"serve", "--model", st.dir, "--quant", st.quant.String(), "--threads", strconv.Itoa(st.threads),
 		"--prefix-cache-mb", strconv.Itoa(st.cacheMB), "--ort-lib", st.ortLib, "--tokenizer", st.tok,
-		"--store", "none", "--addr", "127.0.0.1:0", "--log-level", "warn"}
+		"--store", "none", "--addr", "127.0.0.1:0", "--log-level", "warn", "--session-cache", st.sessionCache}
 }
 
 func startServed(st servedSettings, stderr io.Writer) (*servedPath, error) {

@@ -76,7 +76,8 @@ func TestBenchTiny(t *testing.T) {
 			// in one engine call.
 			{"served", r.ServedPairsPerS > 0 && math.Abs(r.ServedRatio-r.ServedPairsPerS/r.PairsPerS) < 1e-9 && r.ServedRatioMedian > 0 &&
 				r.ServedMaxAbsLogitDiff <= 1e-4 && r.EngineCallsPerRequest == 1 && r.DirectEngineCallsPerRequest == 1},
-			{"ready", len(r.ReadyStartsS) == 2 && r.ReadyS > 0 && r.ReadyS < 60 && r.ReadyPeakRSSMB > 0},
+			{"ready", len(r.ReadyStartsS) == 2 && r.ReadyS > 0 && r.ReadyS < 60 && r.ReadyPeakRSSMB > 0 &&
+				len(r.ReadyCachedStartsS) == 2 && r.ReadyCachedS > 0 && r.ReadyCachedPeakRSSMB > 0},
 			{"score_error", r.ScoreError != nil && r.ScoreError.Variant == c.quant && r.ScoreError.MaxAbs == r.MaxAbsScoreError},
 			{"per-request efficiency", r.EffComputedMedian > 0 && (c.quant == "fp32") == (r.QuantEffComputedMedian == 0)},
 			// The baseline computes every pair's whole prompt: more FLOPs

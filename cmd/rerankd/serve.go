@@ -33,7 +33,7 @@ import (
 // on the command line wins.
 type serveFlags struct {
 	addr, modelArg, apiKeys, ortLib, tok, provider, logLevel string
-	keyScopes, calibration, quant                            string
+	keyScopes, calibration, quant, sessionCache              string
 	device, threads, maxLength, prefixCacheMB                int
 	server                                                   serve.Config
 	sched                                                    scheduler.Config
@@ -63,6 +63,8 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&f.device, "device", 0, "GPU device id")
 	fs.IntVar(&f.threads, "threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
+	fs.StringVar(&f.sessionCache, "session-cache", "", "keep the optimised ONNX Runtime session with its prepacked weights: 'auto' (under the cache folder), a folder, or '' (off). "+
+		"The first start writes it (slower; about 1.5x the weights on disk), later starts on this machine load in about half the time, with bit-identical scores")
 	fs.IntVar(&f.prefixCacheMB, "prefix-cache-mb", model.DefaultPrefixCacheMB, "MiB of prefix keys/values (system prompt, instruction, query) kept across requests by the shared-prefix engine; 0: off")
 	fs.IntVar(&f.maxLength, "max-length", model.DefaultPromptConfig().MaxLength, "most tokens per prompt, template included; longer documents are cut (truncated: true). 1024 bounds latency on CPU; the model card scores up to 8192")
 	fs.IntVar(&f.server.MaxDocuments, "max-documents", f.server.MaxDocuments, "documents per request (more: 422)")
@@ -244,6 +246,10 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	o.Quant, o.PrefixCacheMB = quant, f.prefixCacheMB
 	o.RuntimeLib, o.Tokenizer = f.ortLib, f.tok
 	o.Session.Provider, o.Session.DeviceID, o.Session.IntraOpThreads = model.Provider(f.provider), f.device, f.threads
+	o.Session.SessionCacheDir = f.sessionCache
+	if f.sessionCache == "auto" {
+		o.Session.SessionCacheDir = filepath.Join(cacheDir(), "sessions")
+	}
 	o.Scorer.Prompt.MaxLength = f.maxLength
 	o.Scorer.BatchTokens = max(f.sched.BatchTokens, f.maxLength)
 	if err := o.Validate(); err != nil {
@@ -262,7 +268,8 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 		metrics.WatchPrefixCache(func() model.PrefixCacheStats { st, _ := ps.CacheStats(); return st })
 	}
 	log.Info("model loaded", "dir", dir, "output", info.Output.String(), "runtime", info.Runtime,
-		"shared_prefix", info.SharedPrefix, "prefix_cache", info.PrefixCache, "weights", info.Quant.String())
+		"shared_prefix", info.SharedPrefix, "prefix_cache", info.PrefixCache, "weights", info.Quant.String(),
+		"tokenizer_ms", info.TokenizerLoad.Milliseconds(), "session_ms", info.SessionLoad.Milliseconds())
 	return serve.NewNeural(f.modelArg, scorer, sched, f.maxLength), limits, nil
 }
 
