@@ -85,7 +85,19 @@
 // (Stats.BackfillFailed) and stay lexical-only; after a few failed calls
 // in a row the back-fill gives up until the next start.
 //
+// # Lexical ranking
+//
+// The BM25 list is ranked per query by a Ranking (DefaultRanking unless
+// the query has its own; PlainBM25 is BM25 alone): query analysis, BM25
+// with the ranking's k1 and b (they apply at search time, so one index
+// serves every ranking), optional pseudo-relevance feedback (a second
+// BM25 pass with the added terms), then optional context over each
+// source's time order, kept with the other indexes (indexes.order). The
+// stage's score is what fusion sees; Scores keeps "bm25" raw and adds
+// "lexical". The scan level uses the ranking's k1 and b only.
+//
 // Tracing: Retrieve and Search start child spans of the span in their
-// context (retrieve, bm25, embed_query, vector_search, scan, fill, rerank,
-// threshold, recency, mmr) with counts only, never query or memory text.
+// context (retrieve, query_analysis, bm25, expansion, context, embed_query,
+// vector_search, scan, fill, rerank, threshold, recency, mmr) with counts
+// only, never query or memory text.
 package retrieval

@@ -99,42 +99,43 @@ func expansionTerms(lex *bm25.Index, query []bm25.Term, fb []bm25.Hit, x Expansi
 // withContext applies Context to the BM25 hits (see Context): own score
 // normalised to the best hit, plus the weighted best neighbour and best
 // source scores; neighbours of hits join as candidates. The depth best
-// are returned, by score descending then ID.
+// are returned, by score descending then ID. The order is read under one
+// lock, and the accumulators live in one slice: this stage must stay
+// cheap next to BM25 itself (BenchmarkSearchRanking).
 func withContext(order *sourceOrder, hits []bm25.Hit, c Context, depth int) []lexHit {
 	type acc struct {
+		id            string
 		own, bm25, nb float64
 		source        string
 	}
-	byID := make(map[string]*acc, len(hits)*(1+2*c.Window))
-	get := func(id string) *acc {
-		a := byID[id]
-		if a == nil {
-			a = &acc{}
-			byID[id] = a
+	accs := make([]acc, 0, len(hits)*(1+2*c.Window))
+	at := make(map[string]int, cap(accs))
+	get := func(id, source string) *acc {
+		i, ok := at[id]
+		if !ok {
+			i = len(accs)
+			at[id] = i
+			accs = append(accs, acc{id: id, source: source})
 		}
-		return a
+		return &accs[i]
 	}
 	best := map[string]float64{} // by source
+	order.mu.RLock()
 	for _, h := range hits {
-		a := get(h.ID)
-		a.own, a.bm25 = h.Norm, h.Score
-		s := h.Norm
-		src := order.around(h.ID, c.Window, func(n neighbour) {
-			b := get(n.id)
-			b.nb = max(b.nb, s)
+		src := order.aroundLocked(h.ID, c.Window, func(n neighbour, src string) {
+			b := get(n.id, src)
+			b.nb = max(b.nb, h.Norm)
 		})
-		a.source = src
+		a := get(h.ID, src)
+		a.own, a.bm25, a.source = h.Norm, h.Score, src
 		if src != "" {
-			best[src] = max(best[src], s)
+			best[src] = max(best[src], h.Norm)
 		}
 	}
-	out := make([]lexHit, 0, len(byID))
-	for id, a := range byID {
-		if a.source == "" && a.own == 0 {
-			a.source = order.source(id) // a neighbour only: look its source up
-		}
-		score := a.own + c.Neighbour*a.nb + c.Source*best[a.source]
-		out = append(out, lexHit{id: id, score: score, bm25: a.bm25})
+	order.mu.RUnlock()
+	out := make([]lexHit, len(accs))
+	for i, a := range accs {
+		out[i] = lexHit{id: a.id, score: a.own + c.Neighbour*a.nb + c.Source*best[a.source], bm25: a.bm25}
 	}
 	slices.SortFunc(out, func(a, b lexHit) int {
 		if x := cmp.Compare(b.score, a.score); x != 0 {

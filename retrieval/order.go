@@ -88,6 +88,12 @@ type neighbour struct {
 func (o *sourceOrder) around(id string, window int, fn func(neighbour)) string {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
+	return o.aroundLocked(id, window, func(n neighbour, _ string) { fn(n) })
+}
+
+// aroundLocked is around with o.mu held (read) by the caller; fn also
+// gets the source.
+func (o *sourceOrder) aroundLocked(id string, window int, fn func(neighbour, string)) string {
 	k, ok := o.of[id]
 	if !ok {
 		return ""
@@ -99,7 +105,7 @@ func (o *sourceOrder) around(id string, window int, fn func(neighbour)) string {
 	}
 	for j := max(0, i-window); j <= min(len(list)-1, i+window); j++ {
 		if j != i {
-			fn(neighbour{id: list[j].id, distance: max(i-j, j-i)})
+			fn(neighbour{id: list[j].id, distance: max(i-j, j-i)}, k.source)
 		}
 	}
 	return k.source
