@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -40,12 +41,23 @@ type PeakMeter struct {
 
 // NewPeakMeter loads the chain (see PeakGFLOPs). Close releases it.
 func NewPeakMeter(cfg SessionConfig, q onnx.Quant, layers, dim, rows int) (*PeakMeter, error) {
+	return newChainMeter(cfg, onnx.BuildQuantChain(layers, dim, q), layers, dim, rows)
+}
+
+// NewHalfPeakMeter is NewPeakMeter for the chain computed in a
+// half-precision type (onnx.BuildHalfChain); it fails, naming the missing
+// kernel, where ONNX Runtime has no such MatMul for this CPU.
+func NewHalfPeakMeter(cfg SessionConfig, elem onnxpb.TensorProto_DataType, layers, dim, rows int) (*PeakMeter, error) {
+	return newChainMeter(cfg, onnx.BuildHalfChain(layers, dim, elem), layers, dim, rows)
+}
+
+func newChainMeter(cfg SessionConfig, chain *onnx.Model, layers, dim, rows int) (*PeakMeter, error) {
 	dir, err := os.MkdirTemp("", "rerankd-peak-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir) //nolint:errcheck // scratch space; ORT has read the file
-	if err := onnx.BuildQuantChain(layers, dim, q).Save(dir); err != nil {
+	if err := chain.Save(dir); err != nil {
 		return nil, err
 	}
 	opts, err := cfg.options()

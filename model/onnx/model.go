@@ -43,7 +43,7 @@ func (m *Model) InitializerBytes() int64 {
 
 var elemSize = map[onnxpb.TensorProto_DataType]int64{
 	onnxpb.TensorProto_FLOAT: 4, onnxpb.TensorProto_INT64: 8, onnxpb.TensorProto_BOOL: 1,
-	onnxpb.TensorProto_INT8: 1, onnxpb.TensorProto_UINT8: 1,
+	onnxpb.TensorProto_INT8: 1, onnxpb.TensorProto_UINT8: 1, onnxpb.TensorProto_FLOAT16: 2, onnxpb.TensorProto_BFLOAT16: 2,
 }
 
 // Check validates the graph structurally, reporting every problem: versions
