@@ -127,11 +127,9 @@ func openSessionFrom(path string, inputs, outputs []string, cfg SessionConfig) (
 		_ = os.RemoveAll(tmp)
 		return nil, "", err
 	}
-	if err := syncDir(tmp); err == nil {
-		err = os.Rename(tmp, entry)
-	}
-	if err != nil {
-		// A full disk, or another process finished the same entry first.
+	// A full disk, or another process finishing the same entry first,
+	// costs only the entry: the session itself is good.
+	if !keepEntry(tmp, entry) {
 		_ = os.RemoveAll(tmp)
 		return s, fromGraph, nil
 	}
@@ -180,6 +178,12 @@ func cachedSession(path string, inputs, outputs []string, cfg SessionConfig) (*o
 		return nil, err
 	}
 	return ort.NewDynamicAdvancedSession(path, inputs, outputs, opts)
+}
+
+// keepEntry flushes the entry built in tmp and moves it into place,
+// reporting whether it is there now.
+func keepEntry(tmp, entry string) bool {
+	return syncDir(tmp) == nil && os.Rename(tmp, entry) == nil
 }
 
 // syncDir flushes a folder's files and the folder itself, so an entry

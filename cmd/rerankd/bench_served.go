@@ -178,7 +178,7 @@ func oneStart(ctx context.Context, exe string, args []string) (readyStart, error
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	m := bannerURL.FindStringSubmatch(line)
 	if err != nil || m == nil {
-		return readyStart{}, fmt.Errorf("serve printed %q (%v); stderr: %s", line, err, stderr.String())
+		return readyStart{}, fmt.Errorf("serve printed %q (read: %w); stderr: %s", line, err, stderr.String())
 	}
 	for {
 		resp, err := http.Get(m[1] + "/ready") //nolint:noctx // bounded by the loop's deadline
