@@ -208,6 +208,28 @@ type Info struct {
 	Calibration *CalibrationInfo `json:"calibration,omitempty"`
 	// Truncation says how documents are cut, and why.
 	Truncation *TruncationInfo `json:"truncation,omitempty"`
+	// Engine says how the neural model runs, and why (absent for the
+	// lexical backend).
+	Engine *EngineInfo `json:"engine,omitempty"`
+}
+
+// EngineInfo is the neural engine's layout /info reports, with the
+// measurements the defaults follow.
+type EngineInfo struct {
+	// Quant is the weights that run: fp32, or int8 when asked for.
+	Quant string `json:"quant"`
+	// Threads is ONNX Runtime's intra-op threads per call; Workers the
+	// concurrent engine calls.
+	Threads int `json:"threads"`
+	Workers int `json:"workers"`
+	// SharedPrefix: the shared-prefix graph runs; PrefixCacheMB is its
+	// cross-request cache (0: off).
+	SharedPrefix  bool `json:"shared_prefix"`
+	PrefixCacheMB int  `json:"prefix_cache_mb"`
+	// SessionCache: the optimised session is kept on disk (--session-cache).
+	SessionCache bool `json:"session_cache"`
+	// Reason explains the defaults and what to measure before changing them.
+	Reason string `json:"reason"`
 }
 
 // TruncationInfo is the truncation policy /info reports: the limits and

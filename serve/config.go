@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rerankd/rerankd/api"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -40,6 +41,8 @@ type Config struct {
 	Version string
 	// Tracer starts each API request's span (see trace.go); nil: no spans.
 	Tracer trace.TracerProvider
+	// Engine, when set, is reported by /info as the neural engine's layout.
+	Engine *api.EngineInfo
 }
 
 // DefaultConfig returns the defaults.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"flag"
 	"io"
 	"log/slog"
@@ -118,6 +119,11 @@ func TestServePrefixCacheMetrics(t *testing.T) {
 		}
 		if cacheMB == "0" && reused != -1 || cacheMB != "0" && reused < 20 {
 			t.Errorf("--prefix-cache-mb %s: reused tokens metric %v (-1: absent)", cacheMB, reused)
+		}
+		// /info's engine section says what runs and why.
+		if e := f.server.Engine; e == nil || e.Quant != "fp32" || e.Threads != 2 || e.Workers != 1 || !e.SharedPrefix ||
+			fmt.Sprint(e.PrefixCacheMB) != cacheMB || e.SessionCache || !strings.Contains(e.Reason, "int8") {
+			t.Errorf("engine info %+v", e)
 		}
 		if err := backend.Close(t.Context()); err != nil {
 			t.Error(err)
