@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
 )
@@ -321,7 +322,11 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}()
 	var reqReused []int64
 	reqPeaks := make([][]float64, len(meters)) // per meter, the peak measured beside each request
-	for _, req := range reqs {
+	bar := progress.New(stderr, int64(len(reqs)), "bench", progress.Items)
+	for i, req := range reqs {
+		if i > 0 {
+			bar.Add(1) // the requests done so far; Finish counts the last
+		}
 		before := prefixCacheStats(s).ReusedTokens
 		for _, p := range []struct {
 			sc  *model.Scorer
@@ -372,6 +377,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			perReq[&noCacheTime] = append(perReq[&noCacheTime], d)
 		}
 	}
+	bar.Finish()
 	r.PeakRSSAllMB = peakRSSMB()
 	reused := prefixCacheStats(s).ReusedTokens - cacheBefore.ReusedTokens
 	r.MeanPrefixReused = float64(reused) / float64(*requests)

@@ -44,6 +44,9 @@ func TestBenchTiny(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("bench: exit %d: %s", code, errs)
 		}
+		if strings.Contains(errs, "\r") || strings.Contains(errs, "bench ") {
+			t.Errorf("progress bar written to a stderr that is not a terminal: %q", errs)
+		}
 		var r benchResult
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatalf("bench output %q: %v", out, err)

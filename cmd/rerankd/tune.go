@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
 )
@@ -100,8 +101,12 @@ func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	elapsed := make([]time.Duration, len(settings))
 	lat := make([][]float64, len(settings))
 	per := maxSessions(settings)
+	bar := progress.New(stderr, int64(*rounds*len(sessions)), "tune", progress.Items)
 	for r := range *rounds {
 		for i, ss := range sessions {
+			if r+i > 0 {
+				bar.Add(1) // the settings scored so far; Finish counts the last
+			}
 			// Every setting scores the same requests in a round.
 			batch := reqs[1+r*per : 1+r*per+len(ss)]
 			d, each, err := scoreConcurrently(ctx, ss, batch)
@@ -113,6 +118,7 @@ func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			lat[i] = append(lat[i], each...)
 		}
 	}
+	bar.Finish()
 	out := make([]tuneResult, len(settings))
 	for i, st := range settings {
 		out[i] = tuneResult{tuneSetting: st, PairsPerS: float64(pairs[i]) / elapsed[i].Seconds(), P50ms: percentile(lat[i], 50)}
