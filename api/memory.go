@@ -37,7 +37,9 @@ type AddMemoriesRequest struct {
 type AddedMemory struct {
 	Namespace string `json:"namespace"`
 	ID        string `json:"id"`
-	// Vector is "indexed", "none" (lexical only) or "zero_refused".
+	// Vector is "indexed" (in the vector index), "none" (lexical only) or
+	// "zero_refused" (a vector with no direction: all zeros or of L2 norm
+	// at most 1e-30; stored without it).
 	Vector string `json:"vector"`
 }
 

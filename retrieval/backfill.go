@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rerankd/rerankd/retrieval/embed"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
@@ -90,7 +91,7 @@ func (e *Engine) backfillSpace(ns string, run *backfillRun) error {
 		}
 		var todo []store.Record
 		for _, r := range recs {
-			if !usableVector(r.Vector, e.dim) {
+			if embed.Check(r.Vector, e.dim) != nil {
 				todo = append(todo, r)
 			}
 		}
@@ -141,7 +142,7 @@ func (e *Engine) backfillBatch(ns string, sp *space, batch []store.Record, run *
 	want := make(map[string][]float32, len(batch))
 	text := make(map[string]string, len(batch))
 	for i, r := range batch {
-		if e.checkVector(vecs[i]) != nil || !usableVector(vecs[i], e.dim) {
+		if embed.Check(vecs[i], e.dim) != nil {
 			// NaN, wrong length or all zeros: the embedder cannot give
 			// this text a direction; it stays lexical-only.
 			sp.backfillFailed.Add(1)
@@ -166,7 +167,7 @@ func (e *Engine) fillVectors(ns string, sp *space, vecs map[string][]float32, te
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	written, err := e.st.PutVectorsIf(ns, vecs, func(cur store.Record) bool {
-		return cur.Memory.Text == texts[cur.Memory.ID] && !usableVector(cur.Vector, e.dim)
+		return cur.Memory.Text == texts[cur.Memory.ID] && embed.Check(cur.Vector, e.dim) != nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("retrieval: back-fill %q: %w: %w", ns, ErrStorage, err)

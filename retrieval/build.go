@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/rerankd/rerankd/retrieval/embed"
 )
 
 // errStopped ends a build cut short by Close.
@@ -165,7 +167,10 @@ func (e *Engine) buildSpace(ns string, sp *space, phase string, progress func(in
 			if phase == "bm25" {
 				ix.lex.Add(r.Memory.ID, r.Memory.Text)
 				ix.order.add(r.Memory.ID, r.Memory.Source, r.Memory.Time)
-			} else if usableVector(r.Vector, e.dim) {
+			} else if embed.Check(r.Vector, e.dim) == nil {
+				// Stored vectors of another dimension (the embedding
+				// model changed) are left out rather than failing the
+				// build; Check reports them.
 				if err := ix.vec.Add(r.Memory.ID, r.Vector); err != nil {
 					sp.dirty.Store(true)
 				}
@@ -179,20 +184,4 @@ func (e *Engine) buildSpace(ns string, sp *space, phase string, progress func(in
 		}
 		after = next
 	}
-}
-
-// usableVector reports whether v can go into a vector index of dimension
-// dim: right length and not all zeros (a zero vector has no direction).
-// Stored vectors of another dimension (the embedding model changed) are
-// left out rather than failing the build; Check reports them.
-func usableVector(v []float32, dim int) bool {
-	if dim == 0 || len(v) != dim {
-		return false
-	}
-	for _, x := range v {
-		if x != 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/rerankd/rerankd/retrieval/embed"
 )
 
 // Disagreement is one namespace whose indexes did not match the store.
@@ -104,7 +106,7 @@ func (e *Engine) checkSpace(ns string, repair bool) (*Disagreement, int, int, er
 			if !ix.lex.Has(id) && len(d.Missing) < maxListed {
 				d.Missing = append(d.Missing, id)
 			}
-			if usableVector(r.Vector, e.dim) {
+			if embed.Check(r.Vector, e.dim) == nil {
 				d.StoreVectors++
 				if !ix.vec.Has(id) && len(d.MissingVectors) < maxListed {
 					d.MissingVectors = append(d.MissingVectors, id)
@@ -158,7 +160,7 @@ func (e *Engine) rebuildLocked(ns string, sp *space) error {
 		for _, r := range recs {
 			fresh.lex.Add(r.Memory.ID, r.Memory.Text)
 			fresh.order.add(r.Memory.ID, r.Memory.Source, r.Memory.Time)
-			if usableVector(r.Vector, e.dim) {
+			if embed.Check(r.Vector, e.dim) == nil {
 				if err := fresh.vec.Add(r.Memory.ID, r.Vector); err != nil {
 					return fmt.Errorf("retrieval: rebuild %q: vector of %q: %w", ns, r.Memory.ID, err)
 				}

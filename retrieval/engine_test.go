@@ -207,3 +207,34 @@ func TestConfigValidateReportsAll(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTinyVectorOneRule: a vector is either in the index or not answered
+// "indexed". [1e-31, 0, 0, 0] has norm 1e-31, below the index's bound, so
+// it has no direction: stored lexically, answered zero_refused, and the
+// namespace stays clean. The same vector as a query is treated as absent
+// (no error from the index), and a usable memory vector still makes the
+// answer hybrid.
+func TestTinyVectorOneRule(t *testing.T) {
+	ctx := context.Background()
+	cfg := DefaultConfig()
+	cfg.Dim = 4
+	e := newEngine(t, openStore(t, ""), nil, cfg)
+	tiny := []float32{1e-31, 0, 0, 0}
+	got := mustAdd(t, e, store.Item{Memory: item("a", "tiny", "apple tiny").Memory, Vector: tiny},
+		store.Item{Memory: item("a", "ok", "apple ok").Memory, Vector: []float32{0, 1, 0, 0}})
+	sp, _ := e.space("a", false)
+	if got[0].Vector != VectorZero || sp.dirty.Load() {
+		t.Fatalf("tiny vector answered %q, namespace dirty %v; want %q and clean", got[0].Vector, sp.dirty.Load(), VectorZero)
+	}
+	if st := e.Stats("a"); st.Vectors != 1 {
+		t.Fatalf("Stats = %+v, want 1 vector", st)
+	}
+	res, err := e.Retrieve(ctx, Query{Namespace: "a", Text: "apple", Vector: []float32{0, 2, 0, 0}})
+	if err != nil || res.Level != LevelHybrid || res.Candidates[0].ID != "ok" {
+		t.Fatalf("hybrid = %+v, %v", res, err)
+	}
+	res, err = e.Retrieve(ctx, Query{Namespace: "a", Text: "apple", Vector: tiny})
+	if err != nil || res.Level != LevelBM25 {
+		t.Fatalf("tiny query vector = %+v, %v; want bm25, no error", res, err)
+	}
+}

@@ -2,10 +2,12 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/rerankd/rerankd/lexical"
+	"github.com/rerankd/rerankd/retrieval/embed"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
@@ -242,7 +244,8 @@ func (e *Engine) checkQuery(q Query) error {
 }
 
 // queryVector returns the client's vector, else the embedded query text,
-// else nil. A zero vector has no direction and is treated as absent.
+// else nil. A zero vector (embed.ErrZeroVector) has no direction and is
+// treated as absent.
 func (e *Engine) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	v := q.Vector
 	if v == nil && e.emb != nil {
@@ -255,13 +258,21 @@ func (e *Engine) queryVector(ctx context.Context, q Query) ([]float32, error) {
 			}
 			return nil, fmt.Errorf("%w: query: %w", ErrEmbed, err)
 		}
-		if len(vs) != 1 || len(vs[0]) != e.dim {
+		if len(vs) != 1 {
 			return nil, fmt.Errorf("%w: query: embedder returned %d vectors", ErrEmbed, len(vs))
 		}
 		v = vs[0]
 	}
-	if !usableVector(v, e.dim) {
+	if v == nil {
 		return nil, nil
+	}
+	switch err := embed.Check(v, e.dim); {
+	case errors.Is(err, embed.ErrZeroVector):
+		return nil, nil
+	case err != nil:
+		// Client vectors were checked by checkQuery: this one is the
+		// embedder's.
+		return nil, fmt.Errorf("%w: query: %w", ErrEmbed, err)
 	}
 	return v, nil
 }
@@ -288,7 +299,7 @@ func (e *Engine) fill(ns string, cands []post.Candidate) ([]post.Candidate, erro
 			continue
 		}
 		c.Text, c.Time = r.Memory.Text, r.Memory.Time
-		if usableVector(r.Vector, e.dim) {
+		if embed.Check(r.Vector, e.dim) == nil {
 			c.Vector = r.Vector
 		}
 		out = append(out, c)
@@ -343,7 +354,7 @@ func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r Ranking
 	for i := range cands {
 		r := byID[cands[i].ID]
 		cands[i].Text, cands[i].Time = r.Memory.Text, r.Memory.Time
-		if usableVector(r.Vector, e.dim) {
+		if embed.Check(r.Vector, e.dim) == nil {
 			cands[i].Vector = r.Vector
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rerankd/rerankd/retrieval/embed"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
@@ -120,7 +121,7 @@ func (e *Engine) adoptSnapshot(ns string, sp *space, idx savable, gen store.Vect
 			return miss("replay", "re-reading %d memories written during the start: %v", len(chunk), err)
 		}
 		for _, r := range recs {
-			if usableVector(r.Vector, e.dim) {
+			if embed.Check(r.Vector, e.dim) == nil {
 				if err := idx.Add(r.Memory.ID, r.Vector); err != nil {
 					return miss("replay", "vector of %q: %v", r.Memory.ID, err)
 				}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/retrieval/embed"
 	"github.com/rerankd/rerankd/retrieval/hnsw"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
@@ -84,7 +85,7 @@ func vectorIDs(t testing.TB, st *store.Store, ns string, dim int) []string {
 	}
 	var ids []string
 	for _, r := range recs {
-		if usableVector(r.Vector, dim) {
+		if embed.Check(r.Vector, dim) == nil {
 			ids = append(ids, r.Memory.ID)
 		}
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
+	"github.com/rerankd/rerankd/retrieval/embed"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
@@ -19,8 +19,9 @@ const (
 	VectorIndexed VectorStatus = "indexed"
 	// VectorNone: no vector (no embedder and none supplied); lexical only.
 	VectorNone VectorStatus = "none"
-	// VectorZero: the vector was all zeros, refused for the vector index;
-	// the memory is stored and searchable lexically.
+	// VectorZero: the vector has no direction (all zeros, or a norm at
+	// most embed.MinNorm), refused for the vector index; the memory is
+	// stored without it and searchable lexically.
 	VectorZero VectorStatus = "zero_refused"
 )
 
@@ -61,7 +62,7 @@ func (e *Engine) Add(ctx context.Context, items []store.Item) ([]Added, error) {
 	for i := range items {
 		out[i] = Added{Namespace: items[i].Memory.Namespace, ID: items[i].Memory.ID, Vector: VectorNone}
 		if items[i].Vector != nil {
-			if usableVector(items[i].Vector, e.dim) {
+			if embed.Check(items[i].Vector, e.dim) == nil {
 				out[i].Vector = VectorIndexed
 			} else {
 				items[i].Vector, out[i].Vector = nil, VectorZero
@@ -112,18 +113,16 @@ func (e *Engine) validateItems(items []store.Item) error {
 	return nil
 }
 
-// checkVector checks a client-supplied vector against the engine.
+// checkVector checks a client-supplied or embedded vector by embed.Check:
+// the wrong dimension or a NaN/Inf value is an error; a zero vector (norm
+// at most embed.MinNorm) is not, it is stored without a vector and
+// answered VectorZero.
 func (e *Engine) checkVector(v []float32) error {
 	if e.dim == 0 {
 		return ErrNoVectors
 	}
-	if len(v) != e.dim {
-		return fmt.Errorf("vector has dimension %d, this engine's vectors have %d", len(v), e.dim)
-	}
-	for j, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("vector[%d] is %v", j, x)
-		}
+	if err := embed.Check(v, e.dim); err != nil && !errors.Is(err, embed.ErrZeroVector) {
+		return err
 	}
 	return nil
 }

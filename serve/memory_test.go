@@ -306,3 +306,31 @@ func TestSearchRanking(t *testing.T) {
 		}
 	}
 }
+
+// TestTinyVectorNotAcknowledgedIndexed: with --vector-dim 4 a vector of
+// norm 1e-31 (no direction for the index) is answered zero_refused, not
+// "indexed", and the namespace's usable vectors still give hybrid answers.
+func TestTinyVectorNotAcknowledgedIndexed(t *testing.T) {
+	rcfg := retrieval.DefaultConfig()
+	rcfg.Dim = 4
+	url := startMemory(t, DefaultConfig(), &fakeBackend{}, rcfg)
+	r := postJSON(t, url+"/v1/memories", `{"namespace":"v","memories":[
+		{"id":"tiny","text":"apple tiny","vector":[1e-31,0,0,0]},
+		{"id":"ok","text":"apple ok","vector":[0,1,0,0]}]}`)
+	var added api.AddMemoriesResponse
+	decodeInto(t, r, &added)
+	if r.code != http.StatusCreated || len(added.Added) != 2 || added.Added[0].Vector != "zero_refused" || added.Added[1].Vector != "indexed" {
+		t.Fatalf("add: %d %s, want tiny zero_refused, ok indexed", r.code, r.body)
+	}
+	r = postJSON(t, url+"/v1/search", `{"namespace":"v","query":"apple","vector":[0,2,0,0],"rerank":false}`)
+	var sr api.SearchResponse
+	decodeInto(t, r, &sr)
+	if r.code != 200 || sr.Level != "hybrid" || len(sr.Results) == 0 || sr.Results[0].ID != "ok" {
+		t.Fatalf("hybrid search: %d %s", r.code, r.body)
+	}
+	r = postJSON(t, url+"/v1/search", `{"namespace":"v","query":"apple","vector":[1e-31,0,0,0],"rerank":false}`)
+	decodeInto(t, r, &sr)
+	if r.code != 200 || sr.Level != "bm25" {
+		t.Fatalf("tiny query vector: %d %s, want 200 at bm25", r.code, r.body)
+	}
+}

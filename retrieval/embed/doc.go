@@ -16,6 +16,12 @@
 //     dimension and validates what clients send (Check, Normalize);
 //   - None: no vectors at all; retrieval answers with BM25 only.
 //
+// Check(v, dim) is rerankd's one vector-validity rule: the HNSW and flat
+// indexes (retrieval/hnsw) refuse exactly what it refuses, and retrieval
+// tests every vector with it, at write time, at build, back-fill and
+// snapshot replay, and for queries, so a memory answered "indexed" is in
+// the index, and a zero vector is answered "zero_refused".
+//
 // Why the checks are strict: a vector of the wrong length cannot be
 // compared with the index; NaN or Inf poison every distance computed with
 // them; and a zero vector has no direction, so its cosine with anything is

@@ -22,10 +22,26 @@ var (
 	ErrZeroVector = errors.New("zero vector has no direction")
 )
 
-// minNorm is the smallest norm treated as a direction. Below it, dividing
-// by the norm amplifies rounding noise into an arbitrary unit vector (the
-// HNSW index uses the same bound).
-const minNorm = 1e-30
+// MinNorm is the smallest L2 norm treated as a direction. At or below it,
+// dividing by the norm amplifies rounding noise into an arbitrary unit
+// vector, so such a vector is a zero vector (ErrZeroVector).
+const MinNorm = 1e-30
+
+// Check is rerankd's one vector-validity rule: it reports why v cannot go
+// into (or query) a vector index of dimension dim, or nil when it can. Its
+// length must be dim (ErrDimension, naming both; a dim of 0 accepts
+// nothing), every value finite (ErrNonFinite, naming the first bad index)
+// and its L2 norm above MinNorm (ErrZeroVector). The HNSW and flat
+// indexes refuse exactly what Check refuses, and retrieval tests every
+// write, build, back-fill and query vector with it, so a vector is never
+// acknowledged as indexed and then missing from the index.
+func Check(v []float32, dim int) error {
+	if len(v) != dim || dim == 0 {
+		return fmt.Errorf("%w: expected %d values, got %d", ErrDimension, dim, len(v))
+	}
+	_, err := norm(v)
+	return err
+}
 
 // None is the embedder of a deployment without vectors.
 type None struct{}
@@ -60,16 +76,9 @@ func (s Supplied) Embed(_ context.Context, texts []string, _ bool) ([][]float32,
 	return nil, fmt.Errorf("embed %d texts: %w", len(texts), ErrNoEmbedder)
 }
 
-// Check validates one client vector: its length is Dim (ErrDimension,
-// naming both), every value is finite (ErrNonFinite, naming the first
-// bad index) and its norm is not zero (ErrZeroVector).
-func (s Supplied) Check(v []float32) error {
-	if len(v) != s.dim {
-		return fmt.Errorf("%w: expected %d values, got %d", ErrDimension, s.dim, len(v))
-	}
-	_, err := norm(v)
-	return err
-}
+// Check validates one client vector by the package's Check rule, with
+// dimension Dim.
+func (s Supplied) Check(v []float32) error { return Check(v, s.dim) }
 
 // CheckAll validates vectors (nil entries, meaning "none supplied", are
 // skipped) and reports every bad one at once, each prefixed with its index.
@@ -95,8 +104,8 @@ func (s Supplied) Normalize(v []float32) ([]float32, error) {
 }
 
 // Normalize returns v scaled to unit L2 norm, as a new slice (summed in
-// float64). A vector with NaN/Inf (ErrNonFinite) or of zero norm
-// (ErrZeroVector) cannot be normalised.
+// float64). A vector with NaN/Inf (ErrNonFinite) or of norm at most
+// MinNorm (ErrZeroVector) cannot be normalised.
 func Normalize(v []float32) ([]float32, error) {
 	n, err := norm(v)
 	if err != nil {
@@ -121,7 +130,7 @@ func norm(v []float32) (float64, error) {
 	}
 	// Squares of finite float32 values cannot overflow a float64 sum.
 	n := math.Sqrt(ss)
-	if !(n > minNorm) {
+	if !(n > MinNorm) {
 		return 0, fmt.Errorf("%w (norm %g)", ErrZeroVector, n)
 	}
 	return n, nil

@@ -82,6 +82,20 @@ func TestSuppliedCheck(t *testing.T) {
 	}
 }
 
+// TestCheckBound: the rule's zero bound is MinNorm, exclusive, and a
+// dimension of 0 accepts nothing.
+func TestCheckBound(t *testing.T) {
+	if err := Check([]float32{1e-31, 0, 0, 0}, 4); !errors.Is(err, ErrZeroVector) {
+		t.Errorf("norm 1e-31: %v, want ErrZeroVector", err)
+	}
+	if err := Check([]float32{2e-30, 0, 0, 0}, 4); err != nil {
+		t.Errorf("norm 2e-30: %v, want nil", err)
+	}
+	if err := Check(nil, 0); !errors.Is(err, ErrDimension) {
+		t.Errorf("dim 0: %v, want ErrDimension", err)
+	}
+}
+
 func TestCheckAll(t *testing.T) {
 	s, err := NewSupplied(2)
 	if err != nil {

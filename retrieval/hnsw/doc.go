@@ -34,7 +34,10 @@
 // float64 for every returned hit (scores equal Flat's). Zero vectors
 // (ErrZeroVector: no direction, hence no cosine), vectors with NaN or Inf
 // (ErrNonFinite) and vectors of the wrong dimension (ErrDimMismatch) are
-// refused, as vectors and as queries, by every implementation.
+// refused, as vectors and as queries, by every implementation: exactly
+// the vectors retrieval/embed.Check refuses (a norm at most
+// embed.MinNorm is zero), so a vector the engine accepts as indexed is
+// never refused here.
 //
 // # The native algorithm
 //

@@ -1,9 +1,9 @@
 package hnsw
 
 import (
-	"errors"
 	"fmt"
-	"math"
+
+	"github.com/rerankd/rerankd/retrieval/embed"
 )
 
 // Index is a set of vectors searchable by cosine similarity.
@@ -30,40 +30,27 @@ type Hit struct {
 	Score float64
 }
 
+// The errors of a vector the index refuses: they are retrieval/embed's,
+// whose Check is the one rule every vector is held to (the index refuses
+// exactly what Check refuses). Test with errors.Is.
 var (
-	// ErrZeroVector is returned for a vector whose norm is zero (or too
-	// small to normalise): it has no direction, so no cosine.
-	ErrZeroVector = errors.New("hnsw: zero vector has no direction")
+	// ErrZeroVector is returned for a vector whose norm is at most
+	// embed.MinNorm: it has no direction, so no cosine.
+	ErrZeroVector = embed.ErrZeroVector
 	// ErrNonFinite is returned for a vector containing NaN or ±Inf.
-	ErrNonFinite = errors.New("hnsw: vector has a NaN or infinite component")
+	ErrNonFinite = embed.ErrNonFinite
 	// ErrDimMismatch is returned, wrapped with both dimensions, for a
 	// vector whose length is not the index dimension.
-	ErrDimMismatch = errors.New("hnsw: dimension mismatch")
+	ErrDimMismatch = embed.ErrDimension
 )
 
-// normalize returns a unit-length copy of vec, or an error if vec has the
-// wrong dimension, a non-finite component or zero norm.
+// normalize returns a unit-length copy of vec, or why embed.Check refuses
+// it for an index of dimension dim.
 func normalize(vec []float32, dim int) ([]float32, error) {
-	if len(vec) != dim {
-		return nil, fmt.Errorf("%w: vector has %d dimensions, index has %d", ErrDimMismatch, len(vec), dim)
+	if err := embed.Check(vec, dim); err != nil {
+		return nil, fmt.Errorf("hnsw: %w", err)
 	}
-	var sum float64
-	for i, v := range vec {
-		f := float64(v)
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("%w (component %d is %v)", ErrNonFinite, i, v)
-		}
-		sum += f * f
-	}
-	norm := math.Sqrt(sum)
-	if !(norm > 1e-30) || math.IsInf(norm, 0) {
-		return nil, fmt.Errorf("%w (norm %g)", ErrZeroVector, norm)
-	}
-	out := make([]float32, len(vec))
-	for i, v := range vec {
-		out[i] = float32(float64(v) / norm)
-	}
-	return out, nil
+	return embed.Normalize(vec)
 }
 
 // dot is the dot product, accumulated in float64 for stable scores.
