@@ -22,11 +22,16 @@ import (
 //     head of 1 or 2 labels (tomaarsen/Qwen3-Reranker-0.6B-seq-cls, the
 //     form vLLM recommends), see arch.ArchSeqCls.
 //   - Qwen3Model: an embedding model (Qwen/Qwen3-Embedding-0.6B).
-var SupportedArchitectures = []string{arch.ArchCausalLM, arch.ArchSeqCls, arch.ArchModel}
+//   - Qwen2ForCausalLM: a Qwen2 decoder (q/k/v biases, no q/k norms, see
+//     arch/qwen2.go) scored by two answer tokens of its own template
+//     (mixedbread-ai/mxbai-rerank-base-v2: "1" and "0").
+//   - Qwen2ForSequenceClassification: a Qwen2 backbone with a score.weight
+//     head (michaelfeil/mxbai-rerank-base-v2-seq).
+var SupportedArchitectures = []string{arch.ArchCausalLM, arch.ArchSeqCls, arch.ArchModel, arch.ArchQwen2CausalLM, arch.ArchQwen2SeqCls}
 
 // checkArchitecture refuses, by name, a checkpoint whose config.json
 // names an architecture rerankd does not compute (an XLM-R or BERT
-// cross-encoder, a Qwen2 decoder, ...), before its other fields are judged:
+// cross-encoder, a Qwen2 embedding model, ...), before its other fields are judged:
 // their errors would only say the sizes are missing. A config.json without
 // architectures is left to arch.ParseConfig (model_type must be qwen3).
 func checkArchitecture(src string) error {

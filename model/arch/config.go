@@ -7,11 +7,12 @@ import (
 	"os"
 )
 
-// Config holds the config.json fields that size a Qwen3 decoder. Field names
-// and JSON keys follow Hugging Face's Qwen3Config.
+// Config holds the config.json fields that size a Qwen3 (or Qwen2, see
+// qwen2.go) decoder. Field names and JSON keys follow Hugging Face's
+// Qwen3Config.
 type Config struct {
 	Architectures []string `json:"architectures,omitempty"`
-	ModelType     string   `json:"model_type"` // "qwen3"
+	ModelType     string   `json:"model_type"` // "qwen3" or "qwen2" (Family)
 	// HiddenSize is the width of the residual stream.
 	HiddenSize int `json:"hidden_size"`
 	// NumHiddenLayers is the number of decoder blocks.
@@ -133,9 +134,7 @@ func (c Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
-	if c.ModelType != "" && c.ModelType != "qwen3" {
-		errs = append(errs, fmt.Errorf("model_type %q: only qwen3 is supported", c.ModelType))
-	}
+	errs = append(errs, c.checkFamily()...)
 	return errors.Join(errs...)
 }
 
@@ -242,7 +241,13 @@ func WriteConfig(path string, c Config) error {
 func (c Config) Params() int64 {
 	h, hd := int64(c.HiddenSize), int64(c.HeadDim)
 	q, kv := int64(c.NumAttentionHeads)*hd, int64(c.NumKeyValueHeads)*hd
-	layer := 2*h + 2*hd + h*q + 2*h*kv + q*h + 3*h*int64(c.IntermediateSize)
+	layer := 2*h + h*q + 2*h*kv + q*h + 3*h*int64(c.IntermediateSize)
+	if c.QKNorm() {
+		layer += 2 * hd
+	}
+	if c.QKVBias() {
+		layer += q + 2*kv
+	}
 	n := int64(c.VocabSize)*h + int64(c.NumHiddenLayers)*layer + h
 	switch {
 	case c.SeqCls():

@@ -1,7 +1,8 @@
 // Package arch describes the Qwen3 decoder architecture that rerankd's
-// rerankers use (Qwen3-Reranker, MemReranker): the Hugging Face config.json
-// fields that size it, the names and shapes of its weight tensors, and
-// seeded random weights for test and speed models.
+// rerankers use (Qwen3-Reranker, MemReranker), and its Qwen2 sibling
+// (mxbai-rerank-v2; q/k/v biases, no q/k norms: qwen2.go): the Hugging
+// Face config.json fields that size it, the names and shapes of its weight
+// tensors, and seeded random weights for test and speed models.
 //
 // It is the shared vocabulary of the packages that build ONNX graphs
 // (model/onnx), run the plain-Go reference pass (model/ref) and read real
@@ -15,7 +16,11 @@
 //
 // rerankd computes exactly one function: transformers' Qwen3 decoder with
 // plain RoPE over all of head_dim, projections without biases, a SiLU
-// gated MLP and full causal attention in every layer, in inference mode.
+// gated MLP and full causal attention in every layer, in inference mode;
+// or, for model_type qwen2 (Family), transformers' Qwen2 decoder, the same
+// with biases on q/k/v and without q_norm/k_norm (attention_bias, which
+// Qwen2 does not read, is then a warning, not judged). model_type must be
+// one of the two and agree with the architectures' family.
 // A checkpoint whose config.json asks for anything else must not be
 // converted, or its scores would silently differ from the model's, so
 // ParseConfig (behind ReadConfig) puts every key in one of four classes:

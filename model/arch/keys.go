@@ -97,7 +97,9 @@ func checkKeys(c *Config, keys map[string]json.RawMessage) (warns []string, errs
 
 	// attention_bias adds learned biases to q_proj, k_proj, v_proj and
 	// o_proj; null is falsy in Python, as absent is.
-	if v, ok := present("attention_bias"); ok {
+	if v, ok := present("attention_bias"); ok && c.Family() == FamilyQwen2 {
+		warns = append(warns, fmt.Sprintf("config.json key %q ignored: transformers' Qwen2 does not read it (q/k/v projections always have biases, o_proj none)", "attention_bias"))
+	} else if ok {
 		switch b, isBool := boolean(v); {
 		case !isBool:
 			refuse("attention_bias %s: want true or false", short(v))
@@ -153,6 +155,7 @@ func checkKeys(c *Config, keys map[string]json.RawMessage) (warns []string, errs
 		}
 		warns = append(warns, fmt.Sprintf("config.json key %q ignored: rerankd neither uses it nor knows it to be harmless; check that it does not change the model", k))
 	}
+	slices.Sort(warns)
 	return warns, errs
 }
 

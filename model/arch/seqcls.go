@@ -21,7 +21,7 @@ import (
 // Qwen3-Reranker-0.6B-seq-cls: score.weight holds lm_head[yes] -
 // lm_head[no], one label) and what a fine-tuned sentence-transformers
 // CrossEncoder saves (michaelfeil/mxbai-rerank-base-v2-seq, a Qwen2
-// backbone: model_type qwen2 is not supported yet, see Validate).
+// backbone, see qwen2.go).
 //
 // The score is the activation of the logits, read from config.json as
 // sentence-transformers writes it (ScoreActivation). rerankd folds the

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -42,7 +43,28 @@ const (
 	GateProj  = "mlp.gate_proj.weight"
 	UpProj    = "mlp.up_proj.weight"
 	DownProj  = "mlp.down_proj.weight"
+
+	// Qwen2 only: the q/k/v projections' biases, [out] each, added after
+	// the product (Qwen2Attention: nn.Linear(..., bias=True) for q, k and
+	// v; o_proj has none). Qwen2 has no q_norm/k_norm.
+	QBias = "self_attn.q_proj.bias"
+	KBias = "self_attn.k_proj.bias"
+	VBias = "self_attn.v_proj.bias"
 )
+
+// ProjBias returns the bias tensor suffix of a projection weight suffix
+// (QProj -> QBias), or "" for a projection that never has one.
+func ProjBias(proj string) string {
+	switch proj {
+	case QProj:
+		return QBias
+	case KProj:
+		return KBias
+	case VProj:
+		return VBias
+	}
+	return ""
+}
 
 // LayerTensor returns the full name of a per-layer tensor.
 func LayerTensor(layer int, name string) string {
@@ -65,11 +87,18 @@ func (c Config) Shapes() map[string][]int {
 		s[LMHead] = []int{c.VocabSize, h}
 	}
 	for l := range c.NumHiddenLayers {
-		for name, shape := range map[string][]int{
-			InputNorm: {h}, PostNorm: {h}, QNorm: {hd}, KNorm: {hd},
+		layer := map[string][]int{
+			InputNorm: {h}, PostNorm: {h},
 			QProj: {q, h}, KProj: {kv, h}, VProj: {kv, h}, OProj: {h, q},
 			GateProj: {in, h}, UpProj: {in, h}, DownProj: {h, in},
-		} {
+		}
+		if c.QKNorm() {
+			layer[QNorm], layer[KNorm] = []int{hd}, []int{hd}
+		}
+		if c.QKVBias() {
+			layer[QBias], layer[KBias], layer[VBias] = []int{q}, []int{kv}, []int{kv}
+		}
+		for name, shape := range layer {
 			s[LayerTensor(l, name)] = shape
 		}
 	}
@@ -135,7 +164,8 @@ func (w *Weights) HeadDiff(yesID, noID int) ([]float32, error) {
 // Random returns seeded random weights for c: the same (c, seed) always
 // gives the same weights. Matrices are N(0, 1/sqrt(in)) so activations keep
 // their scale through the layers and scores spread over (0, 1) instead of
-// saturating; norm gains are 1 + N(0, 0.1).
+// saturating; norm gains are 1 + N(0, 0.1) and biases (Qwen2's q/k/v)
+// N(0, 0.5), large enough that a graph that dropped one would be caught.
 func Random(c Config, seed uint64) (*Weights, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -155,15 +185,21 @@ func Random(c Config, seed uint64) (*Weights, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			fillRandom(w.Tensors[name], seed, uint64(i))
+			fillRandom(name, w.Tensors[name], seed, uint64(i))
 		}()
 	}
 	wg.Wait()
 	return w, nil
 }
 
-func fillRandom(t *Tensor, seed, stream uint64) {
+func fillRandom(name string, t *Tensor, seed, stream uint64) {
 	rng := rand.New(rand.NewPCG(seed, stream))
+	if strings.HasSuffix(name, ".bias") {
+		for i := range t.Data {
+			t.Data[i] = float32(0.5 * rng.NormFloat64())
+		}
+		return
+	}
 	if len(t.Shape) == 1 { // a norm gain
 		for i := range t.Data {
 			t.Data[i] = float32(1 + 0.1*rng.NormFloat64())

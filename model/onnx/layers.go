@@ -13,7 +13,7 @@ import (
 // distribution instead of NaN.
 const maskValue = -1e9
 
-// decoder builds the Qwen3 graph. The residual stream is kept 2-D as
+// decoder builds the Qwen3 (or Qwen2: q/k/v biases, no q/k norms) graph. The residual stream is kept 2-D as
 // [batch*seq, hidden] so every projection is one Gemm with transB=1 against
 // the weight in its Hugging Face [out, in] layout: initializers keep arch's
 // names and shapes and need no transposed copy.
@@ -118,8 +118,16 @@ var projections = map[string]bool{
 // checked here, and proj adds their quantised forms.
 func (d *decoder) layerWeights(l int) (map[string]string, error) {
 	ws := map[string]string{}
-	for _, n := range []string{arch.InputNorm, arch.QProj, arch.KProj, arch.VProj, arch.OProj,
-		arch.QNorm, arch.KNorm, arch.PostNorm, arch.GateProj, arch.UpProj, arch.DownProj} {
+	names := []string{arch.InputNorm, arch.QProj, arch.KProj, arch.VProj, arch.OProj,
+		arch.PostNorm, arch.GateProj, arch.UpProj, arch.DownProj}
+	if d.cfg.QKNorm() {
+		names = append(names, arch.QNorm, arch.KNorm)
+	}
+	if d.cfg.QKVBias() {
+		// Biases stay float32 in every variant: added after the product.
+		names = append(names, arch.QBias, arch.KBias, arch.VBias)
+	}
+	for _, n := range names {
 		full := arch.LayerTensor(l, n)
 		if d.quant != QuantNone && projections[n] {
 			if _, ok := d.w.Tensors[full]; !ok {
@@ -137,14 +145,35 @@ func (d *decoder) layerWeights(l int) (map[string]string, error) {
 	return ws, nil
 }
 
-// proj computes x·Wᵀ for the projection tensor named tensor, stored as
-// d.quant says.
-func (d *decoder) proj(x, tensor string) string {
+// proj computes x·Wᵀ (+ b) for the projection ws[which] (an arch suffix:
+// arch.QProj, ...), stored as d.quant says. Its bias, where the
+// architecture has one (Qwen2's q/k/v), is float32 in every variant and
+// added after the product: Gemm's C input in float32, an Add after the
+// dequantised int8 product.
+func (d *decoder) proj(x string, ws map[string]string, which string) string {
+	tensor := ws[which]
+	bias := ws[arch.ProjBias(which)]
 	if d.quant == QuantNone {
+		if bias != "" {
+			return d.op("Gemm", []string{x, tensor, bias}, attrInt("transB", 1))
+		}
 		return d.linear(x, tensor)
 	}
 	t := d.w.Tensors[tensor]
-	return d.quantLinear(x, tensor, t.Shape, t.Data, d.quant)
+	y := d.quantLinear(x, tensor, t.Shape, t.Data, d.quant)
+	if bias != "" {
+		y = d.op("Add", []string{y, bias})
+	}
+	return y
+}
+
+// qkNorm applies a q_norm/k_norm gain to x [..., head_dim]; without one
+// (Qwen2) x is returned as it is.
+func (d *decoder) qkNorm(x, weight string) string {
+	if weight == "" {
+		return x
+	}
+	return d.rmsNorm(x, weight)
 }
 
 // rope rotates x [batch, seq, heads, head_dim]: x*cos + rotate_half(x)*sin,
@@ -174,18 +203,18 @@ func (d *decoder) layer(l int, h string) (string, error) {
 	a := d.rmsNorm(h, ws[arch.InputNorm])
 	// q: [B,S,nh,hd] -> norm, rope, scale -> [B,nkv,group,S,hd]; query head
 	// kvh*group+j uses kv head kvh, as in Hugging Face's repeat_kv.
-	q := d.op("Reshape", []string{d.proj(a, ws[arch.QProj]), d.shapeBS(nh, hd)})
-	q = d.rope(d.rmsNorm(q, ws[arch.QNorm]))
+	q := d.op("Reshape", []string{d.proj(a, ws, arch.QProj), d.shapeBS(nh, hd)})
+	q = d.rope(d.qkNorm(q, ws[arch.QNorm]))
 	q = d.op("Mul", []string{q, d.scalarFloat(float32(1 / math.Sqrt(float64(hd))))})
 	q = d.op("Reshape", []string{q, d.shapeBS(nkv, group, hd)})
 	q = d.op("Transpose", []string{q}, attrInts("perm", 0, 2, 3, 1, 4))
 	// k: [B,S,nkv,hd] -> norm, rope -> kᵀ [B,nkv,1,hd,S] (broadcast over group).
-	k := d.op("Reshape", []string{d.proj(a, ws[arch.KProj]), d.shapeBS(nkv, hd)})
-	k = d.rope(d.rmsNorm(k, ws[arch.KNorm]))
+	k := d.op("Reshape", []string{d.proj(a, ws, arch.KProj), d.shapeBS(nkv, hd)})
+	k = d.rope(d.qkNorm(k, ws[arch.KNorm]))
 	k = d.op("Reshape", []string{k, d.shapeBS(nkv, 1, hd)})
 	k = d.op("Transpose", []string{k}, attrInts("perm", 0, 2, 3, 4, 1))
 	// v: [B,nkv,1,S,hd].
-	v := d.op("Reshape", []string{d.proj(a, ws[arch.VProj]), d.shapeBS(nkv, 1, hd)})
+	v := d.op("Reshape", []string{d.proj(a, ws, arch.VProj), d.shapeBS(nkv, 1, hd)})
 	v = d.op("Transpose", []string{v}, attrInts("perm", 0, 2, 3, 1, 4))
 
 	scores := d.op("Add", []string{d.op("MatMul", []string{q, k}), d.mask}) // [B,nkv,group,S,S]
@@ -193,7 +222,7 @@ func (d *decoder) layer(l int, h string) (string, error) {
 	o := d.op("MatMul", []string{p, v})                                 // [B,nkv,group,S,hd]
 	o = d.op("Transpose", []string{o}, attrInts("perm", 0, 3, 1, 2, 4)) // [B,S,nkv,group,hd]
 	o = d.op("Reshape", []string{o, d.ints(-1, nh*hd)})
-	h = d.op("Add", []string{h, d.proj(o, ws[arch.OProj])})
+	h = d.op("Add", []string{h, d.proj(o, ws, arch.OProj)})
 
 	return d.mlp(l, h, ws), nil
 }
@@ -202,8 +231,8 @@ func (d *decoder) layer(l int, h string) (string, error) {
 func (d *decoder) mlp(l int, h string, ws map[string]string) string {
 	d.scope = fmt.Sprintf("layers.%d/mlp", l)
 	m := d.rmsNorm(h, ws[arch.PostNorm])
-	gate := d.proj(m, ws[arch.GateProj])
+	gate := d.proj(m, ws, arch.GateProj)
 	act := d.op("Mul", []string{gate, d.op("Sigmoid", []string{gate})}) // silu
-	act = d.op("Mul", []string{act, d.proj(m, ws[arch.UpProj])})
-	return d.op("Add", []string{h, d.proj(act, ws[arch.DownProj])})
+	act = d.op("Mul", []string{act, d.proj(m, ws, arch.UpProj)})
+	return d.op("Add", []string{h, d.proj(act, ws, arch.DownProj)})
 }

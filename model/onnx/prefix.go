@@ -166,10 +166,10 @@ func BuildSharedPrefix(w *arch.Weights, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnx: config: %w", err)
 	}
-	doc := fmt.Sprintf("Qwen3 reranker (%d layers, hidden %d), shared-prefix variant, yes/no ids %d/%d. "+
+	doc := fmt.Sprintf("%s reranker (%d layers, hidden %d), shared-prefix variant, yes/no ids %d/%d. "+
 		"Inputs: prefix_ids [prefix], input_ids [tokens] (packed continuations), attention_mask [batch, seq], "+
 		"past_key/past_value [layers, kv_heads, past, head_dim]; outputs logits [batch], present_key/present_value; "+
-		"see github.com/rerankd/rerankd/model/onnx.", c.NumHiddenLayers, c.HiddenSize, opts.YesID, opts.NoID)
+		"see github.com/rerankd/rerankd/model/onnx.", familyTitle(c), c.NumHiddenLayers, c.HiddenSize, opts.YesID, opts.NoID)
 	m := newModel(d.graph, "rerankd_reranker_shared_prefix", doc, opts.Storage)
 	m.setMeta(MetaConfig, string(cfgJSON))
 	m.setMeta(MetaHead, opts.Head.String())

@@ -20,9 +20,9 @@ func (d *prefixDecoder) attnInputs(a string, ws map[string]string, wantQ bool) q
 	if wantQ {
 		r.q = d.query(a, ws, d.cos, d.sin)
 	}
-	r.k = d.op("Reshape", []string{d.proj(a, ws[arch.KProj]), d.ints(-1, nkv, hd)})
-	r.k = d.rope(d.rmsNorm(r.k, ws[arch.KNorm]))
-	r.v = d.op("Reshape", []string{d.proj(a, ws[arch.VProj]), d.ints(-1, nkv, hd)})
+	r.k = d.op("Reshape", []string{d.proj(a, ws, arch.KProj), d.ints(-1, nkv, hd)})
+	r.k = d.rope(d.qkNorm(r.k, ws[arch.KNorm]))
+	r.v = d.op("Reshape", []string{d.proj(a, ws, arch.VProj), d.ints(-1, nkv, hd)})
 	return r
 }
 
@@ -30,8 +30,8 @@ func (d *prefixDecoder) attnInputs(a string, ws map[string]string, wantQ bool) q
 // with RoPE tables cos/sin [rows, 1, hd].
 func (d *prefixDecoder) query(a string, ws map[string]string, cos, sin string) string {
 	nh, _, hd, _ := d.heads()
-	q := d.op("Reshape", []string{d.proj(a, ws[arch.QProj]), d.ints(-1, nh, hd)})
-	q = d.rmsNorm(q, ws[arch.QNorm])
+	q := d.op("Reshape", []string{d.proj(a, ws, arch.QProj), d.ints(-1, nh, hd)})
+	q = d.qkNorm(q, ws[arch.QNorm])
 	halves := d.opN("Split", 2, []string{q}, attrInt("axis", -1), attrInt("num_outputs", 2))
 	rot := d.op("Concat", []string{halves[1], halves[0]}, attrInt("axis", -1))
 	q = d.op("Add", []string{d.op("Mul", []string{q, cos}), d.op("Mul", []string{rot, sin})})
@@ -120,7 +120,7 @@ func (d *prefixDecoder) layer(l int, h string) (string, error) {
 	oc = d.op("Reshape", []string{oc, d.ints(-1, nh*hd)})                 // [B*S, nh*hd]
 	oc = d.op("Gather", []string{oc, d.unpadIndex}, attrInt("axis", 0))   // [tokens, nh*hd]
 	o := d.op("Concat", []string{op, oc}, attrInt("axis", 0))
-	h = d.op("Add", []string{h, d.proj(o, ws[arch.OProj])})
+	h = d.op("Add", []string{h, d.proj(o, ws, arch.OProj)})
 	return d.mlp(l, h, ws), nil
 }
 
@@ -157,6 +157,6 @@ func (d *prefixDecoder) lastLayer(l int, h string) (string, error) {
 	vFullB := d.op("Unsqueeze", []string{vFull, d.ints(1)}) // [nkv,1,P,hd]
 	o := d.op("Add", []string{d.op("MatMul", []string{parts[0], vFullB}), d.op("MatMul", []string{parts[1], vcB})})
 	o = d.op("Reshape", []string{o, d.ints(-1, nh*hd)}) // [B, nh*hd]
-	hLast = d.op("Add", []string{hLast, d.proj(o, ws[arch.OProj])})
+	hLast = d.op("Add", []string{hLast, d.proj(o, ws, arch.OProj)})
 	return d.mlp(l, hLast, ws), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/onnx/onnxpb"
@@ -33,7 +34,7 @@ const (
 	Producer  = "rerankd"
 )
 
-// BuildReranker writes the Qwen3 decoder of w as an ONNX graph with the
+// BuildReranker writes the Qwen3 (or Qwen2) decoder of w as an ONNX graph with the
 // output selected by opts.Head. The model shares memory with w's tensors:
 // do not modify w while the model is in use.
 func BuildReranker(w *arch.Weights, opts Options) (*Model, error) {
@@ -79,9 +80,9 @@ func BuildReranker(w *arch.Weights, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnx: config: %w", err)
 	}
-	doc := fmt.Sprintf("Qwen3 reranker (%d layers, hidden %d), head %v, yes/no ids %d/%d. "+
+	doc := fmt.Sprintf("%s reranker (%d layers, hidden %d), head %v, yes/no ids %d/%d. "+
 		"Inputs right-padded; see github.com/rerankd/rerankd/model/onnx.",
-		c.NumHiddenLayers, c.HiddenSize, opts.Head, opts.YesID, opts.NoID)
+		familyTitle(c), c.NumHiddenLayers, c.HiddenSize, opts.Head, opts.YesID, opts.NoID)
 	m := newModel(d.graph, "rerankd_reranker", doc, opts.Storage)
 	m.setMeta(MetaConfig, string(cfgJSON))
 	m.setMeta(MetaHead, opts.Head.String())
@@ -91,6 +92,12 @@ func BuildReranker(w *arch.Weights, opts Options) (*Model, error) {
 		m.setMeta(MetaQuant, opts.Quant.String())
 	}
 	return m, nil
+}
+
+// familyTitle names c's decoder family for doc strings ("Qwen3", "Qwen2").
+func familyTitle(c arch.Config) string {
+	f := c.Family()
+	return strings.ToUpper(f[:1]) + f[1:]
 }
 
 func newModel(g *graph, name, doc string, s Storage) *Model {

@@ -1,9 +1,10 @@
-// Package ref is a plain-Go forward pass of the Qwen3 reranker: slow,
+// Package ref is a plain-Go forward pass of the Qwen3 (and Qwen2: q/k/v
+// biases, no q/k norms) reranker: slow,
 // obvious loops with float64 accumulation and no padding or batching.
 //
 // It exists as the oracle: the ONNX graphs of model/onnx (and whatever ORT
 // makes of them) are checked against it, and `--engine reference` uses it to
 // score without ONNX Runtime when debugging a suspicious score. Its code
-// follows Hugging Face's Qwen3 modeling file step by step, so keep it
+// follows Hugging Face's Qwen3 (and Qwen2) modeling file step by step, so keep it
 // simple rather than fast.
 package ref

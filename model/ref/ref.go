@@ -80,17 +80,37 @@ func attention(c arch.Config, a [][]float32, t func(string) []float32) [][]float
 	q := linear(a, t(arch.QProj), nh*hd)
 	k := linear(a, t(arch.KProj), nkv*hd)
 	v := linear(a, t(arch.VProj), nkv*hd)
+	if c.QKVBias() { // Qwen2: q/k/v biases, added before RoPE
+		addBias(q, t(arch.QBias))
+		addBias(k, t(arch.KBias))
+		addBias(v, t(arch.VBias))
+	}
+	// Qwen3 normalises each head (q_norm/k_norm) before rotating it; Qwen2
+	// rotates the projection as it is.
+	headNorm := func(x []float32, gain string) []float32 {
+		if !c.QKNorm() {
+			return x
+		}
+		return copyTo(x, rmsNorm(x, t(gain), c.RMSNormEps))
+	}
 	for p := range a {
 		for h := range nh {
-			x := q[p][h*hd : (h+1)*hd]
-			rope(copyTo(x, rmsNorm(x, t(arch.QNorm), c.RMSNormEps)), p, c.RopeTheta)
+			rope(headNorm(q[p][h*hd:(h+1)*hd], arch.QNorm), p, c.RopeTheta)
 		}
 		for h := range nkv {
-			x := k[p][h*hd : (h+1)*hd]
-			rope(copyTo(x, rmsNorm(x, t(arch.KNorm), c.RMSNormEps)), p, c.RopeTheta)
+			rope(headNorm(k[p][h*hd:(h+1)*hd], arch.KNorm), p, c.RopeTheta)
 		}
 	}
 	return causalGQA(q, k, v, nh, nkv, hd)
+}
+
+// addBias adds b to every row of x.
+func addBias(x [][]float32, b []float32) {
+	for _, r := range x {
+		for i := range r {
+			r[i] += b[i]
+		}
+	}
 }
 
 // causalGQA: query head h attends with kv head h/(nh/nkv) over positions
