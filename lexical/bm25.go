@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
@@ -110,12 +111,36 @@ func (s *Scorer) collect(q query, docs []string, results []Result) collection {
 	return c
 }
 
-// idf is the Lucene BM25 IDF, log(1 + (N - n + 0.5)/(n + 0.5)). Unlike the
-// Robertson-Sparck Jones form log((N - n + 0.5)/(n + 0.5)) it stays
-// positive and finite for every 0 <= n <= N, including N = n = 1 (a
-// single-document request) and terms present in every document.
-func idf(nDocs, df int) float64 {
+// IDF is rerankd's BM25 IDF, Lucene's log(1 + (N - n + 0.5)/(n + 0.5))
+// for a term in n of N documents: the request scorer here and the memory
+// index (retrieval/bm25) both use it. Unlike the Robertson-Sparck Jones
+// form log((N - n + 0.5)/(n + 0.5)) it stays positive and finite for
+// every 0 <= n <= N, including N = n = 1 (a single-document request) and
+// terms present in every document.
+func IDF(nDocs, df int) float64 {
 	return math.Log1p((float64(nDocs-df) + 0.5) / (float64(df) + 0.5))
+}
+
+// MaxK1 bounds BM25's k1, so that tf·(k1+1) stays finite for any
+// document and the scores keep their resolution.
+const MaxK1 = 1000
+
+// CheckK1 is rerankd's one rule for BM25's k1, used by the request scorer
+// (Config), the memory index (retrieval/bm25.Config) and a memory
+// search's per-query ranking: a number in [0, MaxK1].
+func CheckK1(k1 float64) error {
+	if !(k1 >= 0 && k1 <= MaxK1) {
+		return fmt.Errorf("k1 %v: want a number in [0, %v]", k1, MaxK1)
+	}
+	return nil
+}
+
+// CheckB is the one rule for BM25's b (see CheckK1): a number in [0, 1].
+func CheckB(b float64) error {
+	if !(b >= 0 && b <= 1) {
+		return fmt.Errorf("b %v: want a number in [0, 1]", b)
+	}
+	return nil
 }
 
 // bm25 returns each document's raw BM25 score and the query's maximum
@@ -125,7 +150,7 @@ func (s *Scorer) bm25(c collection, results []Result) (raws []float64, maxRaw fl
 	k1, b := s.cfg.K1, s.cfg.B
 	idfs := make([]float64, len(c.df))
 	for j, df := range c.df {
-		idfs[j] = idf(c.n, df)
+		idfs[j] = IDF(c.n, df)
 		maxRaw += idfs[j] * (k1 + 1)
 	}
 	avgLen := 0.0

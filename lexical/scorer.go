@@ -12,12 +12,13 @@ type Config struct {
 	// K1 controls term-frequency saturation in BM25: 0 makes matching
 	// binary (a term counts the same however often it occurs), larger
 	// values let repeated occurrences keep adding score. Must be in
-	// [0, 1000] (typical values are 0.5–2). Default 1.2.
+	// [0, MaxK1] (CheckK1; typical values are 0.5–2). Default 1.2.
 	K1 float64
 
 	// B controls document-length normalization in BM25: 0 ignores length,
 	// 1 fully normalizes term frequency by length relative to the average
-	// length of the request's documents. Must be in [0, 1]. Default 0.75.
+	// length of the request's documents. Must be in [0, 1] (CheckB).
+	// Default 0.75.
 	B float64
 
 	// Saturation is the score, before the Margin squeeze, that a document
@@ -39,9 +40,6 @@ type Config struct {
 	CJK CJKMode
 }
 
-// maxK1 bounds K1 so that tf·(K1+1) stays finite for any document.
-const maxK1 = 1000
-
 // DefaultConfig returns the recommended parameters: the classic BM25
 // K1 = 1.2 and B = 0.75, Saturation 0.99, Margin 1e-6 and DefaultCJK.
 func DefaultConfig() Config {
@@ -55,11 +53,10 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("lexical: "+format, args...))
 	}
-	if math.IsNaN(c.K1) || c.K1 < 0 || c.K1 > maxK1 {
-		bad("K1 = %v: must be in [0, %v]", c.K1, maxK1)
-	}
-	if math.IsNaN(c.B) || c.B < 0 || c.B > 1 {
-		bad("B = %v: must be in [0, 1]", c.B)
+	for _, err := range []error{CheckK1(c.K1), CheckB(c.B)} {
+		if err != nil {
+			bad("%w", err)
+		}
 	}
 	if math.IsNaN(c.Saturation) || c.Saturation <= 0 || c.Saturation >= 1 {
 		bad("Saturation = %v: must be in (0, 1)", c.Saturation)

@@ -27,16 +27,16 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"ok", func(*Config) {}, nil},
 		{"k1 zero ok, b bounds ok", func(c *Config) { c.K1, c.B = 0, 1 }, nil},
-		{"negative k1", func(c *Config) { c.K1 = -1 }, []string{"K1"}},
-		{"inf k1", func(c *Config) { c.K1 = math.Inf(1) }, []string{"K1"}},
-		{"k1 above max", func(c *Config) { c.K1 = maxK1 + 1 }, []string{"K1"}},
-		{"b above 1", func(c *Config) { c.B = 1.5 }, []string{"B ="}},
+		{"negative k1", func(c *Config) { c.K1 = -1 }, []string{"lexical: k1 "}},
+		{"inf k1", func(c *Config) { c.K1 = math.Inf(1) }, []string{"lexical: k1 "}},
+		{"k1 above max", func(c *Config) { c.K1 = MaxK1 + 1 }, []string{"lexical: k1 "}},
+		{"b above 1", func(c *Config) { c.B = 1.5 }, []string{"lexical: b "}},
 		{"saturation 1", func(c *Config) { c.Saturation = 1 }, []string{"Saturation"}},
 		{"margin 0", func(c *Config) { c.Margin = 0 }, []string{"Margin"}},
-		{"zero value: every field", func(c *Config) { *c = Config{B: math.NaN()} }, []string{"B =", "Saturation", "Margin"}},
+		{"zero value: every field", func(c *Config) { *c = Config{B: math.NaN()} }, []string{"lexical: b ", "Saturation", "Margin"}},
 		{"all four at once", func(c *Config) {
 			*c = Config{K1: math.NaN(), B: -0.1, Saturation: math.NaN(), Margin: 0.5}
-		}, []string{"K1", "B =", "Saturation", "Margin"}},
+		}, []string{"lexical: k1 ", "lexical: b ", "Saturation", "Margin"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -290,7 +290,7 @@ func TestBounds(t *testing.T) {
 		"k1=0 b=0":     {K1: 0, B: 0, Saturation: 0.5, Margin: 1e-12},
 		"b=1 large k1": {K1: 100, B: 1, Saturation: 0.999999, Margin: 0.01},
 		"tiny sat":     {K1: 1.2, B: 0.75, Saturation: 1e-300, Margin: 1e-6},
-		"k1 max":       {K1: maxK1, B: 0.5, Saturation: 0.9, Margin: 1e-6},
+		"k1 max":       {K1: MaxK1, B: 0.5, Saturation: 0.9, Margin: 1e-6},
 	}
 	for cname, cfg := range configs {
 		s, err := New(cfg)

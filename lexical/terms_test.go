@@ -61,7 +61,7 @@ func TestTermsAgreeWithScore(t *testing.T) {
 					df++
 				}
 			}
-			w := idf(len(docs), df)
+			w := IDF(len(docs), df)
 			maxRaw += w * (k1 + 1)
 			for i := range docs {
 				if tf := float64(tfs[i][term]); tf > 0 {

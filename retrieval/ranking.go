@@ -3,7 +3,8 @@ package retrieval
 import (
 	"errors"
 	"fmt"
-	"math"
+
+	"github.com/rerankd/rerankd/lexical"
 )
 
 // Ranking is how the lexical first stage ranks a query's candidates:
@@ -12,8 +13,9 @@ import (
 // order). DefaultRanking is what a search without its own uses; PlainBM25
 // is BM25 alone, as before these stages existed.
 type Ranking struct {
-	// K1 and B are the BM25 parameters of this query (k1 finite >= 0,
-	// b in [0, 1]); they apply at search time, so any index serves any.
+	// K1 and B are the BM25 parameters of this query (lexical.CheckK1:
+	// k1 in [0, 1000]; lexical.CheckB: b in [0, 1]); they apply at search
+	// time, so any index serves any.
 	K1, B float64
 	// QueryWords drops question and request boilerplate ("what kind of",
 	// "tell me", "remember") from the query: such words are in nearly
@@ -105,11 +107,12 @@ func RankingByName(name string) (Ranking, error) {
 func (r Ranking) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if math.IsNaN(r.K1) || math.IsInf(r.K1, 0) || r.K1 < 0 || r.K1 > 100 {
-		bad("k1 %v: want a number in [0, 100]", r.K1)
-	}
-	if !(r.B >= 0 && r.B <= 1) {
-		bad("b %v: want a number in [0, 1]", r.B)
+	// The rule of the index and of the scan level's scorer, so a ranking
+	// accepted here is served at every level.
+	for _, err := range []error{lexical.CheckK1(r.K1), lexical.CheckB(r.B)} {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if !(r.NameWeight >= 0 && r.NameWeight <= 10) {
 		bad("name_weight %v: want a number in [0, 10]", r.NameWeight)

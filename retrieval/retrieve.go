@@ -335,7 +335,9 @@ func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r Ranking
 	lcfg.K1, lcfg.B = r.K1, r.B
 	scorer, err := lexical.New(lcfg)
 	if err != nil {
-		return Retrieved{}, fmt.Errorf("retrieval: scan: %w", err)
+		// checkQuery validated the ranking by the same rule; this is a
+		// per-query value, so the client's error if it ever happens.
+		return Retrieved{}, fmt.Errorf("%w: ranking: %w", ErrInvalid, err)
 	}
 	hits := make([]post.Hit, 0, len(recs))
 	for i, r := range scorer.Score(text, texts) {

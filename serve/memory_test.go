@@ -299,6 +299,14 @@ func TestSearchRanking(t *testing.T) {
 			t.Errorf("%s: %d %v, want %v (%s)", tc.name, r.code, got, tc.want, r.body)
 		}
 	}
+	// k1 follows lexical.CheckK1, the rule of the index and of the scan
+	// level: [0, 1000] accepted, beyond it a 422 naming it.
+	if r := postJSON(t, url+"/v1/search", `{"namespace":"u","query":"pottery","rerank":false,"ranking":{"k1":1000}}`); r.code != 200 {
+		t.Errorf("k1 1000: %d %s, want 200", r.code, r.body)
+	}
+	if r := postJSON(t, url+"/v1/search", `{"namespace":"u","query":"pottery","ranking":{"k1":5000}}`); r.code != 422 || !strings.Contains(string(r.body), "k1 5000") {
+		t.Errorf("k1 5000: %d %s, want 422 naming k1 5000", r.code, r.body)
+	}
 	r := postJSON(t, url+"/v1/search", `{"namespace":"u","query":"q","ranking":{"k1":-1,"b":3,"expansion":{"docs":0},"context":{"window":99}}}`)
 	for _, want := range []string{"k1", "b 3", "expansion.docs", "context.window"} {
 		if r.code != 422 || !strings.Contains(string(r.body), want) {

@@ -171,7 +171,7 @@ func evalCatalogue(t *testing.T) []evalCase {
 
 		{"zh: bad cjk mode", []string{"zh", "--cjk", "kanji"}, exitUsage, []string{"kanji"}},
 		{"zh: depth zero", []string{"zh", "--depth", "0"}, exitUsage, []string{"--depth"}},
-		{"zh: k1 negative", []string{"zh", "--k1", "-1"}, exitUsage, []string{"K1 = -1"}},
+		{"zh: k1 negative", []string{"zh", "--k1", "-1"}, exitUsage, []string{"k1 -1"}},
 		{"zh: positional argument", []string{"zh", "extra"}, exitUsage, []string{`unexpected argument "extra"`}},
 		{"zh: unknown flag", []string{"zh", "--data", "x"}, exitUsage, []string{"flag provided but not defined"}},
 	}

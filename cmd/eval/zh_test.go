@@ -78,7 +78,7 @@ func TestZhErrors(t *testing.T) {
 	}{
 		{[]string{"zh", "--cjk", "trigram"}, exitUsage, "trigram"},
 		{[]string{"zh", "--depth", "0"}, exitUsage, "--depth"},
-		{[]string{"zh", "--k1", "-1"}, exitUsage, "K1"},
+		{[]string{"zh", "--k1", "-1"}, exitUsage, "k1 -1"},
 		{[]string{"zh", "extra"}, exitUsage, "extra"},
 		{[]string{"zh", "--run", "/nonexistent/run.txt"}, exitFail, "nonexistent"},
 	}

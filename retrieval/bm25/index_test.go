@@ -135,7 +135,7 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := Config{K1: math.NaN(), B: 2}.Validate()
-	if err == nil || !strings.Contains(err.Error(), "K1") || !strings.Contains(err.Error(), "B must") {
+	if err == nil || !strings.Contains(err.Error(), "bm25: k1 NaN") || !strings.Contains(err.Error(), "bm25: b 2") {
 		t.Fatalf("want both K1 and B reported, got %v", err)
 	}
 	if _, err := New(Config{K1: -1, B: 0.5}); err == nil {

@@ -94,7 +94,7 @@ func (x *Index) search(s *scratch, qterms []Term, k int, p Config) []Hit {
 		}
 		if tid, ok := x.terms[t.Text]; ok {
 			l := &x.lists[tid]
-			w := idf(n, l.df)
+			w := lexical.IDF(n, l.df)
 			if t.Weight != 1 {
 				w *= t.Weight
 			}
@@ -166,8 +166,8 @@ func (x *Index) search(s *scratch, qterms []Term, k int, p Config) []Hit {
 }
 
 // minScore is the least score a hit can have: every term adds a positive
-// amount. Only a NaN falls below, from a K1 so large that the formula
-// overflows; such a document is no hit.
+// amount. Only a NaN would fall below (lexical.CheckK1 bounds K1 so that
+// the formula cannot overflow); such a document is no hit.
 const minScore = math.SmallestNonzeroFloat64
 
 // accumulate adds one term's contribution to the score of each live
@@ -214,12 +214,6 @@ func lengthNorm(dl int32, b, avgLen float64) float64 {
 		return 1 - b + b*float64(dl)/avgLen
 	}
 	return 1
-}
-
-// idf is Lucene's BM25 IDF, log(1 + (N - df + 0.5)/(df + 0.5)): finite and
-// > 0 for 0 <= df <= N.
-func idf(n, df int) float64 {
-	return math.Log1p((float64(n-df) + 0.5) / (float64(df) + 0.5))
 }
 
 // better orders candidates by score descending, then ID ascending; the IDs

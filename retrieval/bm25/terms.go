@@ -1,5 +1,7 @@
 package bm25
 
+import "github.com/rerankd/rerankd/lexical"
+
 // DocTerms returns the distinct terms of document id (nil when it is not
 // indexed), for query expansion from feedback documents.
 func (x *Index) DocTerms(id string) []string {
@@ -26,5 +28,5 @@ func (x *Index) IDF(term string) (float64, bool) {
 	if !ok || x.lists[tid].df == 0 {
 		return 0, false
 	}
-	return idf(len(x.ids), x.lists[tid].df), true
+	return lexical.IDF(len(x.ids), x.lists[tid].df), true
 }
