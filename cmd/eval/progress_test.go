@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/creack/pty"
 
 	"github.com/rerankd/rerankd/internal/testenv"
 )
@@ -24,29 +22,11 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 			t.Errorf("%s: progress written to a buffer: %q", p, errb.String())
 		}
 
-		ptmx, tty, err := pty.Open()
-		if err != nil {
-			testenv.SkipUnlessCI(t, "no pseudo-terminal here: "+err.Error(), "the drawing side needs /dev/ptmx")
-		}
-		got := make(chan string)
-		go func() {
-			var b bytes.Buffer
-			buf := make([]byte, 4096)
-			_ = ptmx.SetReadDeadline(time.Now().Add(time.Minute))
-			for {
-				n, err := ptmx.Read(buf)
-				b.Write(buf[:n])
-				if err != nil {
-					got <- b.String()
-					return
-				}
-			}
-		}()
-		out.Reset()
-		code := run([]string{"locomo", "--data", fixtures, "--pipeline", p}, &out, tty)
-		_ = tty.Close()
-		term := <-got
-		_ = ptmx.Close()
+		var code int
+		term := testenv.OnTerminal(t, func(tty *os.File) {
+			out.Reset()
+			code = run([]string{"locomo", "--data", fixtures, "--pipeline", p}, &out, tty)
+		})
 		if code != exitOK || !strings.Contains(term, p) || !strings.Contains(term, "/") {
 			t.Errorf("%s: exit %d, terminal got %q: want the bar with its label and count", p, code, term)
 		}

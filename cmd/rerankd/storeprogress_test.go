@@ -3,12 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/creack/pty"
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/retrieval/memory"
@@ -19,29 +17,11 @@ import (
 // what the terminal received.
 func runOnTerminal(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		testenv.SkipUnlessCI(t, "no pseudo-terminal here: "+err.Error(), "the drawing side needs /dev/ptmx")
-	}
-	got := make(chan string)
-	go func() {
-		var b bytes.Buffer
-		buf := make([]byte, 4096)
-		_ = ptmx.SetReadDeadline(time.Now().Add(time.Minute))
-		for {
-			n, err := ptmx.Read(buf)
-			b.Write(buf[:n])
-			if err != nil {
-				got <- b.String()
-				return
-			}
-		}
-	}()
-	var out bytes.Buffer
-	code := run(args, strings.NewReader(""), &out, tty)
-	_ = tty.Close()
-	term := <-got
-	_ = ptmx.Close()
+	var code int
+	term := testenv.OnTerminal(t, func(tty *os.File) {
+		var out bytes.Buffer
+		code = run(args, strings.NewReader(""), &out, tty)
+	})
 	return code, term
 }
 
