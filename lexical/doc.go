@@ -114,7 +114,9 @@
 // ties with the default (the difference is not significant) while costing
 // about 4 s of CPU to load its dictionary, 200 MB of heap and 33 MB of
 // binary. It is available (import package lexical/gse and set Config.CJK)
-// but not the default. On text without CJK characters every mode gives
+// but not the default. Every mode reaches memory search too: the memory
+// index analyses with retrieval/bm25.Config.Analyzer, which `rerankd serve
+// --analyzer MODE` sets (gse modes in a binary built with -tags gse). On text without CJK characters every mode gives
 // the same terms (LoCoMo's numbers are identical in all five).
 //
 // Traditional and simplified characters are different terms (鋼琴 does not

@@ -26,7 +26,13 @@ type VectorIndex interface {
 
 // Config configures an Engine. Start from DefaultConfig.
 type Config struct {
-	// BM25 holds the lexical index parameters (k1 1.2, b 0.75 by default).
+	// BM25 configures every namespace's lexical index. Its Analyzer (nil:
+	// lexical's default, CJK unigram+bigram) analyses memories and
+	// queries at every level, the scan included; choose another
+	// lexical.CJKMode for Chinese or Japanese memories. Its K1 and B (1.2
+	// and 0.75 by default, validated by lexical.CheckK1 and CheckB) are
+	// the index's own, for bm25.Index.Search: the engine's searches rank
+	// with each query's Ranking.
 	BM25 bm25.Config
 	// Fusion combines BM25 and vector hits at the hybrid level (weighted sum
 	// 0.7 vector / 0.3 BM25 by default, or RRF).

@@ -23,7 +23,7 @@ type lexHit struct {
 // Each stage has its span, with counts only.
 func lexicalStage(ctx context.Context, ix *indexes, text string, depth int, r Ranking) []lexHit {
 	_, asp := span.Start(ctx, tracerName, "rerankd.query_analysis")
-	terms, a := analyseQuery(text, r)
+	terms, a := analyseQuery(ix.lex.Analyzer(), text, r)
 	asp.SetAttributes(attribute.Int("rerankd.terms", a.terms), attribute.Int("rerankd.dropped", a.dropped), attribute.Int("rerankd.names", a.names))
 	asp.End()
 	params := bm25.Config{K1: r.K1, B: r.B}

@@ -37,14 +37,16 @@ type queryAnalysis struct {
 	terms, dropped, names int
 }
 
-// analyseQuery turns text into weighted BM25 terms under r: plain terms
-// of weight 1, boilerplate dropped (QueryWords; unless nothing would be
-// left), names weighted by NameWeight.
-func analyseQuery(text string, r Ranking) ([]bm25.Term, queryAnalysis) {
-	qterms := lexical.QueryTerms(text)
+// analyseQuery turns text into weighted BM25 terms under r, analysed by
+// an (the index's analyzer): plain terms of weight 1, boilerplate dropped
+// (QueryWords; unless nothing would be left), names weighted by
+// NameWeight. The boilerplate list is English, whose terms are the same
+// in every CJK mode.
+func analyseQuery(an *lexical.Analyzer, text string, r Ranking) ([]bm25.Term, queryAnalysis) {
+	qterms := an.QueryTerms(text)
 	var names map[string]bool
 	if r.NameWeight != 0 && r.NameWeight != 1 {
-		names = nameTerms(text)
+		names = nameTerms(an, text)
 	}
 	var a queryAnalysis
 	out := make([]bm25.Term, 0, len(qterms))
@@ -75,7 +77,7 @@ func analyseQuery(text string, r Ranking) ([]bm25.Term, queryAnalysis) {
 // of people, pets and places, as far as the writing shows them. A word
 // after . ? ! or a line break, or at the start, is not taken: its capital
 // says nothing.
-func nameTerms(text string) map[string]bool {
+func nameTerms(an *lexical.Analyzer, text string) map[string]bool {
 	out := map[string]bool{}
 	start := true
 	for len(text) > 0 {
@@ -93,7 +95,7 @@ func nameTerms(text string) map[string]bool {
 		}
 		word := text[:end]
 		if !start && unicode.IsUpper(r) {
-			for _, t := range lexical.QueryTerms(word) {
+			for _, t := range an.QueryTerms(word) {
 				out[t] = true
 			}
 		}

@@ -141,7 +141,7 @@ func TestAnalyseQuery(t *testing.T) {
 		{"tell me", Ranking{K1: 1, QueryWords: true}, []bm25.Term{term("tell", 1)}},
 	}
 	for _, tc := range tests {
-		got, _ := analyseQuery(tc.text, tc.r)
+		got, _ := analyseQuery(bm25.DefaultConfig().Analysis(), tc.text, tc.r)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%q %+v: %v, want %v", tc.text, tc.r, got, tc.want)
 		}

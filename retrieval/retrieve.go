@@ -333,6 +333,7 @@ func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r Ranking
 	}
 	lcfg := lexical.DefaultConfig()
 	lcfg.K1, lcfg.B = r.K1, r.B
+	lcfg.CJK = e.cfg.BM25.Analysis().Mode() // the index's analysis, so both levels agree
 	scorer, err := lexical.New(lcfg)
 	if err != nil {
 		// checkQuery validated the ranking by the same rule; this is a

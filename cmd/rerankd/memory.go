@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rerankd/rerankd/cmd/internal/paths"
+	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/store"
@@ -22,6 +24,9 @@ import (
 type memoryFlags struct {
 	store, embedModel string
 	vectorDim         int
+	// analyzer: the memory index's CJK analysis (lexical.CJKMode); ""
+	// is lexical.DefaultCJK.
+	analyzer string
 	// snapshotDir: "" for <store>.snapshots, "none" for no snapshots.
 	snapshotDir   string
 	snapshotIdle  time.Duration
@@ -37,6 +42,7 @@ func defineMemoryFlags(fs *flag.FlagSet) *memoryFlags {
 	def := retrieval.DefaultConfig()
 	fs.StringVar(&m.store, "store", defaultStorePath(), "memory store file (bbolt); \"none\" disables the memory API")
 	fs.IntVar(&m.vectorDim, "vector-dim", 0, "dimension of client-supplied memory vectors (0: no vector index, or the --embed-model's)")
+	fs.StringVar(&m.analyzer, "analyzer", string(lexical.DefaultCJK), "how memory search splits Chinese, Japanese and Korean text into terms: "+cjkModeNames()+" (gse modes need a binary built with -tags gse; see README)")
 	fs.StringVar(&m.embedModel, "embed-model", "", "Qwen3-Embedding-style ONNX folder: memories and queries are embedded for hybrid search")
 	fs.StringVar(&m.snapshotDir, "snapshot-dir", "", "directory of memory vector index snapshots, loaded at start instead of rebuilding (empty: STORE.snapshots next to --store; \"none\" disables)")
 	fs.DurationVar(&m.snapshotIdle, "snapshot-idle", def.SnapshotIdle, "re-save a namespace's vector index snapshot once its writes have been quiet this long (0: only after the start-up build and at shutdown)")
@@ -44,6 +50,35 @@ func defineMemoryFlags(fs *flag.FlagSet) *memoryFlags {
 	fs.IntVar(&m.backfillBatch, "backfill-batch", def.BackfillBatch, "memories per embedding call during the back-fill")
 	return m
 }
+
+// cjkModeNames lists the --analyzer values, the default first.
+func cjkModeNames() string {
+	names := make([]string, 0, len(lexical.CJKModes()))
+	for _, m := range lexical.CJKModes() {
+		names = append(names, string(m))
+	}
+	return strings.Join(names, ", ")
+}
+
+// memoryAnalyzer resolves --analyzer; a gse mode loads its dictionary here
+// (seconds, once), before the server answers.
+func memoryAnalyzer(mode string) (*lexical.Analyzer, error) {
+	m, err := lexical.ParseCJKMode(mode)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --analyzer: %w", errUsage, err)
+	}
+	an, err := lexical.NewAnalyzer(m)
+	if err != nil {
+		if !gseLinked {
+			return nil, fmt.Errorf("%w: --analyzer %s: this rerankd was built without the gse segmenter (go build -tags gse ./cmd/rerankd links it): %w", errUsage, m, err)
+		}
+		return nil, fmt.Errorf("--analyzer %s: %w", m, err)
+	}
+	return an, nil
+}
+
+// gseLinked is set by gse.go, in binaries built with -tags gse.
+var gseLinked bool
 
 // snapshotDirFor resolves --snapshot-dir against --store: empty means
 // next to the store file, "none" means no snapshots ("").
@@ -78,7 +113,12 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 	if m.snapshotIdle < 0 {
 		return nil, nil, fmt.Errorf("%w: --snapshot-idle %v must be >= 0", errUsage, m.snapshotIdle)
 	}
+	an, err := memoryAnalyzer(m.analyzer)
+	if err != nil {
+		return nil, nil, err
+	}
 	cfg := retrieval.DefaultConfig()
+	cfg.BM25.Analyzer = an
 	cfg.Dim = m.vectorDim
 	cfg.Logger = log
 	cfg.SnapshotDir = snapshotDirFor(m.store, m.snapshotDir)
@@ -142,7 +182,7 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 	if snaps == "" || e.Dim() == 0 {
 		snaps = "off"
 	}
-	fmt.Fprintf(stderr, "memory store %s (vector dimension %d, embedder %q, index snapshots %s)\n", m.store, e.Dim(), m.embedModel, snaps)
+	fmt.Fprintf(stderr, "memory store %s (analyzer %s, vector dimension %d, embedder %q, index snapshots %s)\n", m.store, an.Mode(), e.Dim(), m.embedModel, snaps)
 	return e, func() {
 		// Close saves the vector index snapshots; without them the next
 		// start rebuilds, so a failure is worth a line, not an exit code.

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,5 +112,54 @@ func TestServeMemorySnapshots(t *testing.T) {
 			t.Errorf("--snapshot-dir %q: %+v, want vectors from %s", c.snapshotDir, s, c.want)
 		}
 		closeMem()
+	}
+}
+
+// TestServeMemoryAnalyzer: --analyzer reaches memory search. With bigram
+// analysis a Chinese query finds only the memory sharing a word-pair with
+// it (see retrieval's TestMemorySearchCJKAnalyzer for the ranks by hand);
+// an unknown mode, and a gse mode in a binary without the segmenter, are
+// usage errors naming the flag.
+func TestServeMemoryAnalyzer(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx := context.Background()
+	rk := retrieval.Ranking{K1: 0, B: 0}
+	for _, tc := range []struct {
+		analyzer string
+		want     []string
+	}{{"", []string{"d", "t"}}, {"bigram", []string{"t"}}} {
+		m := &memoryFlags{store: filepath.Join(t.TempDir(), "m.db"), analyzer: tc.analyzer}
+		e, closeMem, err := openMemory(m, log, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, mem := range []memory.Memory{{ID: "t", Text: "看天气"}, {ID: "d", Text: "每天读报，预习功课，气色很好"}, {ID: "u", Text: "我喜欢猫"}} {
+			mem.Namespace = "zh"
+			if _, err := e.Add(ctx, []store.Item{{Memory: mem}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := e.Retrieve(ctx, retrieval.Query{Namespace: "zh", Text: "天气预报", Ranking: &rk})
+		var got []string
+		for _, c := range res.Candidates {
+			got = append(got, c.ID)
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("--analyzer %q: %v (%v), want %v", tc.analyzer, got, err, tc.want)
+		}
+		closeMem()
+	}
+	bads := []string{"trigram"}
+	if !gseLinked {
+		bads = append(bads, "gse")
+	}
+	for _, bad := range bads {
+		m := &memoryFlags{store: filepath.Join(t.TempDir(), "m.db"), analyzer: bad}
+		if _, _, err := openMemory(m, log, io.Discard); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--analyzer") {
+			t.Errorf("--analyzer %s: %v, want a usage error naming --analyzer", bad, err)
+		}
 	}
 }

@@ -9,13 +9,19 @@
 // them on every Add and Delete, so a search costs time proportional to the
 // postings of the query's terms.
 //
-// Analysis is lexical.Terms (documents) and lexical.QueryTerms (queries),
-// so a document matches here exactly when lexical.Scorer would match it:
-// the same Unicode words, Porter step-1 stems and CJK bigrams, and the
-// same rule that a query of only stopwords keeps them.
+// Analysis is Config.Analyzer's Terms (documents) and QueryTerms
+// (queries), lexical's default analyzer when it is nil, so a document
+// matches here exactly when a lexical.Scorer of the same CJK mode would
+// match it: the same NFKC-normalised Unicode words, Snowball English
+// (Porter2) stems, CJK terms of the mode (unigrams and bigrams by
+// default; bigrams only, or gse dictionary words, in the other
+// lexical.CJKMode values), and the same rule that a query of only
+// stopwords keeps them.
 //
 // Scoring is Okapi BM25 with Lucene's IDF, log(1 + (N - df + 0.5)/(df +
-// 0.5)), which is finite and positive for every 0 <= df <= N. Each Hit has
+// 0.5)) (lexical.IDF, shared with the request scorer), which is finite
+// and positive for every 0 <= df <= N; K1 and B follow lexical.CheckK1
+// and CheckB. Each Hit has
 // the raw BM25 score and Norm, the score divided by the best score of the
 // same query, in [0, 1]; raw scores are not comparable across queries,
 // Norm is what a hybrid ranker should fuse.

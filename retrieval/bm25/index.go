@@ -23,6 +23,7 @@ type Hit struct {
 // New. Safe for concurrent use.
 type Index struct {
 	cfg Config
+	an  *lexical.Analyzer // cfg.Analyzer, or lexical's default
 
 	mu sync.RWMutex
 
@@ -46,6 +47,7 @@ func New(cfg Config) (*Index, error) {
 	}
 	return &Index{
 		cfg:   cfg,
+		an:    cfg.Analysis(),
 		ids:   make(map[string]uint32),
 		terms: make(map[string]uint32),
 	}, nil
@@ -53,6 +55,11 @@ func New(cfg Config) (*Index, error) {
 
 // Config returns the index's parameters.
 func (x *Index) Config() Config { return x.cfg }
+
+// Analyzer returns the analysis of documents and queries (Config.Analyzer,
+// or lexical's default): callers that analyse a query themselves before
+// SearchTerms must use it, or their terms will not match the index's.
+func (x *Index) Analyzer() *lexical.Analyzer { return x.an }
 
 // Len returns the number of documents.
 func (x *Index) Len() int {
@@ -85,7 +92,7 @@ func (x *Index) IDs() []string {
 func (x *Index) Add(id, text string) {
 	// Analyse and count outside the lock; sorting and counting runs needs
 	// no map per document, and gives the terms in a fixed order.
-	terms := lexical.Terms(text)
+	terms := x.an.Terms(text)
 	length := int32(min(len(terms), math.MaxInt32))
 	slices.Sort(terms)
 	distinct := terms[:0]

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rerankd/rerankd/lexical"
 )
 
 func newIndex(t testing.TB) *Index {
@@ -259,4 +261,30 @@ func TestConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestConfigAnalyzer: the index analyses documents and queries with
+// Config.Analyzer. 猫 ("cat") is a unigram of 我喜欢猫 in the default
+// unigram+bigram mode, so it is found; in bigram mode the document has
+// only 我喜 喜欢 欢猫 and the query only 猫: no match.
+func TestConfigAnalyzer(t *testing.T) {
+	bigram, err := lexical.NewAnalyzer(lexical.CJKBigram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		an   *lexical.Analyzer
+		want int
+	}{{nil, 1}, {bigram, 0}} {
+		cfg := DefaultConfig()
+		cfg.Analyzer = tc.an
+		x, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.Add("zh", "我喜欢猫")
+		if got := x.Search("猫", 10); len(got) != tc.want {
+			t.Errorf("mode %s: %d hits, want %d", x.Analyzer().Mode(), len(got), tc.want)
+		}
+	}
 }

@@ -51,7 +51,7 @@ const maxNormTable = 4096
 // then ID ascending. It returns no hits when k <= 0, the index is empty or
 // the query has no terms in the index.
 func (x *Index) Search(query string, k int) []Hit {
-	qterms := lexical.QueryTerms(query)
+	qterms := x.an.QueryTerms(query)
 	terms := make([]Term, len(qterms))
 	for i, t := range qterms {
 		terms[i] = Term{Text: t, Weight: 1}
