@@ -9,11 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 )
 
 // CacheDir mirrors scripts/setup.sh: $RERANKD_CACHE, else
-// ${XDG_CACHE_HOME:-~/.cache}/rerankd.
+// ${XDG_CACHE_HOME:-~/.cache}/rerankd. It is cmd/internal/paths.CacheDir's
+// rule, which this package cannot import; TestCacheRulesAgree there holds
+// the two (and this file's ORTLib and TokenizerDir) to the same answers.
 func CacheDir() string {
 	if d := os.Getenv("RERANKD_CACHE"); d != "" {
 		return d
@@ -34,13 +38,36 @@ func TokenizerDir() string {
 	return filepath.Join(CacheDir(), "tokenizers", "qwen3")
 }
 
-// ORTLib is $ORT_LIB or the ONNX Runtime library in the cache.
+// ORTLib is $ORT_LIB or the ONNX Runtime library in the cache, in the
+// folder of the release scripts/setup.sh installs (its ORT_VERSION, which
+// TestORTVersionOneSource in cmd/internal/paths holds to
+// model.RequiredORT; this package cannot import model, whose tests use it).
 func ORTLib() string {
 	if p := os.Getenv("ORT_LIB"); p != "" {
 		return p
 	}
-	return filepath.Join(CacheDir(), "onnxruntime", "1.30.0", "libonnxruntime.so.1")
+	return filepath.Join(CacheDir(), "onnxruntime", setupORTVersion(), "libonnxruntime.so.1")
 }
+
+// setupORTVersion is the ORT_VERSION that scripts/setup.sh installs, or
+// "unknown" when the script cannot be read (Require then fails, naming
+// the path and setup.sh).
+var setupORTVersion = sync.OnceValue(func() string {
+	root, err := moduleRoot()
+	if err != nil {
+		return "unknown"
+	}
+	data, err := os.ReadFile(filepath.Join(root, "scripts", "setup.sh"))
+	if err != nil {
+		return "unknown"
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "ORT_VERSION="); ok && v != "" {
+			return v
+		}
+	}
+	return "unknown"
+})
 
 // Require fails tb unless path exists.
 func Require(tb testing.TB, path string) {

@@ -7,14 +7,14 @@ package paths
 import (
 	"os"
 	"path/filepath"
-)
 
-// ORTVersion is the ONNX Runtime release scripts/setup.sh installs.
-const ORTVersion = "1.30.0"
+	"github.com/rerankd/rerankd/model"
+)
 
 // CacheDir is where scripts/setup.sh installs run-time files:
 // $RERANKD_CACHE, else $XDG_CACHE_HOME/rerankd, else ~/.cache/rerankd.
-// Keep in step with scripts/setup.sh.
+// scripts/setup.sh, the Makefile and internal/testenv write the same rule;
+// TestCacheRulesAgree holds them to it.
 func CacheDir() string {
 	if d := os.Getenv("RERANKD_CACHE"); d != "" {
 		return d
@@ -26,12 +26,14 @@ func CacheDir() string {
 	return filepath.Join(base, "rerankd")
 }
 
-// ORTLib is $ORT_LIB or the library scripts/setup.sh installs.
+// ORTLib is $ORT_LIB or the library scripts/setup.sh installs, under the
+// release model.RequiredORT names (the one Go constant for it; setup.sh's
+// ORT_VERSION is checked against it by TestORTVersionOneSource).
 func ORTLib() string {
 	if p := os.Getenv("ORT_LIB"); p != "" {
 		return p
 	}
-	return filepath.Join(CacheDir(), "onnxruntime", ORTVersion, "libonnxruntime.so.1")
+	return filepath.Join(CacheDir(), "onnxruntime", model.RequiredORT, "libonnxruntime.so.1")
 }
 
 // Tokenizer is $RERANKD_TOKENIZER or the Qwen3 tokenizer folder setup installs.

@@ -3,6 +3,8 @@ package paths
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/rerankd/rerankd/model"
 )
 
 func TestPaths(t *testing.T) {
@@ -16,7 +18,7 @@ func TestPaths(t *testing.T) {
 		{"cache from XDG", map[string]string{"RERANKD_CACHE": "", "XDG_CACHE_HOME": "/x"}, CacheDir, "/x/rerankd"},
 		{"cache from HOME", map[string]string{"RERANKD_CACHE": "", "XDG_CACHE_HOME": "", "HOME": "/h"}, CacheDir, "/h/.cache/rerankd"},
 		{"ORT override", map[string]string{"ORT_LIB": "/lib.so"}, ORTLib, "/lib.so"},
-		{"ORT default", map[string]string{"ORT_LIB": "", "RERANKD_CACHE": "/c"}, ORTLib, filepath.Join("/c/onnxruntime", ORTVersion, "libonnxruntime.so.1")},
+		{"ORT default", map[string]string{"ORT_LIB": "", "RERANKD_CACHE": "/c"}, ORTLib, filepath.Join("/c/onnxruntime", model.RequiredORT, "libonnxruntime.so.1")},
 		{"tokenizer default", map[string]string{"RERANKD_TOKENIZER": "", "RERANKD_CACHE": "/c"}, Tokenizer, "/c/tokenizers/qwen3"},
 		{"data from XDG", map[string]string{"RERANKD_DATA": "", "XDG_DATA_HOME": "/d"}, DataDir, "/d/rerankd"},
 		{"data from HOME", map[string]string{"RERANKD_DATA": "", "XDG_DATA_HOME": "", "HOME": "/h"}, DataDir, "/h/.local/share/rerankd"},
