@@ -211,6 +211,27 @@ type Info struct {
 	// Engine says how the neural model runs, and why (absent for the
 	// lexical backend).
 	Engine *EngineInfo `json:"engine,omitempty"`
+	// Template is the prompt template in use (absent for the lexical
+	// backend).
+	Template *TemplateInfo `json:"template,omitempty"`
+}
+
+// TemplateInfo is a reranker's prompt template as /info reports it: the
+// prompt is Prefix + Instruction + Query + Document + Suffix with their
+// placeholders filled; the score is logit(YesID) - logit(NoID).
+type TemplateInfo struct {
+	Name               string `json:"name"`
+	Source             string `json:"source"`
+	Prefix             string `json:"prefix"`
+	Instruction        string `json:"instruction"`
+	Query              string `json:"query"`
+	Document           string `json:"document"`
+	Suffix             string `json:"suffix"`
+	DefaultInstruction string `json:"default_instruction,omitempty"`
+	YesToken           string `json:"yes_token,omitempty"`
+	NoToken            string `json:"no_token,omitempty"`
+	YesID              int    `json:"yes_id"`
+	NoID               int    `json:"no_id"`
 }
 
 // EngineInfo is the neural engine's layout /info reports, with the

@@ -44,6 +44,11 @@ type BuildOptions struct {
 	// selects one with Options.Quant. HeadLogit rerankers only (an error
 	// with another head); embedding models ignore it.
 	Quants []onnx.Quant
+	// Template is the prompt template written into the folder
+	// (TemplateFile) and whose answer tokens fold into the head; nil reads
+	// the source's (LoadTemplate), or for WriteTestModel the family's
+	// default (Qwen3-Reranker's; a Qwen2 config must name one).
+	Template *Template
 	// Warn receives each warning about the source, such as a config.json
 	// key rerankd neither uses nor knows to be harmless (listed, never
 	// guessed at: the user must judge it). Nil logs them with log/slog's
@@ -68,7 +73,7 @@ func WriteTestModel(out string, cfg arch.Config, seed uint64, o BuildOptions) er
 	if err != nil {
 		return err
 	}
-	return writeFolder(out, w, o.Tokenizer, o)
+	return writeFolder(out, w, o.Tokenizer, "", o)
 }
 
 // Convert reads a Hugging Face checkpoint folder (config.json, safetensors,
@@ -109,10 +114,24 @@ func Convert(src, out string, o BuildOptions) error {
 	if _, err := os.Stat(filepath.Join(src, tokenizer.FileName)); err == nil {
 		tokDir = src
 	}
-	return writeFolder(out, w, tokDir, o)
+	return writeFolder(out, w, tokDir, src, o)
 }
 
-func writeFolder(out string, w *arch.Weights, tokDir string, o BuildOptions) error {
+// resolveTemplate returns o.Template, else src's template (LoadTemplate),
+// else (no source: a test model) the family's default.
+func resolveTemplate(src string, c arch.Config, o BuildOptions) (Template, error) {
+	switch {
+	case o.Template != nil:
+		return *o.Template, o.Template.Validate()
+	case src != "":
+		return LoadTemplate(src)
+	case c.Family() == arch.FamilyQwen2:
+		return Template{}, fmt.Errorf("a %s model needs a template (BuildOptions.Template, --template %s or a file)", c.Family(), TemplateMxbaiV2)
+	}
+	return Qwen3RerankerTemplate(), nil
+}
+
+func writeFolder(out string, w *arch.Weights, tokDir, src string, o BuildOptions) error {
 	if tokDir == "" {
 		return errors.New("no tokenizer: the source has no tokenizer.json and none was given")
 	}
@@ -120,11 +139,16 @@ func writeFolder(out string, w *arch.Weights, tokDir string, o BuildOptions) err
 	if err != nil {
 		return err
 	}
-	yes, no, _, err := specialIDs(tok)
+	tmpl, err := resolveTemplate(src, w.Config, o)
 	if err != nil {
 		return err
 	}
-	if err := checkPooling(w.Config, tok); err != nil {
+	yes, no, err := tmpl.ScoreIDs(tok)
+	if err != nil {
+		return err
+	}
+	tmpl = tmpl.withIDs(yes, no)
+	if err := checkPooling(w.Config, tok, tmpl); err != nil {
 		return err
 	}
 	opts := onnx.NewOptions(yes, no)
@@ -157,6 +181,9 @@ func writeFolder(out string, w *arch.Weights, tokDir string, o BuildOptions) err
 		return err
 	}
 	if err := arch.WriteConfig(filepath.Join(out, "config.json"), w.Config); err != nil {
+		return err
+	}
+	if err := writeTemplate(out, tmpl); err != nil {
 		return err
 	}
 	tokFile := tokDir
@@ -251,11 +278,11 @@ func sameFile(a, b string) (bool, error) {
 // checkPooling refuses a sequence-classification checkpoint whose
 // pad_token_id ends the prompt template: transformers would then pool at
 // an earlier token than the last real one, which the graphs use.
-func checkPooling(c arch.Config, tok *tokenizer.Tokenizer) error {
+func checkPooling(c arch.Config, tok *tokenizer.Tokenizer, t Template) error {
 	if !c.SeqCls() || c.PadTokenID == nil {
 		return nil
 	}
-	if s := tok.EncodeIDs(PromptSuffix); len(s) > 0 && s[len(s)-1] == *c.PadTokenID {
+	if s := tok.EncodeIDs(t.Suffix); len(s) > 0 && s[len(s)-1] == *c.PadTokenID {
 		return fmt.Errorf("pad_token_id %d ends the prompt template: transformers would not pool at its last token", *c.PadTokenID)
 	}
 	return nil

@@ -57,6 +57,9 @@ func DetectKind(src string) (ModelKind, string, error) {
 	if cfg.HasArchitecture(arch.ArchModel) {
 		return KindEmbedding, fmt.Sprintf("config.json architectures %v", cfg.Architectures), nil
 	}
+	if ce, why := crossEncoder(src); ce {
+		return KindReranker, why, nil
+	}
 	for _, f := range []string{stModulesFile, stPoolingFile} {
 		if _, err := os.Stat(filepath.Join(src, filepath.FromSlash(f))); err == nil {
 			return KindEmbedding, f + " (sentence-transformers) present", nil

@@ -104,6 +104,8 @@ type Info struct {
 	PrefixCache bool
 	// Quant is how the running graph stores its weights.
 	Quant onnx.Quant
+	// Template is the prompt template in use (the folder's, LoadTemplate).
+	Template Template
 	// TokenizerLoad and SessionLoad are how long Open spent loading the
 	// tokenizer and building the runtime session (concurrently, for the
 	// shared-prefix engine); what a start costs, for logs and benchmarks.
@@ -125,6 +127,14 @@ func Open(dir string, o Options) (*Scorer, Info, error) {
 		}
 		return nil, info, fmt.Errorf("model folder %s: %w", dir, err)
 	}
+	tmpl, err := LoadTemplate(dir)
+	if err != nil {
+		return nil, info, err
+	}
+	info.Template = tmpl
+	if o.Scorer.Prompt.Template == nil {
+		o.Scorer.Prompt.Template = &tmpl
+	}
 	// The tokenizer loads while the runtime builds the shared-prefix
 	// session, which needs no token ids; the plain session needs the yes/no
 	// ids first.
@@ -142,7 +152,7 @@ func Open(dir string, o Options) (*Scorer, Info, error) {
 			l.tok, l.err = loadTokenizer(dir, o.Tokenizer)
 		}
 		if l.err == nil {
-			l.yes, l.no, l.pad, l.err = specialIDs(l.tok)
+			l.yes, l.no, l.pad, l.err = specialIDs(l.tok, tmpl)
 		}
 		l.took = time.Since(t0)
 		tokc <- l
@@ -158,7 +168,6 @@ func Open(dir string, o Options) (*Scorer, Info, error) {
 		}
 		return tokErr
 	}
-	var err error
 	// Information only: the graph fixes the computation.
 	if c, err := arch.ReadConfigInfo(filepath.Join(dir, "config.json")); err == nil {
 		info.Config = &c
@@ -233,13 +242,12 @@ func loadTokenizer(dir, fallback string) (*tokenizer.Tokenizer, error) {
 	return tokenizer.Shared(path)
 }
 
-// specialIDs reads the ids the runtime needs from the tokenizer: "yes" and
-// "no" (the reranker's answer tokens) and the padding token.
-func specialIDs(tok *tokenizer.Tokenizer) (yes, no, pad int, err error) {
-	yes, okY := tok.TokenID("yes")
-	no, okN := tok.TokenID("no")
-	if !okY || !okN {
-		return 0, 0, 0, errors.New(`tokenizer has no "yes"/"no" tokens: not a Qwen3-Reranker tokenizer`)
+// specialIDs reads the ids the runtime needs: the template's answer
+// tokens (Qwen3-Reranker's "yes" and "no") and the padding token.
+func specialIDs(tok *tokenizer.Tokenizer, t Template) (yes, no, pad int, err error) {
+	yes, no, err = t.ScoreIDs(tok)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("template %s (%s): %w", t.Name, t.Source, err)
 	}
 	switch {
 	case tok.Pad().Set:

@@ -8,7 +8,8 @@ import (
 	"github.com/rerankd/rerankd/tokenizer"
 )
 
-// The Qwen3-Reranker template, as published with the model.
+// The Qwen3-Reranker template, as published with the model (see
+// Qwen3RerankerTemplate, which holds them as data).
 const (
 	PromptPrefix = "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the Instruct provided. " +
 		"Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n<|im_start|>user\n"
@@ -34,6 +35,9 @@ type PromptConfig struct {
 	MaxContextTurns int
 	// MaxContextTokens bounds their tokens; the oldest turns go first.
 	MaxContextTokens int
+	// Template builds the prompt and names the answer tokens; nil is the
+	// Qwen3-Reranker template. Open sets the folder's (LoadTemplate).
+	Template *Template
 }
 
 // DefaultPromptConfig returns the defaults.
@@ -67,32 +71,67 @@ type Prompt struct {
 	DocCut    bool // the document itself was shortened
 }
 
-// promptEncoder turns (instruction, query, context, document) into ids. The
-// prompt is encoded in segments whose joins are pre-tokenizer boundaries, so
-// the ids equal those of encoding the whole string (tested), while the query
-// part is encoded once per request and each document alone:
+// promptEncoder turns (instruction, query, context, document) into ids
+// with a Template. The prompt is encoded in segments whose joins are
+// pre-tokenizer boundaries, so the ids equal those of encoding the whole
+// string (tested for each known template), while the query part is
+// encoded once per request and each document alone. For the
+// Qwen3-Reranker template:
 //
 //	[prefix] ["<Instruct>: I\n<Query>:"] [" Q\n<Document>:"] [" D"] [suffix]
 //
-// Each join is a ':' followed by a space: ':' never merges with a following
-// space, and the special tokens around the prefix and suffix split anyway.
+// A segment ends before a placeholder's leading space (": " + value):
+// ':' never merges with a following space, and the special tokens around
+// the prefix and suffix split anyway. A placeholder without a space before
+// it is not split from its field's text.
 type promptEncoder struct {
 	tok            *tokenizer.Tokenizer
 	cfg            PromptConfig
+	tmpl           Template
 	prefix, suffix []int
+	// The template's fields split at their placeholders: queryHead ends
+	// the head segment, queryLead and docLead start the query and document
+	// segments, queryTail ends the query segment, docTail the document's.
+	instrBefore, instrAfter string
+	queryHead, queryLead    string
+	queryTail               string
+	docLead, docTail        string
+}
+
+// splitField cuts a field at its placeholder: the text before (less a
+// trailing space, which leads the value instead) and after it.
+func splitField(field, ph string) (before, lead, after string) {
+	before, after, _ = strings.Cut(field, ph)
+	if b, ok := strings.CutSuffix(before, " "); ok {
+		return b, " ", after
+	}
+	return "", before, after
 }
 
 func newPromptEncoder(tok *tokenizer.Tokenizer, cfg PromptConfig) (*promptEncoder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &promptEncoder{tok: tok, cfg: cfg, prefix: tok.EncodeIDs(PromptPrefix), suffix: tok.EncodeIDs(PromptSuffix)}, nil
+	t := Qwen3RerankerTemplate()
+	if cfg.Template != nil {
+		t = *cfg.Template
+	}
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	p := &promptEncoder{tok: tok, cfg: cfg, tmpl: t, prefix: tok.EncodeIDs(t.Prefix), suffix: tok.EncodeIDs(t.Suffix)}
+	p.instrBefore, p.instrAfter, _ = strings.Cut(t.Instruction, phInstruction)
+	var docHead string
+	p.queryHead, p.queryLead, p.queryTail = splitField(t.Query, phQuery)
+	docHead, p.docLead, p.docTail = splitField(t.Document, phDocument)
+	p.queryTail += docHead
+	return p, nil
 }
 
 // queryPart is the encoded, possibly truncated, part shared by all
 // documents of a request.
 type queryPart struct {
-	ids       []int // prefix + instruction + query + "\n<Document>:"
+	ids       []int // prefix + instruction + query + the document field's head
 	truncated bool
 }
 
@@ -105,13 +144,22 @@ func queryText(query string, context []string) string {
 	return "Recent conversation:\n" + strings.Join(context, "\n") + "\nQuestion: " + query
 }
 
-func (p *promptEncoder) encodeQuery(instruction, query string, context []string) (queryPart, error) {
+// instruction returns the instruction field filled, or "" when there is
+// no instruction to write.
+func (p *promptEncoder) instruction(instruction string) string {
 	if instruction == "" {
-		instruction = DefaultInstruction
+		instruction = p.tmpl.DefaultInstruction
 	}
+	if instruction == "" || p.tmpl.Instruction == "" {
+		return ""
+	}
+	return p.instrBefore + instruction + p.instrAfter
+}
+
+func (p *promptEncoder) encodeQuery(instruction, query string, context []string) (queryPart, error) {
 	context = p.fitContext(context)
-	head := p.tok.EncodeIDs("<Instruct>: " + instruction + "\n<Query>:")
-	q := p.tok.EncodeIDs(" " + queryText(query, context) + "\n<Document>:")
+	head := p.tok.EncodeIDs(p.instruction(instruction) + p.queryHead)
+	q := p.tok.EncodeIDs(p.queryLead + queryText(query, context) + p.queryTail)
 	fixed := len(p.prefix) + len(head) + len(p.suffix)
 	qp := queryPart{}
 	if room := p.cfg.MaxLength - fixed - p.cfg.MinDocTokens; len(q) > room {
@@ -119,8 +167,8 @@ func (p *promptEncoder) encodeQuery(instruction, query string, context []string)
 		// with the template tail separately. Joining there may differ from
 		// whole-string encoding by a token, acceptable for a query that is
 		// being cut anyway.
-		tail := p.tok.EncodeIDs("\n<Document>:")
-		qonly := p.tok.EncodeIDs(" " + queryText(query, context))
+		tail := p.tok.EncodeIDs(p.queryTail)
+		qonly := p.tok.EncodeIDs(p.queryLead + queryText(query, context))
 		keep := max(room-len(tail), p.cfg.QueryFloor)
 		if keep < len(qonly) {
 			qonly = qonly[:keep]
@@ -162,7 +210,7 @@ type docLimits struct {
 // tokens (from the end, or from the start with keepEnd) to fit the maximum
 // length and the request's limit.
 func (p *promptEncoder) encodeDoc(q queryPart, doc string, lim docLimits) Prompt {
-	d := p.tok.EncodeIDs(" " + doc)
+	d := p.tok.EncodeIDs(p.docLead + doc + p.docTail)
 	room := p.cfg.MaxLength - len(q.ids) - len(p.suffix)
 	if lim.maxTokens > 0 {
 		room = min(room, lim.maxTokens)
@@ -183,9 +231,13 @@ func (p *promptEncoder) encodeDoc(q queryPart, doc string, lim docLimits) Prompt
 }
 
 // fullPrompt is the prompt as one string, for tests and documentation.
-func fullPrompt(instruction, query, doc string) string {
+func (t Template) fullPrompt(instruction, query, doc string) string {
 	if instruction == "" {
-		instruction = DefaultInstruction
+		instruction = t.DefaultInstruction
 	}
-	return PromptPrefix + "<Instruct>: " + instruction + "\n<Query>: " + query + "\n<Document>: " + doc + PromptSuffix
+	s := t.Prefix
+	if instruction != "" && t.Instruction != "" {
+		s += strings.Replace(t.Instruction, phInstruction, instruction, 1)
+	}
+	return s + strings.Replace(t.Query, phQuery, query, 1) + strings.Replace(t.Document, phDocument, doc, 1) + t.Suffix
 }

@@ -12,8 +12,16 @@ import (
 // start or end with anything (spaces, newlines, punctuation, digits, CJK,
 // special tokens).
 func TestPromptSegmentsEqualWholeString(t *testing.T) {
+	for name, tmpl := range KnownTemplates {
+		t.Run(name, func(t *testing.T) { checkSegments(t, tmpl()) })
+	}
+}
+
+func checkSegments(t *testing.T, tmpl Template) {
 	tk := qwenTokenizer(t)
-	p, err := newPromptEncoder(tk, DefaultPromptConfig())
+	cfg := DefaultPromptConfig()
+	cfg.Template = &tmpl
+	p, err := newPromptEncoder(tk, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +40,7 @@ func TestPromptSegmentsEqualWholeString(t *testing.T) {
 			}
 			for _, d := range texts {
 				got := p.encodeDoc(qp, d, docLimits{}).IDs
-				want := tk.EncodeIDs(fullPrompt(in, q, d))
+				want := tk.EncodeIDs(tmpl.fullPrompt(in, q, d))
 				if !slices.Equal(got, want) {
 					t.Fatalf("instruction %q query %q doc %q:\n got %v\nwant %v", in, q, d, got, want)
 				}

@@ -55,7 +55,8 @@ func openEngine(t *testing.T, dir, engine string, q onnx.Quant) (*Scorer, Info) 
 
 // TestQwen2ConvertScore: tiny Qwen2 checkpoints (q/k/v biases, no q/k
 // norms; causal LM and classifier; fp32, bf16, fp16; tied and untied)
-// convert with --kind auto, and ONNX Runtime's plain and shared-prefix
+// convert with --kind auto and the mxbai-rerank-v2 template (answers "1"
+// and "0"), and ONNX Runtime's plain and shared-prefix
 // graphs and the reference engine score within 1e-4 of the reference pass
 // over the stored weights. The int8 variant, biases kept float32, stays
 // within its bound of float32, its shared-prefix graph within 1e-5 of its
@@ -88,7 +89,8 @@ func TestQwen2ConvertScore(t *testing.T) {
 			if kind, why, err := DetectKind(src); err != nil || kind != KindReranker {
 				t.Fatalf("DetectKind = %v (%s), %v", kind, why, err)
 			}
-			o := BuildOptions{Tokenizer: testenv.TokenizerDir()}
+			tmpl := MxbaiRerankV2Template()
+			o := BuildOptions{Tokenizer: testenv.TokenizerDir(), Template: &tmpl}
 			if c.int8 {
 				o.Quants = onnx.Quants()
 			}
@@ -103,9 +105,15 @@ func TestQwen2ConvertScore(t *testing.T) {
 				t.Fatal("loaded checkpoint has no q bias")
 			}
 			r := Request{Query: "Where did Caroline go?", Docs: mixedDocs(4)}
+			wantYes, _ := qwenTokenizer(t).TokenID("1")
+			wantNo, _ := qwenTokenizer(t).TokenID("0")
 			var float []Score
 			for _, engine := range []string{"plain", "shared", "reference"} {
 				s, info := openEngine(t, out, engine, onnx.QuantNone)
+				if info.Template.Name != TemplateMxbaiV2 || info.YesID != wantYes || info.NoID != wantNo {
+					t.Fatalf("%s: template %q answers %d/%d, want %s with \"1\"/\"0\" = %d/%d",
+						engine, info.Template.Name, info.YesID, info.NoID, TemplateMxbaiV2, wantYes, wantNo)
+				}
 				prompts, err := s.Prompts(r)
 				if err != nil {
 					t.Fatal(err)

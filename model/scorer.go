@@ -51,7 +51,7 @@ func (c ScorerConfig) Validate() error {
 
 // Request is one query against several documents.
 type Request struct {
-	Instruction string   // "" means DefaultInstruction
+	Instruction string   // "" means the template's default instruction
 	Query       string   // required
 	Context     []string // recent conversation turns, oldest first (optional)
 	Docs        []string
@@ -223,5 +223,12 @@ func (s *Scorer) Close() error { return s.engine.Close() }
 // prompt and batching settings (benchmarks compare batching this way).
 // Closing either closes the shared engine.
 func (s *Scorer) WithConfig(cfg ScorerConfig) (*Scorer, error) {
+	if cfg.Prompt.Template == nil {
+		t := s.prompt.tmpl
+		cfg.Prompt.Template = &t
+	}
 	return NewScorer(s.tok, s.engine, cfg)
 }
+
+// Template returns the prompt template s builds prompts with.
+func (s *Scorer) Template() Template { return s.prompt.tmpl }

@@ -65,7 +65,7 @@ func TestLargerSizesConvertScore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			yes, no, _, err := specialIDs(qwenTokenizer(t))
+			yes, no, _, err := specialIDs(qwenTokenizer(t), Qwen3RerankerTemplate())
 			if err != nil {
 				t.Fatal(err)
 			}

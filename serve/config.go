@@ -43,6 +43,8 @@ type Config struct {
 	Tracer trace.TracerProvider
 	// Engine, when set, is reported by /info as the neural engine's layout.
 	Engine *api.EngineInfo
+	// Template, when set, is reported by /info as the prompt template.
+	Template *api.TemplateInfo
 }
 
 // DefaultConfig returns the defaults.

@@ -221,7 +221,8 @@ func (s *Server) handleInfo(c *fiber.Ctx) error {
 		MaxDocuments: s.cfg.MaxDocuments, MaxTokens: s.backend.MaxTokens(), MaxTokensPerDoc: s.cfg.MaxTokensPerDoc,
 		MaxBodyBytes: s.cfg.MaxBodyBytes, RequestTimeoutSec: s.cfg.RequestTimeout.Seconds(),
 		MaxBatchTokens: s.limits.BatchTokens, MaxBatchRequests: s.limits.MaxBatch, MaxQueuePairs: s.limits.QueueSize,
-		Runtime: model.RuntimeVersion(), Truncation: truncationInfo(s.cfg, s.backend.MaxTokens()), Engine: s.cfg.Engine}
+		Runtime: model.RuntimeVersion(), Truncation: truncationInfo(s.cfg, s.backend.MaxTokens()), Engine: s.cfg.Engine,
+		Template: s.cfg.Template}
 	if c, ok := s.backend.(*Calibrated); ok {
 		cal := c.Calibration()
 		info.Calibration = &api.CalibrationInfo{Method: string(cal.Method), Threshold: cal.Threshold, Rule: cal.Rule,

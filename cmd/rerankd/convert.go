@@ -27,7 +27,9 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	external := fs.Bool("external-data", false, "always write weights to model.onnx.data (always done above 1.5 GB)")
 	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
 	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs: int8 (per-channel int8 weights, per-row int8 activations), or none")
-	kind := fs.String("kind", "auto", "auto (Qwen3Model architecture or sentence-transformers files mean embedding), reranker or embedding")
+	kind := fs.String("kind", "auto", "auto (Qwen3Model architecture or sentence-transformers embedding files mean embedding), reranker or embedding")
+	tmplFlag := fs.String("template", "", "prompt template: "+model.TemplateQwen3Reranker+", "+model.TemplateMxbaiV2+
+		", or a rerankd_template.json file (default: the source's own, a known repo's, or Qwen3-Reranker's for a Qwen3 model)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -44,6 +46,14 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var tmpl *model.Template
+	if *tmplFlag != "" {
+		t, err := model.ParseTemplate(*tmplFlag)
+		if err != nil {
+			return fmt.Errorf("%w: --template: %w", errUsage, err)
+		}
+		tmpl = &t
+	}
 	src := *from
 	if st, err := os.Stat(src); err != nil || !st.IsDir() {
 		if verr := hf.ValidateRepoID(src); verr != nil {
@@ -53,15 +63,25 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if t, ok := model.RepoTemplate(src); ok && tmpl == nil && !hasTemplate(dir) {
+			tmpl = &t
+		}
 		src = dir
 	}
 	fmt.Fprintf(stderr, "converting %s\n", src)
 	warn := func(msg string) { fmt.Fprintf(stderr, "rerankd convert: warning: %s\n", msg) }
-	if err := model.Convert(src, *out, model.BuildOptions{Tokenizer: *tok, ForceExternal: *external, Kind: k, NoSharedPrefix: *noShared, Quants: qs, Warn: warn}); err != nil {
+	if err := model.Convert(src, *out, model.BuildOptions{Tokenizer: *tok, ForceExternal: *external, Kind: k, NoSharedPrefix: *noShared, Quants: qs, Template: tmpl, Warn: warn}); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s\n", *out)
 	return err
+}
+
+// hasTemplate reports whether a downloaded repo carries its own template
+// (rerankd's file), which then wins over the known-repo table.
+func hasTemplate(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, model.TemplateFile))
+	return err == nil
 }
 
 // download fetches a repo into the cache with a progress bar per file.

@@ -285,6 +285,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	}
 	f.server.Engine = &api.EngineInfo{Quant: quant.String(), Threads: threads, Workers: f.sched.Workers, SharedPrefix: info.SharedPrefix,
 		PrefixCacheMB: f.prefixCacheMB, SessionCache: o.Session.SessionCacheDir != "", Reason: engineReason}
+	f.server.Template = templateInfo(scorer.Template(), info)
 	log.Info("model loaded", "dir", dir, "output", info.Output.String(), "runtime", info.Runtime,
 		"shared_prefix", info.SharedPrefix, "prefix_cache", info.PrefixCache, "weights", info.Quant.String(),
 		"tokenizer_ms", info.TokenizerLoad.Milliseconds(), "session_ms", info.SessionLoad.Milliseconds())
@@ -340,4 +341,11 @@ func loadKeyScopes(f *serveFlags) error {
 		}
 	}
 	return nil
+}
+
+// templateInfo is the template /info reports, with the answer ids in use.
+func templateInfo(t model.Template, info model.Info) *api.TemplateInfo {
+	return &api.TemplateInfo{Name: t.Name, Source: t.Source, Prefix: t.Prefix, Instruction: t.Instruction, Query: t.Query,
+		Document: t.Document, Suffix: t.Suffix, DefaultInstruction: t.DefaultInstruction, YesToken: t.YesToken, NoToken: t.NoToken,
+		YesID: info.YesID, NoID: info.NoID}
 }

@@ -111,8 +111,9 @@ func (c *Client) Info(ctx context.Context, repo string) (*RepoInfo, error) {
 
 // Download fetches the files needed to load repo (config.json, *.safetensors,
 // the shard index, tokenizer.json, tokenizer_config.json, the
-// sentence-transformers modules.json, config_sentence_transformers.json and
-// 1_Pooling/config.json when present, plus Config.Patterns) into CacheDir and returns the folder, ready for
+// sentence-transformers modules.json, config_sentence_transformers.json,
+// 1_Pooling/config.json and a LogitScore module's config.json, and
+// rerankd_template.json, when present, plus Config.Patterns) into CacheDir and returns the folder, ready for
 // LoadCheckpoint. Files already there and matching the hub's size and
 // sha256 are kept; interrupted downloads resume.
 func (c *Client) Download(ctx context.Context, repo string) (string, error) {
@@ -141,9 +142,13 @@ var commitPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 // defaultFiles are what LoadCheckpoint and the tokenizer read, and the
 // sentence-transformers files that tell an embedding checkpoint's pooling,
-// normalisation and prompts (model.Convert's --kind auto reads them).
+// normalisation and prompts, or a CrossEncoder's score tokens
+// (model.Convert's --kind auto and model.LoadTemplate read them).
 var defaultFiles = []string{ConfigFile, WeightsIndex, "tokenizer.json", "tokenizer_config.json", "*.safetensors",
-	"modules.json", "config_sentence_transformers.json", "1_Pooling/config.json"}
+	"modules.json", "config_sentence_transformers.json", "1_Pooling/config.json",
+	// A reranker's prompt template: rerankd's own file, and a causal-LM
+	// CrossEncoder's score module config (its answer token ids).
+	"rerankd_template.json", "*_LogitScore/config.json", "*_CausalScoreHead/config.json"}
 
 // Wanted reports whether Download fetches the repo file name.
 func (c *Client) Wanted(name string) bool {

@@ -1,0 +1,435 @@
+package model
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/hf"
+	"github.com/rerankd/rerankd/tokenizer"
+)
+
+// Templates as data: a reranker's prompt and the two answer tokens whose
+// logits score it come from the model folder where it says what they are,
+// not from code. TemplateFile is rerankd's own record of them, written by
+// convert into every folder it makes; LoadTemplate says where each other
+// source is read.
+
+// TemplateFile is the template of a converted model folder.
+const TemplateFile = "rerankd_template.json"
+
+// Placeholders a Template's fields hold.
+const (
+	phInstruction = "{instruction}"
+	phQuery       = "{query}"
+	phDocument    = "{document}"
+)
+
+// Template is how a reranker's prompt is built and scored. The prompt is
+//
+//	Prefix + Instruction(instruction) + Query(query) + Document(doc) + Suffix
+//
+// where each of Instruction, Query and Document holds its placeholder
+// ({instruction}, {query}, {document}) once. Instruction is left out when
+// the request's instruction and DefaultInstruction are both empty. Prefix
+// and Suffix are tokenized alone, as the published usages do; the rest
+// in the segments promptEncoder describes. The score is
+// logit(Yes) - logit(No) at the last position.
+type Template struct {
+	// Name identifies a known template ("qwen3-reranker",
+	// "mxbai-rerank-v2") or says "custom".
+	Name               string `json:"name"`
+	Prefix             string `json:"prefix"`
+	Instruction        string `json:"instruction"`
+	Query              string `json:"query"`
+	Document           string `json:"document"`
+	Suffix             string `json:"suffix"`
+	DefaultInstruction string `json:"default_instruction,omitempty"`
+	// YesToken and NoToken are the answer tokens ("yes"/"no", "1"/"0",
+	// "true"/"false"); YesID and NoID their ids in the folder's tokenizer,
+	// which convert records. Ids alone (a sentence-transformers LogitScore
+	// gives only those) are enough.
+	YesToken string `json:"yes_token,omitempty"`
+	NoToken  string `json:"no_token,omitempty"`
+	YesID    *int   `json:"yes_id,omitempty"`
+	NoID     *int   `json:"no_id,omitempty"`
+	// Source says where the template was read (not stored in the file).
+	Source string `json:"-"`
+}
+
+// Template names.
+const (
+	TemplateQwen3Reranker = "qwen3-reranker"
+	TemplateMxbaiV2       = "mxbai-rerank-v2"
+)
+
+// Qwen3RerankerTemplate is Qwen3-Reranker's template as its model card's
+// Transformers usage writes it (from memory of the card; no network here):
+//
+//	prefix = "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the Instruct provided. Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n<|im_start|>user\n"
+//	suffix = "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+//	"<Instruct>: {instruction}\n<Query>: {query}\n<Document>: {doc}"
+//
+// tokenized as prefix ids + body ids + suffix ids, scored by the "yes"
+// and "no" logits (convert_tokens_to_ids). The instruction defaults to
+// "Given a web search query, retrieve relevant passages that answer the
+// query". MemReranker folders use it too.
+//
+// The sources disagree on one point: the card's vLLM usage builds the
+// same text through the chat template, which joins the system message
+// and the user turn as "\n\n"-separated fields ("<Instruct>: ...\n\n
+// <Query>: ...\n\n<Document>: ..."). rerankd follows the Transformers
+// usage (single "\n"), the form the model card's own scoring code uses;
+// a folder that wants the other writes it in rerankd_template.json.
+func Qwen3RerankerTemplate() Template {
+	return Template{
+		Name: TemplateQwen3Reranker, Prefix: PromptPrefix,
+		Instruction: "<Instruct>: {instruction}\n", Query: "<Query>: {query}\n", Document: "<Document>: {document}",
+		Suffix: PromptSuffix, DefaultInstruction: DefaultInstruction, YesToken: "yes", NoToken: "no",
+	}
+}
+
+// mxbaiTask is mxbai-rerank-v2's task prompt, placed after the document.
+const mxbaiTask = "You are a search relevance expert who evaluates how well documents match search queries. " +
+	"For each query-document pair, carefully analyze the semantic relationship between them, then provide your binary " +
+	"relevance judgment (0 for not relevant, 1 for relevant).\nRelevance:"
+
+// MxbaiRerankV2Template is mixedbread-ai/mxbai-rerank-{base,large}-v2's
+// template, after the mxbai-rerank package's MxbaiRerankV2 as ported to
+// AnswerDotAI/rerankers (models/mxbai_v2.py, read here; the upstream
+// package itself is from memory):
+//
+//	prefix  "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
+//	body    ["instruction: {instruction}" sep] "query: {query}" sep "document: {document}" sep task_prompt
+//	suffix  "<|im_end|>\n<|im_start|>assistant\n"
+//
+// with sep "\n", no default instruction, and the score logit("1") -
+// logit("0") at the last token (raw: the package returns the difference,
+// rerankd's relevance_score is its sigmoid). The package tokenizes each
+// piece alone; rerankd's segments differ from that only where a query or
+// document ends in whitespace before the "\n". It cuts queries to 3/4 and
+// documents to 1/4 of its max_length (8192); rerankd's own truncation
+// applies instead. michaelfeil/mxbai-rerank-base-v2-seq (the same model
+// as a classifier) is used with the same prompt.
+func MxbaiRerankV2Template() Template {
+	return Template{
+		Name:        TemplateMxbaiV2,
+		Prefix:      "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\n",
+		Instruction: "instruction: {instruction}\n", Query: "query: {query}\n", Document: "document: {document}\n",
+		Suffix: mxbaiTask + "<|im_end|>\n<|im_start|>assistant\n", YesToken: "1", NoToken: "0",
+	}
+}
+
+// KnownTemplates are the templates selectable by name (convert --template).
+var KnownTemplates = map[string]func() Template{
+	TemplateQwen3Reranker: Qwen3RerankerTemplate,
+	TemplateMxbaiV2:       MxbaiRerankV2Template,
+}
+
+// knownRepos maps hub repos whose folders say nothing about their prompt
+// to their template, for convert --from: the model card is the only
+// source, and it is code, not a file.
+var knownRepos = map[string]string{
+	"mixedbread-ai/mxbai-rerank-base-v2":   TemplateMxbaiV2,
+	"mixedbread-ai/mxbai-rerank-large-v2":  TemplateMxbaiV2,
+	"michaelfeil/mxbai-rerank-base-v2-seq": TemplateMxbaiV2,
+}
+
+// RepoTemplate returns the template of a known hub repo id, if any.
+func RepoTemplate(repo string) (Template, bool) {
+	name, ok := knownRepos[repo]
+	if !ok {
+		return Template{}, false
+	}
+	t := KnownTemplates[name]()
+	t.Source = "known repo " + repo
+	return t, true
+}
+
+// ParseTemplate returns a known template by name, or reads a template file.
+func ParseTemplate(nameOrFile string) (Template, error) {
+	if f, ok := KnownTemplates[nameOrFile]; ok {
+		t := f()
+		t.Source = "--template " + nameOrFile
+		return t, nil
+	}
+	if _, err := os.Stat(nameOrFile); err != nil {
+		return Template{}, fmt.Errorf("template %q is neither a known name (%s, %s) nor a readable file: %w",
+			nameOrFile, TemplateQwen3Reranker, TemplateMxbaiV2, err)
+	}
+	return readTemplateFile(nameOrFile)
+}
+
+// Validate reports every problem at once: each placeholder exactly once in
+// its field (and in no other), and answer tokens or ids for both sides.
+func (t Template) Validate() error {
+	var errs []error
+	for _, f := range []struct{ name, value, ph string }{
+		{"instruction", t.Instruction, phInstruction}, {"query", t.Query, phQuery}, {"document", t.Document, phDocument},
+	} {
+		if f.name == "instruction" && f.value == "" {
+			if t.DefaultInstruction != "" {
+				errs = append(errs, errors.New("template default_instruction without an instruction field"))
+			}
+			continue
+		}
+		if n := strings.Count(f.value, f.ph); n != 1 {
+			errs = append(errs, fmt.Errorf("template %s %q: want %s exactly once, found %d", f.name, f.value, f.ph, n))
+		}
+	}
+	for _, f := range []struct{ name, value string }{
+		{"prefix", t.Prefix}, {"suffix", t.Suffix}, {"instruction", t.Instruction}, {"query", t.Query}, {"document", t.Document},
+	} {
+		for _, ph := range []string{phInstruction, phQuery, phDocument} {
+			if strings.Contains(f.value, ph) && !strings.HasPrefix(ph, "{"+f.name) {
+				errs = append(errs, fmt.Errorf("template %s holds %s, which belongs to another field", f.name, ph))
+			}
+		}
+	}
+	if t.YesToken == "" && t.YesID == nil {
+		errs = append(errs, errors.New("template has neither yes_token nor yes_id"))
+	}
+	if t.NoToken == "" && t.NoID == nil {
+		errs = append(errs, errors.New("template has neither no_token nor no_id"))
+	}
+	for _, id := range []*int{t.YesID, t.NoID} {
+		if id != nil && *id < 0 {
+			errs = append(errs, fmt.Errorf("template answer id %d: want >= 0", *id))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ScoreIDs returns the answer token ids in tok: YesID/NoID where set (they
+// must then name YesToken/NoToken if those are set too), else the tokens'
+// ids (a vocabulary entry, as convert_tokens_to_ids, or text that encodes
+// to one id, as tokenizer(token).input_ids[0] of a single-token answer).
+func (t Template) ScoreIDs(tok *tokenizer.Tokenizer) (yes, no int, err error) {
+	one := func(side, token string, id *int) (int, error) {
+		if token == "" {
+			return *id, nil
+		}
+		got, ok := tok.TokenID(token)
+		if !ok {
+			ids := tok.EncodeIDs(token)
+			if len(ids) != 1 {
+				return 0, fmt.Errorf("template %s_token %q is %d tokens in this tokenizer, want 1", side, token, len(ids))
+			}
+			got = ids[0]
+		}
+		if id != nil && *id != got {
+			return 0, fmt.Errorf("template %s_id %d but %s_token %q is id %d in this tokenizer", side, *id, side, token, got)
+		}
+		return got, nil
+	}
+	yes, errY := one("yes", t.YesToken, t.YesID)
+	no, errN := one("no", t.NoToken, t.NoID)
+	if err := errors.Join(errY, errN); err != nil {
+		return 0, 0, err
+	}
+	if yes == no {
+		return 0, 0, fmt.Errorf("template yes and no answers are the same id %d", yes)
+	}
+	return yes, no, nil
+}
+
+// withIDs returns t with its answer ids recorded.
+func (t Template) withIDs(yes, no int) Template {
+	t.YesID, t.NoID = &yes, &no
+	return t
+}
+
+func readTemplateFile(path string) (Template, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Template{}, fmt.Errorf("template: %w", err)
+	}
+	var t Template
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&t); err != nil {
+		return Template{}, fmt.Errorf("template %s: %w", path, err)
+	}
+	if err := t.Validate(); err != nil {
+		return Template{}, fmt.Errorf("template %s: %w", path, err)
+	}
+	t.Source = path
+	return t, nil
+}
+
+// writeTemplate writes t to dir's TemplateFile.
+func writeTemplate(dir string, t Template) error {
+	data, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, TemplateFile), append(data, '\n'), 0o644)
+}
+
+// sentence-transformers CrossEncoder files (from memory of
+// sentence-transformers v5: a CrossEncoder built from modules saves
+// modules.json, each module's config in its folder, and
+// config_sentence_transformers.json with model_type "CrossEncoder",
+// prompts and default_prompt_name). A causal-LM CrossEncoder's score
+// module is LogitScore (earlier CausalScoreHead), configured by
+// true_token_id and false_token_id: score = logit(true) - logit(false).
+
+type stModule struct {
+	Path string `json:"path"`
+	Type string `json:"type"`
+}
+
+type stConfig struct {
+	ModelType         string            `json:"model_type"`
+	Prompts           map[string]string `json:"prompts"`
+	DefaultPromptName *string           `json:"default_prompt_name"`
+}
+
+// stTemplate reads a sentence-transformers causal-LM CrossEncoder's answer
+// ids and default prompt into base (the family's layout: the files say
+// nothing about prefix or suffix). ok is false when dir is not such a
+// CrossEncoder.
+func stTemplate(dir string, base Template) (Template, bool, error) {
+	var modules []stModule
+	data, err := os.ReadFile(filepath.Join(dir, stModulesFile))
+	if err != nil {
+		return Template{}, false, nil //nolint:nilerr // no modules.json: not a sentence-transformers folder
+	}
+	if err := json.Unmarshal(data, &modules); err != nil {
+		return Template{}, false, fmt.Errorf("%s: %w", stModulesFile, err)
+	}
+	var score *stModule
+	for i, m := range modules {
+		if isScoreModule(m.Type) {
+			score = &modules[i]
+		}
+	}
+	if score == nil {
+		return Template{}, false, nil
+	}
+	cfgPath := filepath.Join(dir, filepath.FromSlash(score.Path), "config.json")
+	var ids struct {
+		True  *int `json:"true_token_id"`
+		False *int `json:"false_token_id"`
+	}
+	if data, err = os.ReadFile(cfgPath); err != nil {
+		return Template{}, false, fmt.Errorf("%s module %s: %w", score.Type, score.Path, err)
+	}
+	if err := json.Unmarshal(data, &ids); err != nil {
+		return Template{}, false, fmt.Errorf("%s: %w", cfgPath, err)
+	}
+	switch {
+	case ids.True == nil:
+		return Template{}, false, fmt.Errorf("%s: no true_token_id", cfgPath)
+	case ids.False == nil:
+		return Template{}, false, fmt.Errorf("%s: a %s without false_token_id (the true logit alone) is not supported: rerankd scores logit(true) - logit(false)", cfgPath, score.Type)
+	}
+	t := base
+	t.YesToken, t.NoToken, t.YesID, t.NoID = "", "", ids.True, ids.False
+	t.Source = filepath.Join(dir, stModulesFile)
+	if data, err := os.ReadFile(filepath.Join(dir, stConfigFile)); err == nil {
+		var c stConfig
+		if err := json.Unmarshal(data, &c); err != nil {
+			return Template{}, false, fmt.Errorf("%s: %w", stConfigFile, err)
+		}
+		prompt, err := c.defaultPrompt()
+		if err != nil {
+			return Template{}, false, fmt.Errorf("%s: %w", stConfigFile, err)
+		}
+		if prompt != "" {
+			t.DefaultInstruction = prompt
+			t.Source += " + " + stConfigFile
+		}
+	}
+	if t.Instruction == "" && t.DefaultInstruction != "" {
+		return Template{}, false, fmt.Errorf("%s: a default prompt, but template %s has no instruction field to put it in", stConfigFile, t.Name)
+	}
+	return t, true, nil
+}
+
+// defaultPrompt is the prompt sentence-transformers applies when a call
+// names none: default_prompt_name's, else none (several prompts and no
+// default: the caller chooses, so nothing is assumed).
+func (c stConfig) defaultPrompt() (string, error) {
+	if c.DefaultPromptName == nil || *c.DefaultPromptName == "" {
+		return "", nil
+	}
+	p, ok := c.Prompts[*c.DefaultPromptName]
+	if !ok {
+		return "", fmt.Errorf("default_prompt_name %q is not among the prompts", *c.DefaultPromptName)
+	}
+	return p, nil
+}
+
+// LoadTemplate returns the template of a model folder (a checkpoint or a
+// converted folder), first found of:
+//
+//  1. rerankd_template.json (convert writes it into every folder);
+//  2. sentence-transformers causal-LM CrossEncoder files: modules.json
+//     with a LogitScore module (answer ids) and config_sentence_transformers.json
+//     (its default prompt becomes the default instruction), laid out as
+//     the family's template;
+//  3. the family's default: the Qwen3-Reranker template for a Qwen3
+//     decoder (Qwen3-Reranker, MemReranker and their classifier forms).
+//
+// A Qwen2 folder with none of these is refused: there is no Qwen2
+// reranker convention to assume (convert --template names one).
+func LoadTemplate(dir string) (Template, error) {
+	path := filepath.Join(dir, TemplateFile)
+	if _, err := os.Stat(path); err == nil {
+		return readTemplateFile(path)
+	}
+	family := arch.FamilyQwen3
+	if c, err := arch.ReadConfigInfo(filepath.Join(dir, hf.ConfigFile)); err == nil {
+		family = c.Family()
+	}
+	base := Qwen3RerankerTemplate()
+	if family == arch.FamilyQwen2 {
+		base = MxbaiRerankV2Template()
+	}
+	t, ok, err := stTemplate(dir, base)
+	if err != nil || ok {
+		return t, err
+	}
+	if family == arch.FamilyQwen2 {
+		return Template{}, fmt.Errorf("%s: a %s model without %s or a sentence-transformers LogitScore module: its prompt is unknown; "+
+			"name it with `rerankd convert --template` (%s, or a file)", dir, family, TemplateFile, TemplateMxbaiV2)
+	}
+	base.Source = "default (" + TemplateQwen3Reranker + ")"
+	return base, nil
+}
+
+// crossEncoder reports whether src's sentence-transformers files describe a
+// CrossEncoder (a reranker) rather than an embedding model: a LogitScore
+// (or CausalScoreHead) module in modules.json, or
+// config_sentence_transformers.json's model_type "CrossEncoder".
+func crossEncoder(src string) (bool, string) {
+	if data, err := os.ReadFile(filepath.Join(src, stModulesFile)); err == nil {
+		var modules []stModule
+		if json.Unmarshal(data, &modules) == nil {
+			for _, m := range modules {
+				if isScoreModule(m.Type) {
+					return true, fmt.Sprintf("%s lists a %s module (a CrossEncoder)", stModulesFile, m.Type)
+				}
+			}
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(src, stConfigFile)); err == nil {
+		var c stConfig
+		if json.Unmarshal(data, &c) == nil && c.ModelType == "CrossEncoder" {
+			return true, stConfigFile + ` model_type "CrossEncoder"`
+		}
+	}
+	return false, ""
+}
+
+// isScoreModule reports whether a sentence-transformers module type is a
+// causal-LM CrossEncoder's score head.
+func isScoreModule(typ string) bool {
+	n := typ[strings.LastIndex(typ, ".")+1:]
+	return n == "LogitScore" || n == "CausalScoreHead"
+}
