@@ -8,8 +8,9 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/rerankd/rerankd/internal/atomicfile"
 )
 
 // Version is the calibration file format this package reads and writes.
@@ -262,45 +263,13 @@ func (c *Calibration) Marshal() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Save writes c to path atomically: a temporary file in the same folder,
-// synced, then renamed over path, so a reader (or a crash) never sees half
-// a file.
-func (c *Calibration) Save(path string) (err error) {
+// Save writes c to path atomically (atomicfile.WriteFile: a temporary
+// file in the same folder, fsynced, renamed over path, the folder
+// fsynced), so a reader (or a crash) never sees half a file.
+func (c *Calibration) Save(path string) error {
 	data, err := c.Marshal()
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()           // already failing
-			_ = os.Remove(f.Name()) // best effort: a stray temp file is harmless
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	// Sync the folder so the rename itself survives a crash; some file
-	// systems refuse to sync a directory, which loses nothing more.
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
+	return atomicfile.WriteFile(path, data, 0o644)
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rerankd/rerankd/internal/atomicfile"
 	"github.com/rerankd/rerankd/retrieval/hnsw"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
@@ -178,61 +179,32 @@ func readSnapHeader(r io.Reader) (snapHeader, error) {
 	return h, nil
 }
 
-// writeSnap writes h and idx to dir atomically: a temporary file in dir,
-// fsync'ed, then renamed over the old snapshot, so a crash leaves the old
-// file or the new one, never a torn one. The caller fsyncs dir (once for
-// all the files of a round) so the rename itself is durable.
-func writeSnap(dir string, h snapHeader, idx hnsw.Saver) (err error) {
-	f, err := os.CreateTemp(dir, snapTmpPrefix+"*"+snapExt)
-	if err != nil {
-		return fmt.Errorf("create: %w", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close() // already failing; the file is removed
-			_ = os.Remove(tmp)
-		}
-	}()
+// writeSnap writes h and idx to dir atomically (atomicfile.Write: a
+// temporary file named snapTmpPrefix…snapExt in dir, fsynced, renamed over
+// the old snapshot, dir fsynced), so a crash leaves the old file or the
+// new one, never a torn one.
+func writeSnap(dir string, h snapHeader, idx hnsw.Saver) error {
 	hdr, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("header: %w", err)
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	pre := append(make([]byte, 0, 16+len(hdr)), snapMagic[:]...)
-	pre = binary.LittleEndian.AppendUint32(pre, uint32(len(hdr))) //nolint:gosec // JSON of a few fields, far below 4 GiB
-	pre = append(pre, hdr...)
-	pre = binary.LittleEndian.AppendUint32(pre, crc32.Checksum(hdr, snapCRC))
-	if _, err = w.Write(pre); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err = idx.Save(w); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err = w.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", tmp, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp, err)
-	}
-	if err = os.Rename(tmp, filepath.Join(dir, snapName(h.Namespace))); err != nil {
-		return fmt.Errorf("rename: %w", err)
-	}
-	return nil
-}
-
-// syncDir makes renames in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+	path := filepath.Join(dir, snapName(h.Namespace))
+	err = atomicfile.Write(path, 0o600, snapTmpPrefix+"*"+snapExt, func(f io.Writer) error {
+		w := bufio.NewWriterSize(f, 1<<20)
+		pre := append(make([]byte, 0, 16+len(hdr)), snapMagic[:]...)
+		pre = binary.LittleEndian.AppendUint32(pre, uint32(len(hdr))) //nolint:gosec // JSON of a few fields, far below 4 GiB
+		pre = append(pre, hdr...)
+		pre = binary.LittleEndian.AppendUint32(pre, crc32.Checksum(hdr, snapCRC))
+		if _, err := w.Write(pre); err != nil {
+			return err
+		}
+		if err := idx.Save(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
 	if err != nil {
-		return err
-	}
-	defer func() { _ = d.Close() }() // read-only handle
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", dir, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

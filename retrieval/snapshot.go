@@ -136,9 +136,9 @@ func (e *Engine) adoptSnapshot(ns string, sp *space, idx savable, gen store.Vect
 	return nil
 }
 
-// saveSnapshots saves every namespace whose snapshot is not current, then
-// fsyncs the directory once and removes the snapshots of namespaces that
-// are gone. why is for the log.
+// saveSnapshots saves every namespace whose snapshot is not current (each
+// an atomicfile.Write, which fsyncs the file and the directory) and
+// removes the snapshots of namespaces that are gone. why is for the log.
 func (e *Engine) saveSnapshots(why string) error {
 	if !e.snapshotsOn() {
 		return nil
@@ -174,10 +174,7 @@ func (e *Engine) saveSnapshots(why string) error {
 			saved++
 		}
 	}
-	if saved > 0 {
-		if err := syncDir(dir); err != nil {
-			errs = append(errs, fmt.Errorf("retrieval: snapshots: %w", err))
-		}
+	if saved > 0 { // each save fsynced dir after its rename (atomicfile.Write)
 		e.log.Info("memory vector index snapshots saved", "when", why, "namespaces", saved, "took", time.Since(t0).Round(time.Millisecond))
 	}
 	return errors.Join(errs...)
