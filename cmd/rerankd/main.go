@@ -1,6 +1,9 @@
-// Command rerankd decides which of an agent's memories matter for a query.
-// This build has the tokenizer and the model runtime; see README.md for what
-// is planned.
+// Command rerankd decides which of an agent's memories matter for a query:
+// `rerankd serve` answers POST /rerank with the cross-encoder (or the
+// lexical scorer without a model) and, with its memory store, the memory
+// API (POST /v1/memories, POST /v1/search: BM25 and vector retrieval, then
+// the reranker). The other commands convert, make and score models,
+// tokenize, benchmark and maintain the store; README.md documents them.
 package main
 
 import (

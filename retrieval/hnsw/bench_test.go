@@ -24,9 +24,9 @@ import (
 //	BenchmarkHNSW_Build    build rate and heap bytes per 100k vectors
 //	BenchmarkHNSW_Rebuild  rebuild from vectors vs Save + Load
 //
-// Knobs (environment): HNSW_BENCH_N vectors (default 10000; the issue's
-// target is 100000), HNSW_BENCH_DIM (1024), HNSW_BENCH_Q queries (200),
-// HNSW_BENCH_EF efSearch values (default "50,100,200,400"),
+// Knobs (environment): HNSW_BENCH_N vectors (default 10000; the scale
+// rerankd targets for one namespace is 100000), HNSW_BENCH_DIM (1024),
+// HNSW_BENCH_Q queries (200), HNSW_BENCH_EF efSearch values (default "50,100,200,400"),
 // HNSW_BENCH_IMPLS ("native,coder"), HNSW_BENCH_DATA
 // ("uniform,clustered"), HNSW_BENCH_M and HNSW_BENCH_EFC (the defaults).
 // Builds are cached across sub-benchmarks of one run. The full run:

@@ -34,7 +34,7 @@ type Config struct {
 	// Default 200; must be >= M.
 	EfConstruction int
 	// EfSearch is the candidate list size while searching (at least k is
-	// used). Larger gives better recall, slower. Default 100; must be >= 1.
+	// used). Larger gives better recall, slower. Default 200; must be >= 1.
 	EfSearch int
 	// ScanContrast makes Search answer by an exact scan when the graph
 	// search's best hit is farther from the query (cosine distance) than
