@@ -128,9 +128,10 @@ func (e *Engine) adoptSnapshot(ns string, sp *space, idx savable, gen store.Vect
 			}
 		}
 	}
-	// Readers that loaded the old pair finish on it; the lexical index is
-	// the same object in both.
-	sp.cur.Store(&indexes{lex: sp.ix().lex, vec: idx})
+	// Readers that loaded the old set finish on it; the lexical index and
+	// the source order are the same objects in both.
+	old := sp.ix()
+	sp.cur.Store(&indexes{lex: old.lex, order: old.order, vec: idx})
 	sp.snapGen = gen
 	sp.vecReady.Store(true)
 	return nil

@@ -278,6 +278,11 @@ func TestSnapshotRestart(t *testing.T) {
 			}
 			agrees(t, e2, "a")
 			agrees(t, e2, "b")
+			// The default ranking's context stage reads the source order,
+			// which must survive whichever way the vectors came back.
+			if res, err := e2.Retrieve(context.Background(), Query{Namespace: "a", Text: "memory m004"}); err != nil || len(res.Candidates) == 0 {
+				t.Fatalf("search after the second start: %+v, %v", res, err)
+			}
 			sp, _ := e2.space("a", false)
 			for _, id := range tc.absent {
 				if sp.ix().vec.Has(id) {

@@ -200,28 +200,6 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --quant: %w", errUsage, err)
 	}
 	st := servedSettings{dir: *dir, ortLib: *ortLib, tok: *tok, quant: q, threads: *threads, cacheMB: *cacheMB}
-	var starts, cachedStarts []readyStart
-	if *readyStarts > 0 {
-		// First, before this process loads anything: each start is a
-		// fresh process, as when a replica is added.
-		fmt.Fprintf(stderr, "timing %d starts of rerankd serve to /ready, without and with --session-cache...\n", *readyStarts)
-		if starts, err = measureReady(context.Background(), st, *readyStarts); err != nil {
-			return err
-		}
-		tmp, err := os.MkdirTemp("", "rerankd-bench-sessions-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp) //nolint:errcheck // a temporary folder
-		cached := st
-		cached.sessionCache = tmp
-		if _, err = measureReady(context.Background(), cached, 1); err != nil { // writes the entry
-			return err
-		}
-		if cachedStarts, err = measureReady(context.Background(), cached, *readyStarts); err != nil {
-			return err
-		}
-	}
 	o := model.DefaultOptions()
 	o.RuntimeLib, o.Tokenizer, o.Session.IntraOpThreads, o.Session.Spinning = *ortLib, *tok, *threads, *spinning
 	o.Quant = q
@@ -243,6 +221,29 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.Close() //nolint:errcheck // measurements are already printed
+	var starts, cachedStarts []readyStart
+	if *readyStarts > 0 {
+		// Each start is a fresh process, as when a replica is added; this
+		// one has only opened its model (its errors come first) and sits
+		// idle meanwhile.
+		fmt.Fprintf(stderr, "timing %d starts of rerankd serve to /ready, without and with --session-cache...\n", *readyStarts)
+		if starts, err = measureReady(context.Background(), st, *readyStarts); err != nil {
+			return err
+		}
+		tmp, err := os.MkdirTemp("", "rerankd-bench-sessions-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp) //nolint:errcheck // a temporary folder
+		cached := st
+		cached.sessionCache = tmp
+		if _, err = measureReady(context.Background(), cached, 1); err != nil { // writes the entry
+			return err
+		}
+		if cachedStarts, err = measureReady(context.Background(), cached, *readyStarts); err != nil {
+			return err
+		}
+	}
 	r := benchResult{Requests: *requests, Threads: *threads, Engine: string(info.Engine), SharedPrefix: info.SharedPrefix, Quant: q.String(),
 		PrefixCache:   info.PrefixCache,
 		WeightFilesMB: float64(fileBytes(*dir, onnx.ModelFile, onnx.DataFile)) / 1e6,

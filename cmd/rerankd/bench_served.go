@@ -178,6 +178,8 @@ func oneStart(ctx context.Context, exe string, args []string) (readyStart, error
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	m := bannerURL.FindStringSubmatch(line)
 	if err != nil || m == nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait() // stderr is complete, and no longer written, after Wait
 		return readyStart{}, fmt.Errorf("serve printed %q (read: %w); stderr: %s", line, err, stderr.String())
 	}
 	for {
