@@ -59,10 +59,10 @@ test:
 fresh-check:
 	scripts/fresh_check.sh $(FRESH_ARGS)
 
-## pytest: syntax-check scripts/export_onnx.py and run its stdlib-only unit tests
+## pytest: syntax-check the Python scripts and run their stdlib-only unit tests
 pytest: build
-	python3 -m py_compile scripts/export_onnx.py
-	python3 -m unittest discover -s scripts -p 'test_export_onnx.py'
+	python3 -m py_compile scripts/export_onnx.py scripts/transformers_check.py
+	python3 -m unittest discover -s scripts -p 'test_*.py'
 
 
 vet:
