@@ -3,7 +3,6 @@ package onnx
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -37,10 +36,14 @@ const (
 // temporary session, weights and optimisation included: for a 0.6B model
 // that was half the time to start serving.
 func ReadIO(path string) (inputs, outputs []IO, err error) {
-	raw, err := os.ReadFile(path)
+	// A graph exported with its weights inline can be near 2 GB: map it
+	// rather than copy it onto the heap (decoded values are copies, so the
+	// mapping can go when parsing is done).
+	raw, release, err := mapFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("onnx: %w", err)
 	}
+	defer release()
 	if inputs, outputs, err = parseIO(raw); err != nil {
 		return nil, nil, fmt.Errorf("onnx: %s: %w", path, err)
 	}
