@@ -23,11 +23,28 @@ type Embedder interface {
 	Dim() int
 }
 
+// Store is what the engine needs of a memory store. Both backends meet it:
+// *store.Store (bbolt) and pgstore.Store (PostgreSQL); a store that also
+// implements store.Feed is shared with other processes, and the engine
+// follows it (see follow.go).
+type Store interface {
+	Namespaces() ([]string, error)
+	Count(ns string) (int, error)
+	Page(ns, after string, limit int, withVectors bool) ([]store.Record, string, error)
+	GetMany(ns string, ids []string, withVectors bool) ([]store.Record, error)
+	PutBatch(items []store.Item) error
+	Delete(ns, id string) error
+	PutVectorsIf(ns string, vecs map[string][]float32, keep func(store.Record) bool) ([]string, error)
+	VectorGen(ns string) (store.VectorGen, error)
+	VectorGens() (map[string]store.VectorGen, error)
+	BumpVectorGen(ns string) (store.VectorGen, error)
+}
+
 // Engine indexes the memories of a store and retrieves candidates from
 // them. It is safe for concurrent use. Create it with New, start the
 // start-up build with Start, and Close it before closing the store.
 type Engine struct {
-	st  *store.Store
+	st  Store
 	emb Embedder // nil: vectors only from clients (if dim > 0)
 	cfg Config
 	dim int // 0: no vector index
@@ -112,7 +129,7 @@ func (sp *space) ix() *indexes { return sp.cur.Load() }
 // New returns an Engine over st. emb may be nil. The engine starts with
 // empty, not-ready indexes for the namespaces already in the store: until
 // Start's build reaches them, searches there use the scan level.
-func New(st *store.Store, emb Embedder, cfg Config) (*Engine, error) {
+func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -247,7 +264,7 @@ func (e *Engine) Dim() int { return e.dim }
 func (e *Engine) HasEmbedder() bool { return e.emb != nil }
 
 // Store returns the underlying store.
-func (e *Engine) Store() *store.Store { return e.st }
+func (e *Engine) Store() Store { return e.st }
 
 // Ready reports whether the start-up build has finished.
 func (e *Engine) Ready() bool {

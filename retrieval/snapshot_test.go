@@ -77,7 +77,7 @@ func started(t testing.TB, st *store.Store, cfg Config) *Engine {
 }
 
 // vectorIDs lists the IDs with a usable stored vector in ns.
-func vectorIDs(t testing.TB, st *store.Store, ns string, dim int) []string {
+func vectorIDs(t testing.TB, st Store, ns string, dim int) []string {
 	t.Helper()
 	recs, _, err := st.Page(ns, "", store.MaxPage, true)
 	if err != nil {
