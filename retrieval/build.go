@@ -25,6 +25,15 @@ func (e *Engine) Start() {
 	if !e.building.CompareAndSwap(false, true) {
 		panic("retrieval: Engine.Start called twice")
 	}
+	if e.feed != nil {
+		close(e.built)
+		close(e.afterBuild)
+		close(e.backfilled)
+		if !e.closed.Load() {
+			e.startFollowing()
+		}
+		return
+	}
 	if e.closed.Load() {
 		e.buildErr = errStopped
 		close(e.built)

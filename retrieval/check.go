@@ -49,6 +49,12 @@ const maxListed = 10
 // repair, rebuilds each namespace that disagrees. It waits for the start-up
 // build first. Writes to a namespace wait while it is checked.
 func (e *Engine) Check(ctx context.Context, repair bool) (CheckReport, error) {
+	if e.feed != nil {
+		// Other processes write between any catch-up and the comparison,
+		// so a disagreement would prove nothing; the indexes are rebuilt
+		// from the store whenever they are dropped.
+		return CheckReport{}, fmt.Errorf("%w: retrieval: check compares indexes with a store of this process alone; a shared store is checked with `rerankd store check`", ErrInvalid)
+	}
 	if err := e.Wait(ctx); err != nil {
 		return CheckReport{}, fmt.Errorf("retrieval: check: start-up build: %w", err)
 	}

@@ -96,7 +96,32 @@ type Config struct {
 	// BackfillBatch is how many texts the back-fill embeds per Embedder
 	// call, between which Close can stop it. Default 32.
 	BackfillBatch int
+
+	// The fields below apply to a shared store (one that implements
+	// store.Feed, such as PostgreSQL), whose namespaces other processes
+	// write too. There the indexes are caches of the database: a
+	// namespace's are built on its first use and then follow the
+	// store's change sequence (see follow.go).
+
+	// IndexMemory bounds the estimated bytes of all namespaces' indexes;
+	// past it the least recently used namespaces are dropped and rebuilt
+	// on their next use. 0: no bound. Default 0.
+	IndexMemory int64
+	// CatchUp bounds how long a search waits for its namespace's indexes
+	// to reach every write committed before the search began (a first
+	// build included); past it the search fails with ErrUnavailable
+	// rather than answer from stale indexes. 0 or default: 5 s.
+	CatchUp time.Duration
+	// Poll is how often the engine asks the store for every namespace's
+	// sequence, to catch up namespaces whose change notifications were
+	// missed. 0 or default: 1 s.
+	Poll time.Duration
 }
+
+const (
+	defaultCatchUp = 5 * time.Second
+	defaultPoll    = time.Second
+)
 
 // DefaultConfig returns the defaults documented on Config's fields.
 func DefaultConfig() Config {
@@ -111,6 +136,9 @@ func DefaultConfig() Config {
 		SnapshotMinVectors: 1000,
 		Backfill:           true,
 		BackfillBatch:      32,
+
+		CatchUp: defaultCatchUp,
+		Poll:    defaultPoll,
 	}
 }
 
@@ -143,6 +171,15 @@ func (c Config) Validate() error {
 	}
 	if c.Backfill && (c.BackfillBatch < 1 || c.BackfillBatch > MaxBatch) {
 		errs = append(errs, fmt.Errorf("retrieval: BackfillBatch %d must be in 1..%d", c.BackfillBatch, MaxBatch))
+	}
+	if c.IndexMemory < 0 {
+		errs = append(errs, fmt.Errorf("retrieval: IndexMemory %d must be >= 0", c.IndexMemory))
+	}
+	if c.CatchUp < 0 {
+		errs = append(errs, fmt.Errorf("retrieval: CatchUp %v must be >= 0 (0: the default)", c.CatchUp))
+	}
+	if c.Poll < 0 {
+		errs = append(errs, fmt.Errorf("retrieval: Poll %v must be >= 0 (0: the default)", c.Poll))
 	}
 	return errors.Join(errs...)
 }

@@ -44,10 +44,11 @@ type Store interface {
 // them. It is safe for concurrent use. Create it with New, start the
 // start-up build with Start, and Close it before closing the store.
 type Engine struct {
-	st  Store
-	emb Embedder // nil: vectors only from clients (if dim > 0)
-	cfg Config
-	dim int // 0: no vector index
+	st   Store
+	feed store.Feed // non-nil: st is shared with other processes (follow.go)
+	emb  Embedder   // nil: vectors only from clients (if dim > 0)
+	cfg  Config
+	dim  int // 0: no vector index
 
 	mu     sync.RWMutex
 	spaces map[string]*space
@@ -60,6 +61,9 @@ type Engine struct {
 	snapOff   string
 	snapMu    sync.Mutex // one snapshot round at a time
 	snapClean bool       // leftover temporary files removed (under snapMu)
+
+	// Shared-store counters (follow.go).
+	loads, evictions, caughtUp atomic.Int64
 
 	closed   atomic.Bool
 	building atomic.Bool
@@ -81,7 +85,7 @@ type Engine struct {
 // store and the indexes see one memory's writes in the same order; reads
 // of the indexes need no lock of their own (the indexes are concurrent).
 type space struct {
-	mu  sync.Mutex
+	mu  ctxMutex
 	cur atomic.Pointer[indexes] // swapped whole by a repair
 
 	lexReady, vecReady atomic.Bool
@@ -109,6 +113,9 @@ type space struct {
 	info atomic.Pointer[vecInfo]
 	// Back-fill counters, for Stats.
 	backfilled, backfillFailed atomic.Int64
+	// follow is the state of a namespace of a shared store (nil for a
+	// store of this process alone); see follow.go.
+	follow *followState
 }
 
 // vecInfo is how a namespace's vector index was made at start.
@@ -152,6 +159,26 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
+	if f, ok := st.(store.Feed); ok {
+		// Shared: nothing is built at start (namespaces are built on first
+		// use), and nothing is saved beside this process: the indexes
+		// follow the database.
+		e.feed = f
+		if e.cfg.CatchUp == 0 {
+			e.cfg.CatchUp = defaultCatchUp
+		}
+		if e.cfg.Poll == 0 {
+			e.cfg.Poll = defaultPoll
+		}
+		if cfg.SnapshotDir != "" {
+			e.log.Info("memory index snapshots off: the store is shared, indexes are built from it on first use")
+		}
+		if cfg.Backfill && emb != nil {
+			e.log.Info("memory back-fill off: the store is shared; vectors come with each write")
+		}
+		e.cfg.SnapshotDir, e.cfg.Backfill = "", false
+		return e, nil
+	}
 	if err := e.initSnapshots(); err != nil {
 		return nil, err
 	}
@@ -296,6 +323,8 @@ func (e *Engine) Wait(ctx context.Context) error {
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.closed.Store(true)
+		e.mu.Lock() // no shared-store build starts after this (sharedSpace)
+		e.mu.Unlock()
 		e.halt()
 		e.bg.Wait()
 		e.closeErr = e.saveSnapshots("close")

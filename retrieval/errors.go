@@ -21,6 +21,11 @@ var (
 	// the request (disk full, I/O error, a damaged record). A failed write
 	// is not applied.
 	ErrStorage = errors.New("memory store failed")
+	// ErrUnavailable marks a request that may succeed if retried soon: the
+	// shared store cannot be reached, or a namespace's indexes could not
+	// catch up with its committed writes within Config.CatchUp. Nothing
+	// stale is answered and no write so failed was acknowledged.
+	ErrUnavailable = errors.New("memory store unavailable")
 	// ErrRerank marks a failure of the Reranker.
 	ErrRerank = errors.New("reranking failed")
 )

@@ -110,7 +110,13 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	if q.Fusion != nil {
 		fusion = *q.Fusion
 	}
-	sp, err := e.space(q.Namespace, false)
+	var sp *space
+	var err error
+	if e.feed != nil {
+		sp, err = e.followSpace(ctx, q.Namespace)
+	} else {
+		sp, err = e.space(q.Namespace, false)
+	}
 	if err != nil {
 		return Retrieved{}, err
 	}

@@ -70,6 +70,17 @@ func (e *Engine) Add(ctx context.Context, items []store.Item) ([]Added, error) {
 		}
 	}
 
+	if e.feed != nil {
+		// Shared: the indexes learn of the write from the change
+		// sequence, as they do of other processes' writes (follow.go).
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := e.st.PutBatch(items); err != nil {
+			return nil, addErr(err)
+		}
+		return out, nil
+	}
 	spaces, unlock, err := e.lockSpaces(items)
 	if err != nil {
 		return nil, err
@@ -79,10 +90,7 @@ func (e *Engine) Add(ctx context.Context, items []store.Item) ([]Added, error) {
 		return nil, err // nothing written yet: the client is gone
 	}
 	if err := e.st.PutBatch(items); err != nil {
-		if errors.Is(err, store.ErrInvalid) {
-			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
-		return nil, fmt.Errorf("retrieval: add: %w: %w", ErrStorage, err)
+		return nil, addErr(err)
 	}
 	// Durable from here on. Later duplicates in the batch win, as in the store.
 	for _, it := range items {
@@ -90,6 +98,17 @@ func (e *Engine) Add(ctx context.Context, items []store.Item) ([]Added, error) {
 		e.indexLocked(sp, it.Memory, it.Vector)
 	}
 	return out, nil
+}
+
+// addErr classifies a failed PutBatch: nothing was acknowledged.
+func addErr(err error) error {
+	switch {
+	case errors.Is(err, store.ErrInvalid):
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	case errors.Is(err, store.ErrUnavailable):
+		return fmt.Errorf("retrieval: add: %w: %w", ErrUnavailable, err)
+	}
+	return fmt.Errorf("retrieval: add: %w: %w", ErrStorage, err)
 }
 
 // validateItems normalises and checks every item, reporting all problems.
@@ -225,9 +244,12 @@ func (e *Engine) Delete(ns, id string) error {
 	if err := keysValid(ns, id); err != nil {
 		return err
 	}
-	sp, err := e.space(ns, false)
-	if err != nil {
-		return err
+	var sp *space
+	if e.feed == nil { // shared: the change sequence carries the delete
+		var err error
+		if sp, err = e.space(ns, false); err != nil {
+			return err
+		}
 	}
 	if sp != nil {
 		sp.mu.Lock()
@@ -302,6 +324,8 @@ func mapStoreErr(err error) error {
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	case errors.Is(err, store.ErrInvalid):
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	case errors.Is(err, store.ErrUnavailable):
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return fmt.Errorf("%w: %w", ErrStorage, err)
 }

@@ -26,6 +26,7 @@ const (
 	KindMethod       Kind = "method_not_allowed" // not an HTTP method this server knows
 	KindOverloaded   Kind = "overloaded"         // queue full: retry later
 	KindNotReady     Kind = "not_ready"          // starting or shutting down
+	KindUnavailable  Kind = "store_unavailable"  // shared memory store unreachable or catching up: retry
 	KindTimeout      Kind = "timeout"            // per-request time limit
 	KindBackend      Kind = "backend"            // the model failed (or gave a NaN score)
 	KindInternal     Kind = "internal"
@@ -43,6 +44,7 @@ var statusOf = map[Kind]int{
 	KindMethod:       http.StatusMethodNotAllowed,
 	KindOverloaded:   http.StatusTooManyRequests,
 	KindNotReady:     http.StatusServiceUnavailable,
+	KindUnavailable:  http.StatusServiceUnavailable,
 	KindTimeout:      http.StatusGatewayTimeout,
 	KindBackend:      http.StatusFailedDependency,
 	KindInternal:     http.StatusInternalServerError,

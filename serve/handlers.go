@@ -256,5 +256,14 @@ func (s *Server) handleReady(c *fiber.Ctx) error {
 	if !s.ready.Load() {
 		return newError(KindNotReady, "not ready")
 	}
+	if s.mem != nil && s.mem.Shared() {
+		// A replica that cannot reach the shared store cannot answer the
+		// memory API: the load balancer should send its traffic elsewhere.
+		ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+		defer cancel()
+		if err := s.mem.Ping(ctx); err != nil {
+			return &Error{Kind: KindNotReady, Msg: "not ready: " + trimPrefix(err), Err: err}
+		}
+	}
 	return c.JSON(fiber.Map{"status": "ready"})
 }

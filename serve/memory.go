@@ -391,6 +391,8 @@ func classifyRetrieval(err error) *Error {
 		return &Error{Kind: KindValidation, Msg: trimPrefix(err), Err: err}
 	case errors.Is(err, retrieval.ErrClosed):
 		return &Error{Kind: KindNotReady, Msg: "server is shutting down", Err: err}
+	case errors.Is(err, retrieval.ErrUnavailable):
+		return &Error{Kind: KindUnavailable, Msg: trimPrefix(err) + " (nothing was written or answered from stale data; retry)", Err: err}
 	case errors.Is(err, retrieval.ErrStorage):
 		return &Error{Kind: KindInternal, Msg: "memory store error (disk full, I/O error or a damaged record; a failed write is not applied)", Err: err}
 	case errors.Is(err, retrieval.ErrEmbed):

@@ -155,7 +155,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		s.log.Error("request failed", "path", c.Path(), "kind", e.Kind, "err", e.Err)
 	}
 	c.Locals(errorKindKey, e.Kind)
-	if e.Kind == KindOverloaded {
+	if e.Kind == KindOverloaded || e.Kind == KindUnavailable {
 		c.Set(fiber.HeaderRetryAfter, "1")
 	}
 	return c.Status(e.Status()).JSON(api.NewError(e.Msg, string(e.Kind)))

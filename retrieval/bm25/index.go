@@ -136,3 +136,17 @@ func (x *Index) Delete(id string) bool {
 	defer x.mu.Unlock()
 	return x.deleteLocked(id)
 }
+
+// Bytes estimates the index's memory: postings (8 bytes each, at most one
+// per term occurrence), per-document slots and the ID and term maps. It is
+// for cache budgets, not accounting: it errs high rather than low.
+func (x *Index) Bytes() int64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	const perDoc, perTerm = 96, 64 // map entry, slot, length, term-number slice headers
+	b := int64(x.totalLen)*(8+4) + int64(len(x.slots))*perDoc + int64(len(x.terms))*perTerm
+	for id := range x.ids {
+		b += int64(len(id))
+	}
+	return b
+}
