@@ -24,15 +24,24 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // encodeMemory returns the memory record for m (see the package doc).
 func encodeMemory(m memory.Memory) ([]byte, error) {
-	payload, err := json.Marshal(m)
+	payload, err := encodeMemoryJSON(m)
 	if err != nil {
-		return nil, fmt.Errorf("encode memory: %w", err)
+		return nil, err
 	}
 	buf := make([]byte, memHeaderLen+len(payload))
 	buf[0], buf[1] = memMagic, memVersion
 	binary.LittleEndian.PutUint32(buf[4:8], crc32.Checksum(payload, castagnoli))
 	copy(buf[memHeaderLen:], payload)
 	return buf, nil
+}
+
+// encodeMemoryJSON is the JSON payload of a memory record.
+func encodeMemoryJSON(m memory.Memory) ([]byte, error) {
+	payload, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode memory: %w", err)
+	}
+	return payload, nil
 }
 
 // decodeMemory parses a memory record. It never panics; every failure wraps
@@ -52,6 +61,13 @@ func decodeMemory(b []byte) (memory.Memory, error) {
 	if got, want := crc32.Checksum(payload, castagnoli), binary.LittleEndian.Uint32(b[4:8]); got != want {
 		return m, fmt.Errorf("%w: memory checksum %08x, want %08x", ErrCorrupt, got, want)
 	}
+	return decodeMemoryJSON(payload)
+}
+
+// decodeMemoryJSON parses a memory record's JSON payload and checks its
+// schema version. Every failure wraps ErrCorrupt.
+func decodeMemoryJSON(payload []byte) (memory.Memory, error) {
+	var m memory.Memory
 	if err := json.Unmarshal(payload, &m); err != nil {
 		return memory.Memory{}, fmt.Errorf("%w: memory JSON: %w", ErrCorrupt, err)
 	}

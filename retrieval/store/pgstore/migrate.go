@@ -1,0 +1,96 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rerankd/rerankd/retrieval/store"
+)
+
+// migrationLock is the pg_advisory_xact_lock key that serialises the
+// migrations of every process on one database ("rerankd" in ASCII).
+const migrationLock int64 = 0x72_65_72_61_6e_6b_64
+
+// migrations[i] brings the schema from version i to i+1. A released
+// migration is never edited: changes are new migrations.
+var migrations = [][]string{
+	{ // 1: the first schema (see the package documentation)
+		`CREATE TABLE rerankd_namespaces (
+			ns text COLLATE "C" PRIMARY KEY,
+			seq bigint NOT NULL DEFAULT 0,
+			live bigint NOT NULL DEFAULT 0,
+			vecgen_seq bigint NOT NULL DEFAULT 0,
+			vecgen_stamp bigint NOT NULL DEFAULT 0)`,
+		`CREATE TABLE rerankd_memories (
+			ns text COLLATE "C" NOT NULL,
+			id text COLLATE "C" NOT NULL,
+			seq bigint NOT NULL,
+			deleted boolean NOT NULL DEFAULT false,
+			memory bytea,
+			time timestamptz,
+			vector bytea,
+			PRIMARY KEY (ns, id))`,
+		`CREATE INDEX rerankd_memories_changes ON rerankd_memories (ns, seq, id)`,
+	},
+}
+
+// SchemaVersion is the database schema version this build writes and
+// reads: the number of migrations.
+var SchemaVersion = len(migrations)
+
+// migrate brings the database to SchemaVersion in one transaction,
+// serialised with every other process's by an advisory lock, so that
+// processes starting together neither race nor apply a migration twice.
+// A database at a newer version is refused with store.ErrIncompatible.
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.rollback(tx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
+		return fmt.Errorf("migration lock: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS rerankd_meta (key text PRIMARY KEY, value text NOT NULL)`); err != nil {
+		return fmt.Errorf("create rerankd_meta: %w", err)
+	}
+	var raw string
+	err = tx.QueryRow(ctx, `SELECT value FROM rerankd_meta WHERE key = 'schema_version'`).Scan(&raw)
+	version := 0
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return fmt.Errorf("read schema version: %w", err)
+	default:
+		if version, err = strconv.Atoi(raw); err != nil || version < 0 {
+			return fmt.Errorf("%w: rerankd_meta schema_version is %q, not a version number", store.ErrIncompatible, raw)
+		}
+	}
+	if version > SchemaVersion {
+		return fmt.Errorf("%w: the database has schema version %d, this build knows up to %d (upgrade rerankd)",
+			store.ErrIncompatible, version, SchemaVersion)
+	}
+	if version == SchemaVersion {
+		return tx.Commit(ctx)
+	}
+	for v := version; v < SchemaVersion; v++ {
+		for _, stmt := range migrations[v] {
+			if _, err := tx.Exec(ctx, stmt); err != nil {
+				return fmt.Errorf("migration %d: %w", v+1, err)
+			}
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO rerankd_meta (key, value) VALUES ('schema_version', $1)
+		ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`, strconv.Itoa(SchemaVersion)); err != nil {
+		return fmt.Errorf("write schema version: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return s.commitErr(ctx, err)
+	}
+	s.opts.Logger.Info("pgstore: schema migrated", "db", s.redacted, "from", version, "to", SchemaVersion)
+	return nil
+}
