@@ -18,7 +18,7 @@ FUZZTIME ?= 30s
 RERANKD_LOCOMO ?= $(wildcard $(abspath ../shared/locomo))
 export RERANKD_LOCOMO
 
-.PHONY: all setup setup-browser build run test vet tidy lint fuzz bench loadtest bench-tokenizer golden pytest clean fresh-check
+.PHONY: all setup setup-browser setup-postgres build run test vet tidy lint fuzz bench loadtest bench-tokenizer golden pytest clean fresh-check
 
 all: build
 
@@ -30,6 +30,11 @@ setup:
 ## into the cache) for the browser tests (idempotent)
 setup-browser:
 	scripts/setup_browser.sh
+
+## setup-postgres: Debian's postgresql package (apt-get when missing) for the PostgreSQL tests,
+## which start throwaway servers of their own from its binaries (internal/pgtest); idempotent
+setup-postgres:
+	scripts/setup_postgres.sh
 
 build:
 	$(GO) build -o $(BIN) ./cmd/rerankd
@@ -46,6 +51,7 @@ SUBMAKE := $(MAKE) --no-print-directory
 test:
 	@$(PHASE) setup $(SUBMAKE) setup
 	@$(PHASE) setup-browser $(SUBMAKE) setup-browser
+	@$(PHASE) setup-postgres $(SUBMAKE) setup-postgres
 	@$(PHASE) vet $(SUBMAKE) vet
 	@$(PHASE) tidy $(SUBMAKE) tidy
 	@$(PHASE) lint $(SUBMAKE) lint
