@@ -304,13 +304,20 @@ func (e *Engine) fill(ns string, cands []post.Candidate) ([]post.Candidate, erro
 		if !ok {
 			continue
 		}
-		c.Text, c.Time = r.Memory.Text, r.Memory.Time
-		if embed.Check(r.Vector, e.dim) == nil {
-			c.Vector = r.Vector
-		}
+		e.complete(&c, r)
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// complete copies a memory's fields into its candidate, so that a result
+// needs no further read of the store; vectors the index cannot use are
+// left out.
+func (e *Engine) complete(c *post.Candidate, r store.Record) {
+	c.Text, c.Time, c.Source, c.Metadata = r.Memory.Text, r.Memory.Time, r.Memory.Source, r.Memory.Metadata
+	if embed.Check(r.Vector, e.dim) == nil {
+		c.Vector = r.Vector
+	}
 }
 
 // scan scores up to ScanLimit memories of ns with per-request BM25 (the
@@ -361,11 +368,7 @@ func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r Ranking
 		byID[r.Memory.ID] = r
 	}
 	for i := range cands {
-		r := byID[cands[i].ID]
-		cands[i].Text, cands[i].Time = r.Memory.Text, r.Memory.Time
-		if embed.Check(r.Vector, e.dim) == nil {
-			cands[i].Vector = r.Vector
-		}
+		e.complete(&cands[i], byID[cands[i].ID])
 	}
 	return Retrieved{Candidates: cands, Level: LevelScan, Why: "index still building; scanned the store"}, nil
 }

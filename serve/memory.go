@@ -200,23 +200,8 @@ func (s *Server) handleSearch(c *fiber.Ctx) error {
 	if sr.Rerank != nil {
 		resp.Backend = s.backend.Name()
 	}
-	ids := make([]string, len(res.Results))
 	for i, r := range res.Results {
-		ids[i] = r.ID
-	}
-	recs, err := e.Store().GetMany(sr.Namespace, ids, false)
-	if err != nil {
-		return &Error{Kind: KindInternal, Msg: "memory store error while loading results", Err: err}
-	}
-	byID := make(map[string]memory.Memory, len(recs))
-	for _, r := range recs {
-		byID[r.Memory.ID] = r.Memory
-	}
-	for i, r := range res.Results {
-		m, ok := byID[r.ID]
-		if !ok { // deleted since retrieval: report what retrieval saw
-			m = memory.Memory{Namespace: sr.Namespace, ID: r.ID, Text: r.Text, Time: r.Time}
-		}
+		m := memory.Memory{Namespace: sr.Namespace, ID: r.ID, Text: r.Text, Time: r.Time, Source: r.Source, Metadata: r.Metadata}
 		resp.Results[i] = api.SearchResult{Memory: apiMemory(m, r.Vector != nil), Score: r.Score, Scores: r.Scores}
 	}
 	return c.JSON(resp)

@@ -35,7 +35,7 @@ func commands() []command {
 		{"bench", "measure scoring speed against a one-pair-per-call baseline and the machine's MatMul peak", runBench},
 		{"tune", "compare ONNX Runtime thread, spinning and session layouts on one model, same run", runTune},
 		{"convert", "convert a Hugging Face checkpoint (folder or hub repo) to a model folder", runConvert},
-		{"store", "check the memory store file, or salvage its valid records into a new one", runStore},
+		{"store", "check the memory store (file or postgres:// URL), salvage a damaged file's valid records, or copy every memory between stores", runStore},
 		{"version", "print the version", func(_ []string, _ io.Reader, stdout, _ io.Writer) error {
 			_, err := fmt.Fprintln(stdout, "rerankd", version)
 			return err

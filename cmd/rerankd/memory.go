@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/retrieval"
-	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // memoryFlags configure the memory API of `rerankd serve`. The zero value
@@ -32,6 +30,10 @@ type memoryFlags struct {
 	snapshotIdle  time.Duration
 	backfill      bool
 	backfillBatch int // 0: the engine's default
+	// indexMemory (bytes, "" or 0: no bound), catchUp and poll: the
+	// shared store's follower (retrieval.Config).
+	indexMemory   string
+	catchUp, poll time.Duration
 	// ortLib, tokenizer, threads: copied from the serve flags.
 	ortLib, tokenizer string
 	threads           int
@@ -40,7 +42,10 @@ type memoryFlags struct {
 func defineMemoryFlags(fs *flag.FlagSet) *memoryFlags {
 	m := &memoryFlags{}
 	def := retrieval.DefaultConfig()
-	fs.StringVar(&m.store, "store", defaultStorePath(), "memory store file (bbolt); \"none\" disables the memory API")
+	fs.StringVar(&m.store, "store", defaultStorePath(), "memory store: a file (bbolt, this process alone), a postgres:// URL (PostgreSQL, shared by any number of replicas; the password may also come from PGPASSWORD or a passfile), or \"none\" (no memory API)")
+	fs.StringVar(&m.indexMemory, "index-memory", "0", "with a postgres:// store: bound on this replica's in-memory indexes (bytes, or with KiB/MiB/GiB/KB/MB/GB); least recently used namespaces are dropped and rebuilt on next use (0: no bound)")
+	fs.DurationVar(&m.catchUp, "catch-up", def.CatchUp, "with a postgres:// store: how long a search may wait for its namespace's indexes to reach every acknowledged write (a first build included) before answering 503 with Retry-After")
+	fs.DurationVar(&m.poll, "follow-poll", def.Poll, "with a postgres:// store: how often to poll every namespace's change sequence (notifications usually come first)")
 	fs.IntVar(&m.vectorDim, "vector-dim", 0, "dimension of client-supplied memory vectors (0: no vector index, or the --embed-model's)")
 	fs.StringVar(&m.analyzer, "analyzer", string(lexical.DefaultCJK), "how memory search splits Chinese, Japanese and Korean text into terms: "+cjkModeNames()+" (gse modes need a binary built with -tags gse; see README)")
 	fs.StringVar(&m.embedModel, "embed-model", "", "Qwen3-Embedding-style ONNX folder: memories and queries are embedded for hybrid search")
@@ -121,21 +126,30 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 	cfg.BM25.Analyzer = an
 	cfg.Dim = m.vectorDim
 	cfg.Logger = log
-	cfg.SnapshotDir = snapshotDirFor(m.store, m.snapshotDir)
+	if !isStoreURL(m.store) {
+		cfg.SnapshotDir = snapshotDirFor(m.store, m.snapshotDir)
+	}
 	cfg.SnapshotIdle = m.snapshotIdle
 	cfg.Backfill = m.backfill
 	if m.backfillBatch != 0 {
 		cfg.BackfillBatch = m.backfillBatch
 	}
 
-	if err := os.MkdirAll(filepath.Dir(m.store), 0o700); err != nil {
-		return nil, nil, fmt.Errorf("memory store: %w", err)
+	if m.catchUp < 0 || m.poll < 0 {
+		return nil, nil, fmt.Errorf("%w: --catch-up %v and --follow-poll %v must be > 0", errUsage, m.catchUp, m.poll)
 	}
-	st, err := store.Open(m.store, store.Options{Dimension: m.vectorDim})
+	if cfg.IndexMemory, err = parseBytes(m.indexMemory); err != nil {
+		return nil, nil, fmt.Errorf("%w: --index-memory: %w", errUsage, err)
+	}
+	if m.catchUp > 0 {
+		cfg.CatchUp = m.catchUp
+	}
+	if m.poll > 0 {
+		cfg.Poll = m.poll
+	}
+	st, where, err := openStore(m.store, m.vectorDim, log)
 	if err != nil {
-		// The store's error says why (locked by another process, damaged,
-		// not a file); only the way out is added here.
-		return nil, nil, fmt.Errorf("memory store: %w (use --store to pick another file, or --store none)", err)
+		return nil, nil, err
 	}
 	var emb retrieval.Embedder
 	closeEmb := func() {}
@@ -179,10 +193,10 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 		}
 	}()
 	snaps := cfg.SnapshotDir
-	if snaps == "" || e.Dim() == 0 {
+	if snaps == "" || e.Dim() == 0 || e.Shared() {
 		snaps = "off"
 	}
-	fmt.Fprintf(stderr, "memory store %s (analyzer %s, vector dimension %d, embedder %q, index snapshots %s)\n", m.store, an.Mode(), e.Dim(), m.embedModel, snaps)
+	fmt.Fprintf(stderr, "memory store %s (analyzer %s, vector dimension %d, embedder %q, index snapshots %s)\n", where, an.Mode(), e.Dim(), m.embedModel, snaps)
 	return e, func() {
 		// Close saves the vector index snapshots; without them the next
 		// start rebuilds, so a failure is worth a line, not an exit code.

@@ -11,15 +11,19 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// runStore implements `rerankd store check|salvage`: offline tools for the
-// memory store file (stop the server first; it holds the file lock).
+// runStore implements `rerankd store check|salvage|copy`: tools for the
+// memory store (a bbolt file: stop the server first, it holds the file
+// lock; or a postgres:// URL).
 func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: want `store check --store FILE` or `store salvage --store FILE --out NEW`", errUsage)
+		return fmt.Errorf("%w: want `store check --store FILE_OR_URL`, `store salvage --store FILE --out NEW` or `store copy --from FILE_OR_URL --to FILE_OR_URL`", errUsage)
 	}
 	sub, args := args[0], args[1:]
+	if sub == "copy" {
+		return runStoreCopy(args, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("store "+sub, flag.ContinueOnError)
-	path := fs.String("store", defaultStorePath(), "memory store file")
+	path := fs.String("store", defaultStorePath(), "memory store: a bbolt file or a postgres:// URL")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	var out *string
 	switch sub {
@@ -27,7 +31,7 @@ func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	case "salvage":
 		out = fs.String("out", "", "new store file to write the valid records to (required; must not exist)")
 	default:
-		return fmt.Errorf("%w: unknown store command %q (want check or salvage)", errUsage, sub)
+		return fmt.Errorf("%w: unknown store command %q (want check, salvage or copy)", errUsage, sub)
 	}
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -42,10 +46,11 @@ func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	collect := func(p store.Problem) { rep.Problems = append(rep.Problems, p.String()) }
 	switch sub {
 	case "check":
-		s, err := store.Open(*path, store.Options{ReadOnly: true})
+		s, name, err := openStoreReadOnly(*path)
 		if err != nil {
 			return err
 		}
+		rep.Store, *path = name, name
 		var bar *progress.Bar
 		st, err := s.CheckProgress(collect, func(done, total int64) {
 			if bar == nil && total > 0 {
@@ -61,6 +66,9 @@ func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	case "salvage":
 		if *out == "" {
 			return fmt.Errorf("%w: --out is required", errUsage)
+		}
+		if isStoreURL(*path) || isStoreURL(*out) {
+			return fmt.Errorf("%w: salvage reads a damaged bbolt file; a PostgreSQL database is repaired with PostgreSQL's own tools (then `rerankd store check`)", errUsage)
 		}
 		var bar *progress.Bar
 		st, err := store.SalvageProgress(*path, *out, collect, func(done, total int64) {

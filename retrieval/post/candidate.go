@@ -29,6 +29,10 @@ type Candidate struct {
 	Text string
 	// Time is when the memory was written; the zero Time means unknown.
 	Time time.Time
+	// Source and Metadata are the memory's own, carried so that a result
+	// is complete without reading the store again.
+	Source   string
+	Metadata map[string]string
 	// Vector is the optional L2-normalised embedding, used by MMR.
 	Vector []float32
 	// Scores holds the per-stage scores reported in the response, keyed by
