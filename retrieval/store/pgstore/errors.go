@@ -76,9 +76,12 @@ func (s *Store) reason(err error) string {
 	var pe *pgconn.PgError
 	var errno syscall.Errno
 	var dns *net.DNSError
+	var ce *pgconn.ConnectError
 	switch {
 	case errors.As(err, &pe):
 		return fmt.Sprintf("%s (SQLSTATE %s)", pe.Message, pe.Code)
+	case errors.As(err, &ce) && (errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)):
+		return fmt.Sprintf("no connection within %v", s.opts.ConnectTimeout)
 	case errors.Is(err, context.DeadlineExceeded), pgconn.Timeout(err):
 		return fmt.Sprintf("no answer within %v", s.opts.OpTimeout)
 	case errors.As(err, &errno):

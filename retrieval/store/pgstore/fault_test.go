@@ -234,3 +234,34 @@ func TestBadURLAndOptions(t *testing.T) {
 		t.Errorf("DefaultOptions: %v", err)
 	}
 }
+
+// TestOpTimeout: a call that gets no answer within OpTimeout (here: a
+// table locked by another session) fails with ErrUnavailable saying so,
+// commits nothing, and the Store works again once the lock is gone.
+func TestOpTimeout(t *testing.T) {
+	url := newDB(t)
+	s := open(t, url, Options{OpTimeout: 300 * time.Millisecond})
+	must(t, s.Put(mem("ns", "a", "x"), nil))
+	c := sqlConn(t, url)
+	tx, err := c.Begin(context.Background())
+	must(t, err)
+	_, err = tx.Exec(context.Background(), `LOCK TABLE rerankd_namespaces IN ACCESS EXCLUSIVE MODE`)
+	must(t, err)
+	t0 := time.Now()
+	wantUnavailable(t, "Put against a locked table", s.Put(mem("ns", "b", "x"), nil), "no answer within 300ms")
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Fatalf("Put took %v with OpTimeout 300ms", d)
+	}
+	_, err = s.Count("ns")
+	wantUnavailable(t, "Count against a locked table", err)
+	must(t, tx.Rollback(context.Background()))
+	eventually(t, "Count after the lock", func() error { _, err := s.Count("ns"); return err })
+	if _, err := s.Get("ns", "b"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the timed-out Put was applied: %v", err)
+	}
+	n, err := s.Count("ns")
+	must(t, err)
+	if n != 1 {
+		t.Fatalf("Count = %d, want 1", n)
+	}
+}

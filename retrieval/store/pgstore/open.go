@@ -166,9 +166,19 @@ func (s *Store) call(parent context.Context, what string, fn func(ctx context.Co
 		return s.hide(fmt.Errorf("pgstore: %s: %w", what, err))
 	}
 	if err := fn(ctx); err != nil {
+		if ctx.Err() != nil && parent.Err() == nil && !isStoreErr(err) {
+			// Out of time, whatever the driver made of it (a broken
+			// connection, a cancelled statement).
+			err = &unavailableError{addr: s.addr, reason: fmt.Sprintf("no answer within %v", s.opts.OpTimeout), cause: err}
+		}
 		return s.hide(fmt.Errorf("pgstore: %s: %w", what, s.failed(parent, err)))
 	}
 	return nil
+}
+
+// isStoreErr reports the errors a call's body returns on purpose.
+func isStoreErr(err error) bool {
+	return errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) || errors.Is(err, store.ErrCorrupt)
 }
 
 // opCtx is a call's context: parent bounded by OpTimeout.
