@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/rerankd/rerankd/retrieval/store"
@@ -125,9 +126,9 @@ func (s *Store) mapErr(parent context.Context, err error) error {
 // transaction rolled back (a definite failure) unless it is one of the
 // "not now" codes; anything else (the connection dropped, the deadline
 // passed) leaves the outcome unknown: ErrUnavailable, never acknowledged.
-func (s *Store) commitErr(parent context.Context, err error) error {
+func (s *Store) commitErr(err error) error {
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && !unavailableCode(pe.Code) {
+	if (errors.As(err, &pe) && !unavailableCode(pe.Code)) || errors.Is(err, pgx.ErrTxCommitRollback) {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return &unavailableError{addr: s.addr, reason: "the commit's outcome is unknown: " + s.reason(err), cause: err}

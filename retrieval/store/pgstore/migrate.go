@@ -89,7 +89,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("write schema version: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return s.commitErr(ctx, err)
+		return s.commitErr(err)
 	}
 	s.opts.Logger.Info("pgstore: schema migrated", "db", s.redacted, "from", version, "to", SchemaVersion)
 	return nil

@@ -61,7 +61,9 @@ var (
 // environment variables fill in what the URL leaves out. That is the only
 // environment this package reads, and it is the driver's doing.
 //
-// Open fails only when url or opts is malformed, or when it reaches the
+// Open tries once to connect and migrate the schema (for at most
+// ConnectTimeout + OpTimeout). It fails only when url or opts is
+// malformed (an error wrapping store.ErrInvalid), or when it reaches the
 // database and finds a schema newer than this build knows (an error
 // wrapping store.ErrIncompatible). If the server cannot be reached, Open
 // still returns the Store: every call fails with an error wrapping

@@ -412,3 +412,34 @@ func TestSchemaShape(t *testing.T) {
 		t.Fatalf("columns:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestOddCursors: cursors that PostgreSQL text cannot hold (NUL, bytes
+// that are not UTF-8) select what byte order says.
+func TestOddCursors(t *testing.T) {
+	s := newStore(t)
+	for _, id := range []string{"a", "a0", "aZ", "a_", "b"} {
+		must(t, s.Put(mem("ns", id, "x"), nil))
+	}
+	for after, want := range map[string]string{
+		"a\x00":  "a0",
+		"a\xff":  "b",
+		"a_\x80": "b",
+		"aZ\x00": "a_",
+		"\xc3":   "",
+	} {
+		recs, _, err := s.Page("ns", after, 1, false)
+		must(t, err)
+		got := ""
+		if len(recs) > 0 {
+			got = recs[0].Memory.ID
+		}
+		if got != want {
+			t.Errorf("Page after %q starts at %q, want %q", after, got, want)
+		}
+		ch, err := s.Changes(context.Background(), "ns", store.Cursor{Seq: 1, ID: after}, 10, false)
+		must(t, err)
+		if len(ch) != 4 || ch[0].Record.Memory.ID != "a0" { // "a" is (1, "a"), before the cursor
+			t.Errorf("Changes after (1, %q): %d, first %+v", after, len(ch), ch)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return s.commitErr(ctx, err)
+		return s.commitErr(err)
 	}
 	return nil
 }
