@@ -27,7 +27,12 @@ const (
 
 // WithMemory enables the memory API on e; call before Serve. Without it
 // the memory routes answer 404 saying the API is disabled.
-func (s *Server) WithMemory(e *retrieval.Engine) { s.mem = e }
+func (s *Server) WithMemory(e *retrieval.Engine) {
+	s.mem = e
+	if e != nil && e.Shared() {
+		s.metrics.watchMemory(e.Follow)
+	}
+}
 
 // routeMemory registers the memory API.
 func (s *Server) routeMemory() {

@@ -1,0 +1,244 @@
+package retrieval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rerankd/rerankd/internal/pgtest"
+	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/pgstore"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// sharedEngine opens a PostgreSQL store on url and a started engine over
+// it, both closed at the end of the test.
+func sharedEngine(t *testing.T, url string, cfg Config) (*Engine, *pgstore.Store) {
+	t.Helper()
+	st, err := pgstore.Open(url, pgstore.Options{Dimension: cfg.Dim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(st, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Start()
+	t.Cleanup(func() {
+		_ = e.Close()
+		_ = st.Close()
+	})
+	return e, st
+}
+
+func putN(t *testing.T, st store.Backend, ns string, n int, text func(i int) string) {
+	t.Helper()
+	var items []store.Item
+	for i := range n {
+		items = append(items, store.Item{Memory: memory.Memory{Namespace: ns, ID: fmt.Sprintf("m%05d", i), Text: text(i)}})
+		if len(items) == 1000 || i == n-1 {
+			if err := st.PutBatch(items); err != nil {
+				t.Fatal(err)
+			}
+			items = items[:0]
+		}
+	}
+}
+
+func topID(t *testing.T, e *Engine, ns, q string) string {
+	t.Helper()
+	got, err := e.Retrieve(context.Background(), Query{Namespace: ns, Text: q})
+	if err != nil {
+		t.Fatalf("retrieve %q in %s: %v", q, ns, err)
+	}
+	if len(got.Candidates) == 0 {
+		return ""
+	}
+	return got.Candidates[0].ID
+}
+
+// TestSharedFollows: two engines on one database see each other's adds,
+// replaces and deletes at their next search (read-your-writes), build a
+// namespace from the database on first use, and follow writes in the
+// background without a search asking.
+func TestSharedFollows(t *testing.T) {
+	url := pgtest.Shared(t).NewDB(t)
+	cfg := DefaultConfig()
+	cfg.Poll = 50 * time.Millisecond
+	a, sa := sharedEngine(t, url, cfg)
+	b, _ := sharedEngine(t, url, cfg)
+	if !a.Shared() || !a.Ready() {
+		t.Fatalf("shared %v ready %v", a.Shared(), a.Ready())
+	}
+	putN(t, sa, "n", 200, func(i int) string { return fmt.Sprintf("filler memory number %d", i) })
+	ctx := context.Background()
+
+	// First use on b builds from the database.
+	if id := topID(t, b, "n", "number 137"); id != "m00137" {
+		t.Fatalf("built from the database: top %q", id)
+	}
+	if f := b.Follow(); f.Builds != 1 || f.Loaded != 1 || f.Bytes <= 0 {
+		t.Fatalf("follow stats after the first search: %+v", f)
+	}
+	// Add, replace and delete through a; each is visible on b's next search.
+	if _, err := a.Add(ctx, []store.Item{{Memory: memory.Memory{Namespace: "n", ID: "new", Text: "a narwhal surfaced"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if id := topID(t, b, "n", "narwhal"); id != "new" {
+		t.Fatalf("add on a, search on b: top %q", id)
+	}
+	if _, err := a.Add(ctx, []store.Item{{Memory: memory.Memory{Namespace: "n", ID: "new", Text: "a walrus surfaced"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if id := topID(t, b, "n", "narwhal"); id != "" {
+		t.Fatalf("replaced on a, old text still found on b: %q", id)
+	}
+	if id := topID(t, b, "n", "walrus"); id != "new" {
+		t.Fatalf("replaced on a, new text not found on b: %q", id)
+	}
+	if err := a.Delete("n", "new"); err != nil {
+		t.Fatal(err)
+	}
+	if id := topID(t, b, "n", "walrus"); id != "" {
+		t.Fatalf("deleted on a, still found on b: %q", id)
+	}
+	// A write on a reaches b's index with no search on b asking: by
+	// notification (or the 50 ms poll).
+	before := b.Stats("n").Indexed
+	if _, err := a.Add(ctx, []store.Item{{Memory: memory.Memory{Namespace: "n", ID: "bg", Text: "background"}}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for b.Stats("n").Indexed != before+1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("b's index did not follow a's write within 10 s: %d, want %d", b.Stats("n").Indexed, before+1)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A namespace never written is empty, not an error.
+	if got, err := b.Retrieve(ctx, Query{Namespace: "never", Text: "x"}); err != nil || len(got.Candidates) != 0 {
+		t.Fatalf("unknown namespace: %+v %v", got, err)
+	}
+	// Check compares indexes with a store of one process only.
+	if _, err := b.Check(ctx, false); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("check on a shared store: %v", err)
+	}
+}
+
+// TestSharedIndexMemory: past Config.IndexMemory the least recently used
+// namespaces are dropped, and a dropped namespace is rebuilt, complete,
+// on its next use.
+func TestSharedIndexMemory(t *testing.T) {
+	url := pgtest.Shared(t).NewDB(t)
+	cfg := DefaultConfig()
+	e, st := sharedEngine(t, url, cfg)
+	for _, ns := range []string{"a", "b", "c"} {
+		putN(t, st, ns, 300, func(i int) string { return fmt.Sprintf("%s memory %d about the %s river", ns, i, ns) })
+	}
+	topID(t, e, "a", "river")
+	one := e.Follow().Bytes
+	if one <= 0 {
+		t.Fatalf("no size estimate: %+v", e.Follow())
+	}
+	// Room for two namespaces, not three.
+	cfg.IndexMemory = 2*one + one/2
+	e, _ = sharedEngine(t, url, cfg)
+	topID(t, e, "a", "river")
+	topID(t, e, "b", "river")
+	topID(t, e, "c", "river") // a is the least recently used
+	f := e.Follow()
+	if f.Evictions != 1 || f.Loaded != 2 || f.Bytes > e.cfg.IndexMemory {
+		t.Fatalf("after three namespaces within room for two: %+v (budget %d)", f, e.cfg.IndexMemory)
+	}
+	if sp, _ := e.space("a", false); sp != nil {
+		t.Fatal("the least recently used namespace was kept")
+	}
+	if id := topID(t, e, "a", "memory 299"); id != "m00299" {
+		t.Fatalf("rebuilt namespace: top %q", id)
+	}
+	if got := e.Stats("a").Indexed; got != 300 {
+		t.Fatalf("rebuilt namespace holds %d memories, want 300", got)
+	}
+	if f := e.Follow(); f.Builds != 4 || f.Evictions != 2 {
+		t.Fatalf("after using the dropped namespace again: %+v", f)
+	}
+}
+
+// TestSharedCatchUpBound: a search that cannot have its namespace's
+// indexes ready within Config.CatchUp fails with ErrUnavailable (served as
+// 503 with Retry-After) instead of answering from partial indexes; the
+// build goes on, and a later search answers.
+func TestSharedCatchUpBound(t *testing.T) {
+	url := pgtest.Shared(t).NewDB(t)
+	cfg := DefaultConfig()
+	cfg.CatchUp = 50 * time.Millisecond // room for the sequence read, not the build
+	cfg.PageSize = 50                   // 400 round trips: the build takes far longer
+	e, st := sharedEngine(t, url, cfg)
+	putN(t, st, "n", 20000, func(i int) string { return fmt.Sprintf("memory %d", i) })
+	_, err := e.Retrieve(context.Background(), Query{Namespace: "n", Text: "memory 7"})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("first search within 50 ms of a 20000-memory build: %v", err)
+	}
+	sp, _ := e.space("n", false)
+	if sp == nil {
+		t.Fatal("the build stopped with the search")
+	}
+	<-sp.follow.loaded
+	// The built index answers (retried: on a loaded machine even the
+	// sequence read may take longer than 50 ms).
+	for try := 0; ; try++ {
+		got, err := e.Retrieve(context.Background(), Query{Namespace: "n", Text: "memory 19999"})
+		if errors.Is(err, ErrUnavailable) && try < 100 {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if err != nil || len(got.Candidates) == 0 || got.Candidates[0].ID != "m19999" {
+			t.Fatalf("after the build: %+v %v", got.Candidates[:min(1, len(got.Candidates))], err)
+		}
+		break
+	}
+}
+
+// TestSharedStoreDown: with the database stopped, a search and a write
+// fail with ErrUnavailable (nothing acknowledged, nothing stale); both
+// work again once it is back.
+func TestSharedStoreDown(t *testing.T) {
+	srv := pgtest.Start(t)
+	url := srv.NewDB(t)
+	e, st := sharedEngine(t, url, DefaultConfig())
+	putN(t, st, "n", 10, func(i int) string { return fmt.Sprintf("memory %d", i) })
+	topID(t, e, "n", "memory")
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := e.Retrieve(ctx, Query{Namespace: "n", Text: "memory"}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("search with the database down: %v", err)
+	}
+	if _, err := e.Add(ctx, []store.Item{{Memory: memory.Memory{Namespace: "n", ID: "x", Text: "lost?"}}}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("add with the database down: %v", err)
+	}
+	if err := e.Ping(ctx); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("ping with the database down: %v", err)
+	}
+	if err := srv.StartAgain(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Ping(ctx) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("still unavailable 10 s after the database came back: %v", e.Ping(ctx))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := e.Add(ctx, []store.Item{{Memory: memory.Memory{Namespace: "n", ID: "x", Text: "kept"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if id := topID(t, e, "n", "kept"); id != "x" {
+		t.Fatalf("after recovery: top %q", id)
+	}
+}

@@ -1,0 +1,31 @@
+package serve
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rerankd/rerankd/retrieval"
+)
+
+// watchMemory exports a shared-store engine's follower (retrieval.Engine.
+// Follow), read at scrape time: what this replica caches and how much work
+// following the database costs it.
+func (m *Metrics) watchMemory(read func() retrieval.FollowStats) {
+	gauge := func(name, help string, v func(retrieval.FollowStats) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return v(read()) })
+	}
+	counter := func(name, help string, v func(retrieval.FollowStats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return v(read()) })
+	}
+	m.Registry.MustRegister(
+		gauge("rerankd_memory_namespaces_resident", "Namespaces whose indexes this replica holds (shared store).",
+			func(s retrieval.FollowStats) float64 { return float64(s.Loaded) }),
+		gauge("rerankd_memory_index_bytes", "Estimated bytes of the resident namespaces' indexes (bounded by --index-memory).",
+			func(s retrieval.FollowStats) float64 { return float64(s.Bytes) }),
+		counter("rerankd_memory_index_builds_total", "Namespace index builds from the shared store (first use, or use after eviction).",
+			func(s retrieval.FollowStats) float64 { return float64(s.Builds) }),
+		counter("rerankd_memory_index_evictions_total", "Namespaces dropped to stay within --index-memory.",
+			func(s retrieval.FollowStats) float64 { return float64(s.Evictions) }),
+		counter("rerankd_memory_changes_applied_total", "Changes applied from the shared store's change sequence (this replica's writes included).",
+			func(s retrieval.FollowStats) float64 { return float64(s.Changes) }),
+	)
+}
