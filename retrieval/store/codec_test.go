@@ -9,8 +9,6 @@ import (
 	"testing"
 )
 
-func nanF() float64 { return math.NaN() }
-
 func TestDecodeVector(t *testing.T) {
 	good := encodeVector([]float32{1, -2, 3.5})
 	mut := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
