@@ -14,15 +14,18 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/internal/otlptest"
+	"github.com/rerankd/rerankd/internal/pgtest"
 )
 
 // TestMain lets the test binary stand in for rerankd in a child process
-// (RERANKD_TEST_AS_CLI=1), so a test can signal a real serve process.
+// (RERANKD_TEST_AS_CLI=1), so a test can signal a real serve process; it
+// also owns the PostgreSQL server the store tests share.
 func TestMain(m *testing.M) {
 	if os.Getenv("RERANKD_TEST_AS_CLI") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m) // runs the tests, then stops the shared PostgreSQL server
+
 }
 
 // TestServeTracesFromEnv: `rerankd serve` configured only by the standard
