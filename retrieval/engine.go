@@ -322,8 +322,8 @@ func (e *Engine) Wait(ctx context.Context) error {
 // must close after.
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
+		e.mu.Lock() // sharedSpace reads closed under e.mu: no build starts after this
 		e.closed.Store(true)
-		e.mu.Lock() // no shared-store build starts after this (sharedSpace)
 		e.mu.Unlock()
 		e.halt()
 		e.bg.Wait()
