@@ -242,3 +242,47 @@ func TestSharedStoreDown(t *testing.T) {
 		t.Fatalf("after recovery: top %q", id)
 	}
 }
+
+// TestSharedVectors: vectors written through one engine reach the other's
+// vector index (with the memory's text), replaced and removed with it.
+func TestSharedVectors(t *testing.T) {
+	url := pgtest.Shared(t).NewDB(t)
+	cfg := DefaultConfig()
+	cfg.Dim = 4
+	a, _ := sharedEngine(t, url, cfg)
+	b, _ := sharedEngine(t, url, cfg)
+	ctx := context.Background()
+	add := func(id, text string, vec []float32) {
+		t.Helper()
+		if _, err := a.Add(ctx, []store.Item{{Memory: memory.Memory{Namespace: "v", ID: id, Text: text}, Vector: vec}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("x", "alpha", []float32{1, 0, 0, 0})
+	add("y", "beta", []float32{0, 1, 0, 0})
+	dense := func(q []float32) string {
+		t.Helper()
+		got, err := b.Retrieve(ctx, Query{Namespace: "v", Text: "anything", Vector: q, Mode: ModeDense})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Candidates) == 0 {
+			return ""
+		}
+		return got.Candidates[0].ID
+	}
+	if id := dense([]float32{0, 1, 0.1, 0}); id != "y" {
+		t.Fatalf("dense search on b: top %q", id)
+	}
+	add("y", "beta moved", []float32{0, 0, 1, 0}) // replaced vector
+	if id := dense([]float32{0, 0, 1, 0}); id != "y" {
+		t.Fatalf("replaced vector: top %q", id)
+	}
+	add("y", "beta without a vector", nil)             // a Put without a vector removes it
+	if id := dense([]float32{0, 0, 1, 0}); id != "x" { // Stats does not catch up; a search does
+		t.Fatalf("after removing y's vector, the only vector left is x's: top %q", id)
+	}
+	if got := b.Stats("v"); got.Vectors != 1 || got.Indexed != 2 {
+		t.Fatalf("after removing y's vector: %+v", got)
+	}
+}
