@@ -401,17 +401,24 @@ func (e *Engine) startFollowing() {
 				return
 			case <-t.C:
 			}
-			seqs, err := e.feed.Seqs(e.ctx)
+			e.mu.RLock()
+			names := make([]string, 0, len(e.spaces))
+			for ns := range e.spaces {
+				names = append(names, ns)
+			}
+			e.mu.RUnlock()
+			if len(names) == 0 {
+				continue
+			}
+			seqs, err := e.feed.Seqs(e.ctx, names)
 			if err != nil {
 				continue // the store is down; searches say so
 			}
-			e.mu.RLock()
-			for ns, sp := range e.spaces {
-				if sp.follow != nil && sp.follow.through.Load() < seqs[ns] {
+			for ns, seq := range seqs {
+				if sp, _ := e.space(ns, false); sp != nil && sp.follow != nil && sp.follow.through.Load() < seq {
 					notify(ns)
 				}
 			}
-			e.mu.RUnlock()
 		}
 	}()
 	go func() {

@@ -106,16 +106,18 @@ func (c Change) Cursor() Cursor { return Cursor{Seq: c.Seq, ID: c.Record.Memory.
 
 // Feed is what a backend shared by several processes offers so that each
 // process's in-memory indexes can follow the writes of all of them. Every
-// transaction that changes a namespace takes the namespace's next
-// sequence number, and transactions of one namespace commit in sequence
+// transaction that changes a namespace's memories takes the namespace's
+// next sequence number, and transactions of one namespace commit in sequence
 // order, so a reader that has applied every change up to Seq(ns) has seen
 // every write acknowledged before it asked.
 type Feed interface {
 	// Seq returns ns's committed change sequence (0 for a namespace never
 	// written).
 	Seq(ctx context.Context, ns string) (uint64, error)
-	// Seqs returns the committed sequence of every namespace ever written.
-	Seqs(ctx context.Context) (map[string]uint64, error)
+	// Seqs returns the committed sequences of names (absent: never
+	// written), or of every namespace when names is nil, in one read: a
+	// follower polls the namespaces it holds, not the whole store.
+	Seqs(ctx context.Context, names []string) (map[string]uint64, error)
 	// Changes returns up to limit changes of ns after the cursor, in
 	// (Seq, ID) order: each changed memory once, in its latest state.
 	Changes(ctx context.Context, ns string, after Cursor, limit int, withVectors bool) ([]Change, error)

@@ -28,13 +28,23 @@ func (s *Store) Seq(ctx context.Context, ns string) (uint64, error) {
 	return uint64(seq), err //nolint:gosec // sequences are never negative
 }
 
-// Seqs returns the committed sequence of every namespace ever written
-// (also those that hold no memory now), read by one query.
-func (s *Store) Seqs(ctx context.Context) (map[string]uint64, error) {
+// Seqs returns the committed sequence of each of names that was ever
+// written (also those that hold no memory now; absent: never written),
+// or of every namespace when names is nil; one query either way.
+func (s *Store) Seqs(ctx context.Context, names []string) (map[string]uint64, error) {
+	for _, ns := range names {
+		if err := memory.ValidateNamespace(ns); err != nil {
+			return nil, fmt.Errorf("pgstore: %w", err)
+		}
+	}
 	out := map[string]uint64{}
 	err := s.call(ctx, "sequences", func(ctx context.Context) error {
 		clear(out)
-		rows, err := s.pool.Query(ctx, `SELECT ns, seq FROM rerankd_namespaces`)
+		q, args := `SELECT ns, seq FROM rerankd_namespaces`, []any(nil)
+		if names != nil {
+			q, args = q+` WHERE ns = ANY($1)`, []any{names}
+		}
+		rows, err := s.pool.Query(ctx, q, args...)
 		if err != nil {
 			return err
 		}

@@ -214,10 +214,18 @@ func TestSeqPerTransaction(t *testing.T) {
 	if len(ch) != 2 || ch[0].Seq != 4 || ch[1].Record.Memory.ID != "2" || !slices.Equal(ch[1].Record.Vector, vec(2, 2)) {
 		t.Fatalf("changes after PutVectorsIf: %+v", ch)
 	}
-	seqs, err := s.Seqs(context.Background())
+	seqs, err := s.Seqs(context.Background(), nil)
 	must(t, err)
 	if len(seqs) != 2 || seqs["a"] != 4 || seqs["b"] != 1 {
 		t.Fatalf("Seqs = %v", seqs)
+	}
+	seqs, err = s.Seqs(context.Background(), []string{"b", "never"})
+	must(t, err)
+	if len(seqs) != 1 || seqs["b"] != 1 {
+		t.Fatalf("Seqs(b, never) = %v", seqs)
+	}
+	if _, err := s.Seqs(context.Background(), []string{"../x"}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("Seqs of an invalid namespace: %v", err)
 	}
 }
 
