@@ -94,6 +94,11 @@ func (m Memory) Validate() error {
 			add("metadata value for %q: must be ≤ %d bytes of valid UTF-8", truncate(k), MaxMetadataValLen)
 		}
 	}
+	// Every store keeps the time as RFC 3339 text, which has four-digit
+	// years: a time outside them could be accepted by none.
+	if y := m.Time.Year(); y < 0 || y > 9999 {
+		add("time %s is outside years 0000..9999", m.Time.Format(time.RFC3339))
+	}
 	if m.SchemaVersion < 0 || m.SchemaVersion > CurrentSchema {
 		add("schema version %d not in 0..%d", m.SchemaVersion, CurrentSchema)
 	}
