@@ -18,6 +18,14 @@ import (
 // connection to a server dropped during commit) is an error wrapping
 // ErrUnavailable and is never acknowledged. Errors wrap ErrNotFound,
 // ErrInvalid, ErrCorrupt, ErrClosed or ErrUnavailable where those apply.
+//
+// Callbacks (List, ForEach, PutVectorsIf's keep) must not call the
+// backend: bbolt runs them inside its transaction. An error a callback
+// returns stops the iteration and is returned unchanged. List and ForEach
+// promise no snapshot across pages (PostgreSQL reads page by page);
+// callers that need one read a sequence first and catch up after, as the
+// shared-store engine does. Vectors passed in or returned are never
+// aliased, and a memory's time keeps its UTC offset.
 type Backend interface {
 	// Put stores m, replacing any memory with the same namespace and ID,
 	// with its embedding vec; a nil vec removes a previous embedding.
