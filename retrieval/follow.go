@@ -25,7 +25,9 @@ import (
 //     sequence and catches up to it, so it reflects every write
 //     acknowledged by any process before it began; when that takes longer
 //     than Config.CatchUp it fails with ErrUnavailable instead of
-//     answering from stale indexes.
+//     answering from stale indexes. A first build that outlasts
+//     Config.CatchUp is not waited for: the search scans the store (the
+//     scan level, as during the start-up build of an unshared store).
 //
 // Writes go to the store only: the indexes learn of them from the change
 // sequence like any other process's writes, so there is one way for an
@@ -116,7 +118,15 @@ func (e *Engine) followSpace(ctx context.Context, ns string) (*space, error) {
 	select {
 	case <-fs.loaded:
 	case <-ctx.Done():
-		return nil, unavailable("building", ns, ctx.Err())
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// A first build outlasting CatchUp (a large namespace): the
+			// search scans the store instead, as during a start-up build
+			// of a store of this process alone. The scan reads the store
+			// itself, so it misses no acknowledged write; its answer
+			// says "scan".
+			return sp, nil
+		}
+		return nil, ctx.Err()
 	}
 	if fs.loadErr != nil {
 		return nil, unavailable("building", ns, fs.loadErr)
