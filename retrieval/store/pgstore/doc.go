@@ -31,6 +31,11 @@
 //	    vector bytea      float32 little-endian; NULL when none
 //	    PRIMARY KEY (ns, id))
 //	rerankd_memories_changes ON rerankd_memories (ns, seq, id)
+//	rerankd_snapshots (ns PRIMARY KEY, seq, bytes, chunks, saved)
+//	rerankd_snapshot_chunks (ns, seq, n, data bytea)
+//	                      a namespace's serialised vector index, taken at a
+//	                      change sequence, in 8 MiB chunks (snapshot.go);
+//	                      schema version 2
 //
 // COLLATE "C" makes ORDER BY id byte order, as in the bbolt store. Reads
 // ignore tombstones; Changes returns them.

@@ -36,6 +36,20 @@ var migrations = [][]string{
 			PRIMARY KEY (ns, id))`,
 		`CREATE INDEX rerankd_memories_changes ON rerankd_memories (ns, seq, id)`,
 	},
+	{ // 2: vector index snapshots (snapshot.go)
+		`CREATE TABLE rerankd_snapshots (
+			ns text COLLATE "C" PRIMARY KEY,
+			seq bigint NOT NULL,
+			bytes bigint NOT NULL,
+			chunks integer NOT NULL,
+			saved timestamptz NOT NULL DEFAULT now())`,
+		`CREATE TABLE rerankd_snapshot_chunks (
+			ns text COLLATE "C" NOT NULL,
+			seq bigint NOT NULL,
+			n integer NOT NULL,
+			data bytea NOT NULL,
+			PRIMARY KEY (ns, seq, n))`,
+	},
 }
 
 // SchemaVersion is the database schema version this build writes and

@@ -415,6 +415,15 @@ func TestSchemaShape(t *testing.T) {
 		"rerankd_namespaces live bigint NO ",
 		"rerankd_namespaces vecgen_seq bigint NO ",
 		"rerankd_namespaces vecgen_stamp bigint NO ",
+		"rerankd_snapshot_chunks ns text NO C",
+		"rerankd_snapshot_chunks seq bigint NO ",
+		"rerankd_snapshot_chunks n integer NO ",
+		"rerankd_snapshot_chunks data bytea NO ",
+		"rerankd_snapshots ns text NO C",
+		"rerankd_snapshots seq bigint NO ",
+		"rerankd_snapshots bytes bigint NO ",
+		"rerankd_snapshots chunks integer NO ",
+		"rerankd_snapshots saved timestamp with time zone NO ",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("columns:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
