@@ -8,6 +8,7 @@ import (
 
 	"github.com/rerankd/rerankd/retrieval/bm25"
 	"github.com/rerankd/rerankd/retrieval/hnsw"
+	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 )
 
@@ -34,6 +35,11 @@ type Config struct {
 	// the index's own, for bm25.Index.Search: the engine's searches rank
 	// with each query's Ranking.
 	BM25 bm25.Config
+	// SpeakerKey is the metadata key whose value is a memory's speaker
+	// (who said or wrote it) for field-aware matching (Ranking.Fields):
+	// "speaker" by default; empty: no memory has a speaker field. It is
+	// read when a memory is indexed.
+	SpeakerKey string
 	// Fusion combines BM25 and vector hits at the hybrid level (weighted sum
 	// 0.7 vector / 0.3 BM25 by default, or RRF).
 	Fusion post.FusionConfig
@@ -112,6 +118,12 @@ type Config struct {
 	// build included); past it the search fails with ErrUnavailable
 	// rather than answer from stale indexes. 0 or default: 5 s.
 	CatchUp time.Duration
+	// SharedSnapshots keeps each namespace's vector index in a shared
+	// store that can hold it (follow_snapshot.go), saved after a build and
+	// when its changes go quiet for SnapshotIdle, with at least
+	// SnapshotMinVectors vectors, so that a replica builds a namespace by
+	// loading it rather than inserting every vector. Default true.
+	SharedSnapshots bool
 	// Poll is how often the engine asks the store for every namespace's
 	// sequence, to catch up namespaces whose change notifications were
 	// missed. 0 or default: 1 s.
@@ -132,13 +144,16 @@ func DefaultConfig() Config {
 		ScanLimit: 20000,
 		PageSize:  1000,
 
+		SpeakerKey: DefaultSpeakerKey,
+
 		SnapshotIdle:       2 * time.Minute,
 		SnapshotMinVectors: 1000,
 		Backfill:           true,
 		BackfillBatch:      32,
 
-		CatchUp: defaultCatchUp,
-		Poll:    defaultPoll,
+		SharedSnapshots: true,
+		CatchUp:         defaultCatchUp,
+		Poll:            defaultPoll,
 	}
 }
 
@@ -150,6 +165,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Fusion.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if len(c.SpeakerKey) > memory.MaxMetadataKeyLen {
+		errs = append(errs, fmt.Errorf("retrieval: SpeakerKey is %d bytes, more than a metadata key may have (%d)", len(c.SpeakerKey), memory.MaxMetadataKeyLen))
 	}
 	if c.Dim < 0 {
 		errs = append(errs, fmt.Errorf("retrieval: Dim %d must be >= 0", c.Dim))

@@ -62,8 +62,9 @@ type Engine struct {
 	snapMu    sync.Mutex // one snapshot round at a time
 	snapClean bool       // leftover temporary files removed (under snapMu)
 
-	// Shared-store counters (follow.go).
-	loads, evictions, caughtUp atomic.Int64
+	// Shared-store counters (follow.go) and the snapshot saver's guard.
+	loads, evictions, caughtUp, snapLoads, snapSaves atomic.Int64
+	savingDB                                         atomic.Bool
 
 	closed   atomic.Bool
 	building atomic.Bool
@@ -171,12 +172,23 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 			e.cfg.Poll = defaultPoll
 		}
 		if cfg.SnapshotDir != "" {
-			e.log.Info("memory index snapshots off: the store is shared, indexes are built from it on first use")
+			e.log.Info("memory index snapshot files off: the store is shared, and keeps the snapshots itself")
 		}
 		if cfg.Backfill && emb != nil {
 			e.log.Info("memory back-fill off: the store is shared; vectors come with each write")
 		}
 		e.cfg.SnapshotDir, e.cfg.Backfill = "", false
+		if dim > 0 {
+			probe, err := e.cfg.newVectorIndex(dim)
+			if err != nil {
+				return nil, fmt.Errorf("retrieval.New: vector index: %w", err)
+			}
+			if sv, ok := probe.(savable); ok {
+				e.snapIndex = sv.Config()
+			} else {
+				e.snapOff = fmt.Sprintf("the vector index %T cannot be saved", probe)
+			}
+		}
 		return e, nil
 	}
 	if err := e.initSnapshots(); err != nil {

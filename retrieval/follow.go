@@ -45,6 +45,10 @@ type followState struct {
 	through atomic.Uint64
 	lastUse atomic.Int64 // unix nanos, for the LRU
 	bytes   atomic.Int64 // estimated index memory, for IndexMemory
+	// changedAt is when a catch-up last applied a change (unix nanos);
+	// snapSeq the sequence of the store's snapshot as last known.
+	changedAt atomic.Int64
+	snapSeq   atomic.Uint64
 }
 
 // ctxMutex is a mutex whose Lock can give up when a context ends (a search
@@ -185,7 +189,7 @@ func (e *Engine) load(ns string, sp *space) {
 	fs := sp.follow
 	t0 := time.Now()
 	sp.mu.Lock()
-	err := e.loadLocked(ns, sp)
+	inserted, err := e.loadLocked(ns, sp)
 	if err == nil {
 		sp.lexReady.Store(true)
 		sp.vecReady.Store(true)
@@ -204,34 +208,69 @@ func (e *Engine) load(ns string, sp *space) {
 	e.loads.Add(1)
 	e.log.Debug("memory index built from the shared store", "memories", sp.ix().lex.Len(), "took", time.Since(t0))
 	e.enforceBudget(ns)
+	if snaps := e.dbSnaps(); snaps != nil && inserted {
+		e.saveDBSnapshot(snaps, ns, sp)
+	}
 }
 
-func (e *Engine) loadLocked(ns string, sp *space) error {
+// It reports whether the vectors were inserted one by one (no snapshot
+// was loaded), so that the caller saves one.
+func (e *Engine) loadLocked(ns string, sp *space) (bool, error) {
 	seq, err := e.feed.Seq(e.ctx, ns)
 	if err != nil {
-		return err
+		return false, err
+	}
+	from, vectors := seq, e.dim > 0
+	if snaps := e.dbSnaps(); snaps != nil {
+		idx, at, err := e.loadDBSnapshot(snaps, ns)
+		switch {
+		case err == nil:
+			old := sp.ix()
+			sp.cur.Store(&indexes{lex: old.lex, order: old.order, vec: idx})
+			from, vectors = at, false // the changes after at bring the vectors up to date
+			sp.follow.snapSeq.Store(at)
+			e.snapLoads.Add(1)
+		case errNoSnapshot(err):
+		case e.ctx.Err() != nil:
+			return false, errStopped
+		default:
+			e.log.Warn("memory vector index snapshot in the shared store not used; inserting every vector", "why", err.Error())
+			if missKind(err) != "" {
+				// Damaged, or made with another dimension or index
+				// configuration: of no use to this engine, and it would
+				// keep a newer one of ours out. A store error leaves it.
+				if err := snaps.DeleteSnapshot(e.ctx, ns); err != nil {
+					e.log.Warn("removing an unusable memory vector index snapshot", "err", err)
+				}
+			}
+		}
 	}
 	ix := sp.ix()
 	after := ""
 	for {
 		if e.ctx.Err() != nil {
-			return errStopped
+			return false, errStopped
 		}
-		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, e.dim > 0)
+		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, vectors)
 		if err != nil {
-			return err
+			return false, err
 		}
 		for _, r := range recs {
-			e.applyRecord(sp, ix, r)
+			if vectors {
+				e.applyRecord(sp, ix, r)
+			} else {
+				ix.lex.Add(r.Memory.ID, r.Memory.Text)
+				ix.order.add(r.Memory.ID, r.Memory.Source, r.Memory.Time)
+			}
 		}
 		if next == "" {
 			break
 		}
 		after = next
 	}
-	sp.follow.applied = store.Cursor{Seq: seq + 1} // after every change of seq
-	sp.follow.through.Store(seq)
-	return e.catchUpLocked(e.ctx, ns, sp, seq)
+	sp.follow.applied = store.Cursor{Seq: from + 1} // after every change of from
+	sp.follow.through.Store(from)
+	return vectors, e.catchUpLocked(e.ctx, ns, sp, seq)
 }
 
 // catchUpLocked applies every change after sp's cursor, page by page, and
@@ -246,6 +285,7 @@ func (e *Engine) catchUpLocked(ctx context.Context, ns string, sp *space, target
 		if applied > 0 {
 			e.caughtUp.Add(int64(applied))
 			fs.bytes.Store(ix.bytes(e.dim))
+			fs.changedAt.Store(time.Now().UnixNano())
 		}
 	}()
 	for {
@@ -287,7 +327,7 @@ func (e *Engine) catchUpLocked(ctx context.Context, ns string, sp *space, target
 // earlier state of its ID).
 func (e *Engine) applyRecord(sp *space, ix *indexes, r store.Record) {
 	m := r.Memory
-	ix.lex.Add(m.ID, m.Text)
+	e.addLex(ix.lex, m)
 	ix.order.add(m.ID, m.Source, m.Time)
 	if ix.vec == nil {
 		return
@@ -420,6 +460,13 @@ func (e *Engine) startFollowing() {
 			if len(names) == 0 {
 				continue
 			}
+			if snaps := e.dbSnaps(); snaps != nil && !e.savingDB.Load() {
+				e.bg.Add(1) // inside a running background goroutine: Close waits for it too
+				go func() {
+					defer e.bg.Done()
+					e.saveIdleDBSnapshots(snaps)
+				}()
+			}
 			seqs, err := e.feed.Seqs(e.ctx, names)
 			if err != nil {
 				continue // the store is down; searches say so
@@ -482,14 +529,17 @@ type FollowStats struct {
 	Bytes  int64
 	// Builds counts namespace builds from the store, Evictions the
 	// namespaces dropped for Config.IndexMemory, Changes the changes
-	// applied from the change sequence.
-	Builds, Evictions, Changes int64
+	// applied from the change sequence, SnapshotLoads the builds whose
+	// vector index came from the store's snapshot, SnapshotSaves the
+	// snapshots this process saved there.
+	Builds, Evictions, Changes, SnapshotLoads, SnapshotSaves int64
 }
 
 // Follow reports the shared-store follower's counters (zero for a store
 // of this process alone).
 func (e *Engine) Follow() FollowStats {
-	st := FollowStats{Builds: e.loads.Load(), Evictions: e.evictions.Load(), Changes: e.caughtUp.Load()}
+	st := FollowStats{Builds: e.loads.Load(), Evictions: e.evictions.Load(), Changes: e.caughtUp.Load(),
+		SnapshotLoads: e.snapLoads.Load(), SnapshotSaves: e.snapSaves.Load()}
 	e.mu.RLock()
 	for _, sp := range e.spaces {
 		if sp.follow != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"testing"
 	"time"
 
@@ -307,5 +309,123 @@ func TestSharedVectors(t *testing.T) {
 	}
 	if got := b.Stats("v"); got.Vectors != 1 || got.Indexed != 2 {
 		t.Fatalf("after removing y's vector: %+v", got)
+	}
+}
+
+// TestSharedSnapshots: a replica that builds a namespace vector by vector
+// saves its index to the store; another replica loads it and applies the
+// changes made since (adds, replaced vectors, deletes), ending with exactly
+// the store's vectors; a quiet period saves a newer snapshot; a damaged
+// one is refused and the vectors are inserted instead.
+func TestSharedSnapshots(t *testing.T) {
+	url := pgtest.Shared(t).NewDB(t)
+	cfg := DefaultConfig()
+	cfg.Dim = 4
+	cfg.SnapshotMinVectors = 10
+	cfg.SnapshotIdle = 100 * time.Millisecond
+	cfg.Poll = 50 * time.Millisecond
+	a, st := sharedEngine(t, url, cfg)
+	vec := func(i int) []float32 { return []float32{float32(i%7) + 1, float32(i%11) + 1, float32(i%13) + 1, float32(i)} }
+	var items []store.Item
+	for i := range 200 {
+		items = append(items, store.Item{Memory: memory.Memory{Namespace: "s", ID: fmt.Sprintf("m%03d", i), Text: fmt.Sprint("memory ", i)}, Vector: vec(i)})
+	}
+	if err := st.PutBatch(items); err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 20 s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	topID(t, a, "s", "memory")
+	waitFor("a saves its snapshot after the build", func() bool { return a.Follow().SnapshotSaves == 1 })
+	first, err := st.SnapshotSeq(context.Background(), "s")
+	if err != nil || first == 0 {
+		t.Fatalf("snapshot sequence: %d %v", first, err)
+	}
+
+	// Changes after the snapshot: new memories, replaced vectors, a
+	// vector removed, deletes.
+	ctx := context.Background()
+	for i := 200; i < 205; i++ {
+		if err := st.Put(memory.Memory{Namespace: "s", ID: fmt.Sprintf("m%03d", i), Text: fmt.Sprint("memory ", i)}, vec(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, i := range []int{3, 4, 5} {
+		if err := st.Put(memory.Memory{Namespace: "s", ID: fmt.Sprintf("m%03d", i), Text: "moved"}, vec(1000+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Put(memory.Memory{Namespace: "s", ID: "m006", Text: "no vector now"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"m010", "m011"} {
+		if err := st.Delete("s", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string][]float32{}
+	for i := range 205 {
+		want[fmt.Sprintf("m%03d", i)] = vec(i)
+	}
+	for _, i := range []int{3, 4, 5} {
+		want[fmt.Sprintf("m%03d", i)] = vec(1000 + i)
+	}
+	delete(want, "m006")
+	delete(want, "m010")
+	delete(want, "m011")
+	exact := func(e *Engine) {
+		t.Helper()
+		for id, v := range want {
+			got, err := e.Retrieve(ctx, Query{Namespace: "s", Text: "x", Vector: v, Mode: ModeDense, Depth: 1})
+			if err != nil || len(got.Candidates) == 0 || got.Candidates[0].ID != id {
+				// Equal vectors (i and i+1001 cannot collide; i%7... can) tie: accept an ID with the same vector.
+				if err == nil && len(got.Candidates) > 0 && slices.Equal(want[got.Candidates[0].ID], v) {
+					continue
+				}
+				t.Fatalf("dense search for %s's vector: %+v %v", id, got.Candidates, err)
+			}
+		}
+		if got := e.Stats("s"); got.Vectors != len(want) || got.Indexed != 203 {
+			t.Fatalf("index holds %d vectors and %d memories, want %d and 203", got.Vectors, got.Indexed, len(want))
+		}
+	}
+	b, _ := sharedEngine(t, url, cfg)
+	exact(b)
+	if f := b.Follow(); f.SnapshotLoads != 1 {
+		t.Fatalf("b did not load the snapshot: %+v", f)
+	}
+	// a follows the changes, and once they are quiet saves a newer snapshot.
+	waitFor("a saves a newer snapshot once its changes are quiet", func() bool {
+		seq, err := st.SnapshotSeq(ctx, "s")
+		return err == nil && seq > first
+	})
+	exact(a)
+
+	// A damaged snapshot is refused: the vectors are inserted instead.
+	conn, err := pgstore.Open(url, pgstore.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	if ok, err := conn.PutSnapshot(ctx, "s", 1<<40, func(w io.Writer) error { _, err := w.Write([]byte("not a snapshot")); return err }); err != nil || !ok {
+		t.Fatalf("planting a damaged snapshot: %v %v", ok, err)
+	}
+	c, _ := sharedEngine(t, url, cfg)
+	exact(c)
+	if f := c.Follow(); f.SnapshotLoads != 0 {
+		t.Fatalf("c loaded a damaged snapshot: %+v", f)
+	}
+	// ... and replaced by c's own.
+	waitFor("c replaces the damaged snapshot", func() bool { return c.Follow().SnapshotSaves == 1 })
+	if seq, err := st.SnapshotSeq(ctx, "s"); err != nil || seq >= 1<<40 {
+		t.Fatalf("snapshot sequence after the replacement: %d %v", seq, err)
 	}
 }

@@ -49,10 +49,13 @@ var snapCRC = crc32.MakeTable(crc32.Castagnoli)
 type snapHeader struct {
 	Namespace string          `json:"namespace"`
 	Gen       store.VectorGen `json:"gen"`
-	Dim       int             `json:"dim"`
-	Index     hnsw.Config     `json:"index"`
-	Vectors   int             `json:"vectors"` // informational
-	Saved     time.Time       `json:"saved"`
+	// Seq is the shared store's change sequence the index holds every
+	// change up to (snapshots kept in a shared store; 0 in files).
+	Seq     uint64      `json:"seq,omitempty"`
+	Dim     int         `json:"dim"`
+	Index   hnsw.Config `json:"index"`
+	Vectors int         `json:"vectors"` // informational
+	Saved   time.Time   `json:"saved"`
 }
 
 // savable is a vector index the engine can snapshot: hnsw.HNSW and
@@ -124,18 +127,32 @@ func readSnap(path string, want snapWant) (savable, snapHeader, error) {
 		return nil, snapHeader{}, miss("unreadable", "%v", err)
 	}
 	defer func() { _ = f.Close() }() // read-only
-	r := bufio.NewReaderSize(f, 1<<20)
+	return decodeSnap(bufio.NewReaderSize(f, 1<<20), want, func(h snapHeader) error {
+		switch {
+		case want.gen.IsZero():
+			return miss("stale", "the store records no vector generation for the namespace (last written by an older rerankd)")
+		case h.Gen != want.gen:
+			return miss("stale", "saved at vector generation %v, the store is at %v", h.Gen, want.gen)
+		}
+		return nil
+	})
+}
+
+// decodeSnap reads a snapshot from r: its header, which must be want's
+// namespace, dimension and index structure and pass fresh, then the
+// index.
+func decodeSnap(r io.Reader, want snapWant, fresh func(snapHeader) error) (savable, snapHeader, error) {
 	h, err := readSnapHeader(r)
 	if err != nil {
 		return nil, h, miss("corrupt", "header: %v", err)
 	}
+	if h.Namespace != want.ns {
+		return nil, h, miss("corrupt", "snapshot is for namespace %q", h.Namespace)
+	}
+	if err := fresh(h); err != nil {
+		return nil, h, err
+	}
 	switch {
-	case h.Namespace != want.ns:
-		return nil, h, miss("corrupt", "file is for namespace %q", h.Namespace)
-	case want.gen.IsZero():
-		return nil, h, miss("stale", "the store records no vector generation for the namespace (last written by an older rerankd)")
-	case h.Gen != want.gen:
-		return nil, h, miss("stale", "saved at vector generation %v, the store is at %v", h.Gen, want.gen)
 	case h.Dim != want.dim:
 		return nil, h, miss("dimension", "saved with dimension %d, the engine has %d", h.Dim, want.dim)
 	case !sameStructure(h.Index, want.index):
@@ -184,21 +201,10 @@ func readSnapHeader(r io.Reader) (snapHeader, error) {
 // the old snapshot, dir fsynced), so a crash leaves the old file or the
 // new one, never a torn one.
 func writeSnap(dir string, h snapHeader, idx hnsw.Saver) error {
-	hdr, err := json.Marshal(h)
-	if err != nil {
-		return fmt.Errorf("header: %w", err)
-	}
 	path := filepath.Join(dir, snapName(h.Namespace))
-	err = atomicfile.Write(path, 0o600, snapTmpPrefix+"*"+snapExt, func(f io.Writer) error {
+	err := atomicfile.Write(path, 0o600, snapTmpPrefix+"*"+snapExt, func(f io.Writer) error {
 		w := bufio.NewWriterSize(f, 1<<20)
-		pre := append(make([]byte, 0, 16+len(hdr)), snapMagic[:]...)
-		pre = binary.LittleEndian.AppendUint32(pre, uint32(len(hdr))) //nolint:gosec // JSON of a few fields, far below 4 GiB
-		pre = append(pre, hdr...)
-		pre = binary.LittleEndian.AppendUint32(pre, crc32.Checksum(hdr, snapCRC))
-		if _, err := w.Write(pre); err != nil {
-			return err
-		}
-		if err := idx.Save(w); err != nil {
+		if err := encodeSnap(w, h, idx); err != nil {
 			return err
 		}
 		return w.Flush()
@@ -207,4 +213,20 @@ func writeSnap(dir string, h snapHeader, idx hnsw.Saver) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// encodeSnap writes h and idx to w in the snapshot format.
+func encodeSnap(w io.Writer, h snapHeader, idx hnsw.Saver) error {
+	hdr, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	pre := append(make([]byte, 0, 16+len(hdr)), snapMagic[:]...)
+	pre = binary.LittleEndian.AppendUint32(pre, uint32(len(hdr))) //nolint:gosec // JSON of a few fields, far below 4 GiB
+	pre = append(pre, hdr...)
+	pre = binary.LittleEndian.AppendUint32(pre, crc32.Checksum(hdr, snapCRC))
+	if _, err := w.Write(pre); err != nil {
+		return err
+	}
+	return idx.Save(w)
 }

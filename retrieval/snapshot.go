@@ -96,14 +96,8 @@ func (e *Engine) logVectorSources(names []string, start time.Time) {
 // are not in the snapshot: under sp.mu, where the store and the live
 // index agree on them, each is re-applied from the store.
 func (e *Engine) adoptSnapshot(ns string, sp *space, idx savable, gen store.VectorGen) error {
-	if cur := idx.Config(); cur.EfSearch != e.snapIndex.EfSearch || cur.ScanContrast != e.snapIndex.ScanContrast {
-		if t, ok := idx.(interface {
-			SetSearch(efSearch int, scanContrast float64) error
-		}); ok {
-			if err := t.SetSearch(e.snapIndex.EfSearch, e.snapIndex.ScanContrast); err != nil {
-				return miss("config", "search settings: %v", err)
-			}
-		}
+	if err := e.searchSettings(idx); err != nil {
+		return err
 	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
@@ -134,6 +128,21 @@ func (e *Engine) adoptSnapshot(ns string, sp *space, idx savable, gen store.Vect
 	sp.cur.Store(&indexes{lex: old.lex, order: old.order, vec: idx})
 	sp.snapGen = gen
 	sp.vecReady.Store(true)
+	return nil
+}
+
+// searchSettings gives a loaded index the engine's search-time settings
+// (a snapshot keeps those it was saved with).
+func (e *Engine) searchSettings(idx savable) error {
+	if cur := idx.Config(); cur.EfSearch != e.snapIndex.EfSearch || cur.ScanContrast != e.snapIndex.ScanContrast {
+		if t, ok := idx.(interface {
+			SetSearch(efSearch int, scanContrast float64) error
+		}); ok {
+			if err := t.SetSearch(e.snapIndex.EfSearch, e.snapIndex.ScanContrast); err != nil {
+				return miss("config", "search settings: %v", err)
+			}
+		}
+	}
 	return nil
 }
 

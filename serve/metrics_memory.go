@@ -27,5 +27,9 @@ func (m *Metrics) watchMemory(read func() retrieval.FollowStats) {
 			func(s retrieval.FollowStats) float64 { return float64(s.Evictions) }),
 		counter("rerankd_memory_changes_applied_total", "Changes applied from the shared store's change sequence (this replica's writes included).",
 			func(s retrieval.FollowStats) float64 { return float64(s.Changes) }),
+		counter("rerankd_memory_snapshot_loads_total", "Namespace builds whose vector index was loaded from the shared store's snapshot.",
+			func(s retrieval.FollowStats) float64 { return float64(s.SnapshotLoads) }),
+		counter("rerankd_memory_snapshot_saves_total", "Vector index snapshots this replica saved to the shared store.",
+			func(s retrieval.FollowStats) float64 { return float64(s.SnapshotSaves) }),
 	)
 }

@@ -49,7 +49,7 @@ func defineMemoryFlags(fs *flag.FlagSet) *memoryFlags {
 	fs.IntVar(&m.vectorDim, "vector-dim", 0, "dimension of client-supplied memory vectors (0: no vector index, or the --embed-model's)")
 	fs.StringVar(&m.analyzer, "analyzer", string(lexical.DefaultCJK), "how memory search splits Chinese, Japanese and Korean text into terms: "+cjkModeNames()+" (gse modes need a binary built with -tags gse; see README)")
 	fs.StringVar(&m.embedModel, "embed-model", "", "Qwen3-Embedding-style ONNX folder: memories and queries are embedded for hybrid search")
-	fs.StringVar(&m.snapshotDir, "snapshot-dir", "", "directory of memory vector index snapshots, loaded at start instead of rebuilding (empty: STORE.snapshots next to --store; \"none\" disables)")
+	fs.StringVar(&m.snapshotDir, "snapshot-dir", "", "directory of memory vector index snapshots, loaded at start instead of rebuilding (empty: STORE.snapshots next to --store; with a postgres:// store the snapshots live in the database; \"none\" disables)")
 	fs.DurationVar(&m.snapshotIdle, "snapshot-idle", def.SnapshotIdle, "re-save a namespace's vector index snapshot once its writes have been quiet this long (0: only after the start-up build and at shutdown)")
 	fs.BoolVar(&m.backfill, "backfill", def.Backfill, "with --embed-model, embed stored memories that have no vector (added before it was configured) in the background after start")
 	fs.IntVar(&m.backfillBatch, "backfill-batch", def.BackfillBatch, "memories per embedding call during the back-fill")
@@ -126,7 +126,10 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 	cfg.BM25.Analyzer = an
 	cfg.Dim = m.vectorDim
 	cfg.Logger = log
-	if !isStoreURL(m.store) {
+	if isStoreURL(m.store) {
+		// A shared store keeps the snapshots itself; "none" still means none.
+		cfg.SharedSnapshots = m.snapshotDir != "none"
+	} else {
 		cfg.SnapshotDir = snapshotDirFor(m.store, m.snapshotDir)
 	}
 	cfg.SnapshotIdle = m.snapshotIdle
@@ -193,8 +196,11 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 		}
 	}()
 	snaps := cfg.SnapshotDir
-	if snaps == "" || e.Dim() == 0 || e.Shared() {
+	switch {
+	case e.Dim() == 0 || (e.Shared() && !cfg.SharedSnapshots) || (!e.Shared() && snaps == ""):
 		snaps = "off"
+	case e.Shared():
+		snaps = "in the database"
 	}
 	fmt.Fprintf(stderr, "memory store %s (analyzer %s, vector dimension %d, embedder %q, index snapshots %s)\n", where, an.Mode(), e.Dim(), m.embedModel, snaps)
 	return e, func() {
