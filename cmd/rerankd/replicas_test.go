@@ -162,8 +162,8 @@ func (c *cluster) do(t *testing.T, ctx context.Context, i int, op func(*replica)
 // memories of shared namespaces while other goroutines check
 // read-your-writes across replicas (a memory acknowledged by one replica
 // is found by a search on another that starts after). Meanwhile one
-// replica is killed with SIGKILL (and a new one started) and PostgreSQL is
-// restarted. At the end every replica lists and searches the same
+// replica is killed with SIGKILL (and a new one started), PostgreSQL is
+// stopped for a second and started again, and later killed outright. At the end every replica lists and searches the same
 // memories, which are exactly the acknowledged writes, as is the database.
 func TestReplicas(t *testing.T) {
 	if testing.Short() {
@@ -223,7 +223,18 @@ func TestReplicas(t *testing.T) {
 	c.mu.Lock()
 	c.reps[2] = nr
 	c.mu.Unlock()
-	time.Sleep(3 * time.Second)
+	time.Sleep(1500 * time.Millisecond)
+	// A crash of PostgreSQL itself (SIGKILL of every server process, then
+	// crash recovery): acknowledged writes are committed, so they survive.
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("PostgreSQL killed after %d acknowledged writes", c.acked.Load())
+	time.Sleep(500 * time.Millisecond)
+	if err := srv.StartAgain(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
 	close(stop)
 	wg.Wait()
 	if t.Failed() {
