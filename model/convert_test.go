@@ -11,6 +11,7 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/onnx"
 )
@@ -45,8 +46,8 @@ func TestConvertConfigWarnings(t *testing.T) {
 	writeQwen3ModelCheckpoint(t, src, []string{arch.ArchModel})
 	setConfigKey(t, src, "frobnicate", `1`)
 	var got []string
-	o := BuildOptions{Tokenizer: testenv.TokenizerDir(), Warn: func(s string) { got = append(got, s) }}
-	if err := Convert(src, filepath.Join(t.TempDir(), "out"), o); err != nil {
+	o := folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Warn: func(s string) { got = append(got, s) }}
+	if err := folder.Convert(src, filepath.Join(t.TempDir(), "out"), o); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || !strings.Contains(got[0], `"frobnicate"`) {
@@ -59,7 +60,7 @@ func TestConvertConfigWarnings(t *testing.T) {
 	t.Cleanup(func() { slog.SetDefault(prev) })
 	setConfigKey(t, src, "hidden_act", `"gelu_pytorch_tanh"`)
 	out := filepath.Join(t.TempDir(), "refused")
-	err := Convert(src, out, BuildOptions{Tokenizer: testenv.TokenizerDir()})
+	err := folder.Convert(src, out, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()})
 	if err == nil || !strings.Contains(err.Error(), `hidden_act "gelu_pytorch_tanh"`) {
 		t.Errorf("Convert = %v, want hidden_act refused", err)
 	}

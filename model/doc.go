@@ -1,7 +1,12 @@
-// Package model scores query–document pairs with a Qwen3-Reranker-style
-// cross-encoder. It is the only package that uses cgo (ONNX Runtime through
-// github.com/yalue/onnxruntime_go); everything else in rerankd talks to it
-// through Scorer.
+// Package model opens model folders and runs them: Open returns a
+// rerank.Scorer over an engine (ONNX Runtime, or the plain-Go reference
+// pass), OpenEmbedder an Embedder. It is the only package that imports
+// ONNX Runtime's cgo binding (github.com/yalue/onnxruntime_go): the prompt,
+// truncation and batching logic and the value types the server passes
+// around are in package rerank, which builds without cgo; writing and
+// converting folders is package model/folder. serve reaches a model only
+// through the rerank.Engine that cmd/rerankd opens here
+// (rerank.TestCgoBoundary holds this).
 //
 // # ONNX I/O contract
 //
@@ -31,7 +36,8 @@
 //
 // Every pair of a request is prefix(system prompt + instruction + query) +
 // document + suffix. When a model folder has onnx.SharedPrefixFile (written
-// by default by WriteTestModel and Convert, sharing model.onnx.data), Open
+// by default by folder.WriteTestModel and folder.Convert, sharing
+// model.onnx.data), Open
 // runs it instead of model.onnx through PrefixSession: each engine batch is
 // split into groups of sequences sharing a prefix (planGroups, which also
 // separates the requests the server's scheduler mixes into one batch), and
@@ -57,9 +63,10 @@
 //
 // # Int8 weights
 //
-// WriteTestModel and Convert also write int8 variants of both graphs
-// (onnx.QuantFile: model.int8.onnx, shared_prefix.int8.onnx; +0.45 GB in the
-// shared data file for a 0.6B model), and Options.Quant selects them. The
+// folder.WriteTestModel and folder.Convert also write int8 variants of
+// both graphs (onnx.QuantFile: model.int8.onnx, shared_prefix.int8.onnx;
+// +0.45 GB in the shared data file for a 0.6B model), and Options.Quant
+// selects them. The
 // projections keep one int8 scale per output channel; activations are
 // quantised per row at run time, so a document's score never depends on
 // its batch (ORT's per-tensor DynamicQuantizeMatMul would be ~10% faster
@@ -75,11 +82,9 @@
 //
 // # Prompt
 //
-// The official Qwen3-Reranker template (prompt.go): a fixed system prefix,
-// "<Instruct>: {instruction}\n<Query>: {query}\n<Document>: {doc}", and a
-// fixed suffix that ends in an empty think block. Truncation only ever
-// shortens the document, and the query only down to a floor; the template
-// and suffix are never cut (a cut suffix gives near-random scores).
+// Prompts are built and truncated by rerank.Scorer (package rerank's doc
+// describes the template and the truncation rules); the engines here see
+// token ids only.
 //
 // # Embeddings
 //

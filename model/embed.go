@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/tokenizer"
 )
@@ -21,7 +22,7 @@ type EmbedConfig struct {
 	// Instruction is the task placed before every query as
 	// "Instruct: {Instruction}\nQuery:{query}". "" takes the folder's
 	// sentence-transformers "query" prompt when it has one, else
-	// DefaultEmbedInstruction. Documents never get an instruction.
+	// folder.DefaultEmbedInstruction. Documents never get an instruction.
 	Instruction string
 	// MaxLength is the most tokens of one input, the appended end-of-text
 	// token included; longer texts are cut at the end, keeping that token
@@ -171,7 +172,7 @@ func OpenEmbedder(dir string, o EmbedderOptions) (*Embedder, error) {
 			return nil, err
 		}
 	}
-	st, err := readSTSettings(dir)
+	st, err := folder.ReadSTSettings(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -182,17 +183,17 @@ func OpenEmbedder(dir string, o EmbedderOptions) (*Embedder, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	e := &Embedder{tok: tok, cfg: o.Embed, docPrefix: st.docPrompt}
+	e := &Embedder{tok: tok, cfg: o.Embed, docPrefix: st.DocPrompt}
 	if e.begin, e.end, err = embedTemplate(tok, tokPath); err != nil {
 		return nil, err
 	}
 	switch {
 	case o.Embed.Instruction != "":
-		e.queryPrefix = QueryPrefix(o.Embed.Instruction)
-	case st.hasQuery:
-		e.queryPrefix = st.queryPrompt
+		e.queryPrefix = folder.QueryPrefix(o.Embed.Instruction)
+	case st.HasQuery:
+		e.queryPrefix = st.QueryPrompt
 	default:
-		e.queryPrefix = QueryPrefix(DefaultEmbedInstruction)
+		e.queryPrefix = folder.QueryPrefix(folder.DefaultEmbedInstruction)
 	}
 	if fixed := len(e.begin) + len(e.end); o.Embed.MaxLength <= fixed {
 		return nil, fmt.Errorf("max length %d leaves no room for text after the %d template tokens", o.Embed.MaxLength, fixed)
@@ -201,7 +202,7 @@ func OpenEmbedder(dir string, o EmbedderOptions) (*Embedder, error) {
 	if e.engine, err = openEmbedEngine(dir, modelPath, tok, o, &e.info); err != nil {
 		return nil, err
 	}
-	if err := e.resolveDim(cfg, st.poolingDim); err != nil {
+	if err := e.resolveDim(cfg, st.PoolingDim); err != nil {
 		_ = e.engine.Close() // the dimension error is what matters
 		return nil, err
 	}
@@ -212,23 +213,23 @@ func OpenEmbedder(dir string, o EmbedderOptions) (*Embedder, error) {
 // an input, or <|endoftext|> after it when the tokenizer declares none
 // (Qwen3-Embedding's own tokenizer.json declares exactly that).
 func embedTemplate(tok *tokenizer.Tokenizer, tokPath string) (begin, end []int, err error) {
-	t, ok, err := readPostProcessor(tokPath)
+	t, ok, err := folder.ReadPostProcessor(tokPath)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !ok {
-		id, found := tok.TokenID(EndOfText)
+		id, found := tok.TokenID(folder.EndOfText)
 		if !found {
-			return nil, nil, fmt.Errorf("tokenizer has no %s token and no post-processor template: not a Qwen tokenizer", EndOfText)
+			return nil, nil, fmt.Errorf("tokenizer has no %s token and no post-processor template: not a Qwen tokenizer", folder.EndOfText)
 		}
 		return nil, []int{id}, nil
 	}
-	for _, id := range append(append([]int(nil), t.prefix...), t.suffix...) {
+	for _, id := range append(append([]int(nil), t.Prefix...), t.Suffix...) {
 		if _, ok := tok.Token(id); !ok {
 			return nil, nil, fmt.Errorf("tokenizer template token id %d is outside the vocabulary", id)
 		}
 	}
-	return t.prefix, t.suffix, nil
+	return t.Prefix, t.Suffix, nil
 }
 
 func openEmbedEngine(dir, modelPath string, tok *tokenizer.Tokenizer, o EmbedderOptions, info *EmbedderInfo) (EmbedEngine, error) {
@@ -247,7 +248,7 @@ func openEmbedEngine(dir, modelPath string, tok *tokenizer.Tokenizer, o Embedder
 		return nil, err
 	}
 	// Padding positions are masked out; any valid id will do.
-	pad, _ := tok.TokenID(EndOfText)
+	pad, _ := tok.TokenID(folder.EndOfText)
 	switch {
 	case tok.Pad().Set:
 		pad = tok.Pad().ID
@@ -278,7 +279,7 @@ func (e *Embedder) resolveDim(cfg *arch.Config, poolingDim int) error {
 		claims = append(claims, claim{"config.json hidden_size", cfg.HiddenSize})
 	}
 	if poolingDim > 0 {
-		claims = append(claims, claim{stPoolingFile + " word_embedding_dimension", poolingDim})
+		claims = append(claims, claim{folder.STPoolingFile + " word_embedding_dimension", poolingDim})
 	}
 	if len(claims) == 0 {
 		v, err := e.engine.Pooled(context.Background(), [][]int{e.wrap(e.tok.EncodeIDs("dimension probe"))})
@@ -305,21 +306,21 @@ func (e *Embedder) resolveDim(cfg *arch.Config, poolingDim int) error {
 
 // NewEmbedder combines a tokenizer and an engine whose vector size is
 // known (tests and callers building engines themselves). Queries get
-// QueryPrefix(cfg.Instruction or the default), documents nothing, and
+// folder.QueryPrefix(cfg.Instruction or the default), documents nothing, and
 // every input ends with <|endoftext|>.
 func NewEmbedder(tok *tokenizer.Tokenizer, engine EmbedEngine, cfg EmbedConfig) (*Embedder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	id, ok := tok.TokenID(EndOfText)
+	id, ok := tok.TokenID(folder.EndOfText)
 	if !ok {
-		return nil, fmt.Errorf("tokenizer has no %s token", EndOfText)
+		return nil, fmt.Errorf("tokenizer has no %s token", folder.EndOfText)
 	}
 	instr := cfg.Instruction
 	if instr == "" {
-		instr = DefaultEmbedInstruction
+		instr = folder.DefaultEmbedInstruction
 	}
-	e := &Embedder{tok: tok, engine: engine, cfg: cfg, queryPrefix: QueryPrefix(instr), end: []int{id}}
+	e := &Embedder{tok: tok, engine: engine, cfg: cfg, queryPrefix: folder.QueryPrefix(instr), end: []int{id}}
 	e.info = EmbedderInfo{QueryPrefix: e.queryPrefix, EndTokens: e.end}
 	if err := e.resolveDim(nil, 0); err != nil {
 		return nil, err
@@ -344,7 +345,7 @@ func (e *Embedder) WithConfig(cfg EmbedConfig) (*Embedder, error) {
 	c := *e
 	c.cfg = cfg
 	if cfg.Instruction != "" {
-		c.queryPrefix = QueryPrefix(cfg.Instruction)
+		c.queryPrefix = folder.QueryPrefix(cfg.Instruction)
 	}
 	c.dim = e.modelDim
 	if cfg.Dim > 0 {

@@ -3,7 +3,7 @@ package model
 import "slices"
 
 // planBatches groups sequences of the given lengths for engine calls, as
-// Scorer.run does: shortest first (rows of similar length waste little
+// rerank.Scorer.run does: shortest first (rows of similar length waste little
 // padding), at most maxBatch rows and rows × longest row <= budget tokens
 // per call (padding counted, since the engine computes it). A sequence
 // longer than the budget still runs, alone. With sameLength every call

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/ref"
 )
@@ -43,10 +44,10 @@ func writeQwen3ModelCheckpoint(t *testing.T, dir string, archs []string) *arch.W
 func TestConvertEmbeddingCheckpoint(t *testing.T) {
 	src, out := t.TempDir(), filepath.Join(t.TempDir(), "converted")
 	w := writeQwen3ModelCheckpoint(t, src, []string{arch.ArchModel})
-	if kind, why, err := DetectKind(src); err != nil || kind != KindEmbedding || !strings.Contains(why, "Qwen3Model") {
+	if kind, why, err := folder.DetectKind(src); err != nil || kind != folder.KindEmbedding || !strings.Contains(why, "Qwen3Model") {
 		t.Fatalf("DetectKind = %v (%s), %v", kind, why, err)
 	}
-	if err := Convert(src, out, BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
+	if err := folder.Convert(src, out, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := arch.ReadConfig(filepath.Join(out, "config.json"))
@@ -74,12 +75,12 @@ func TestDetectKind(t *testing.T) {
 		name  string
 		archs []string
 		extra string // a file created in the folder
-		want  ModelKind
+		want  folder.ModelKind
 	}{
-		{"Qwen3Model", []string{arch.ArchModel}, "", KindEmbedding},
-		{"causal LM with sentence-transformers modules", []string{arch.ArchCausalLM}, stModulesFile, KindEmbedding},
-		{"causal LM with a pooling config", []string{arch.ArchCausalLM}, stPoolingFile, KindEmbedding},
-		{"causal LM alone", []string{arch.ArchCausalLM}, "", KindReranker},
+		{"Qwen3Model", []string{arch.ArchModel}, "", folder.KindEmbedding},
+		{"causal LM with sentence-transformers modules", []string{arch.ArchCausalLM}, folder.STModulesFile, folder.KindEmbedding},
+		{"causal LM with a pooling config", []string{arch.ArchCausalLM}, folder.STPoolingFile, folder.KindEmbedding},
+		{"causal LM alone", []string{arch.ArchCausalLM}, "", folder.KindReranker},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -97,12 +98,12 @@ func TestDetectKind(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if got, why, err := DetectKind(dir); err != nil || got != tc.want {
+			if got, why, err := folder.DetectKind(dir); err != nil || got != tc.want {
 				t.Errorf("DetectKind = %v (%s), %v; want %v", got, why, err, tc.want)
 			}
 		})
 	}
-	if _, _, err := DetectKind(t.TempDir()); err == nil {
+	if _, _, err := folder.DetectKind(t.TempDir()); err == nil {
 		t.Error("DetectKind of an empty folder succeeded")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/model/ref"
 )
@@ -45,8 +46,8 @@ func tinyEmbeddingModel(t testing.TB, outs onnx.EmbeddingOutputs, external bool)
 	defer fixtureMu.Unlock()
 	err, done := fixtures[name]
 	if !done {
-		err = WriteTestEmbeddingModel(dir, embedTestConfig(), 11,
-			BuildOptions{Tokenizer: testenv.TokenizerDir(), EmbeddingOutputs: outs, ForceExternal: external})
+		err = folder.WriteTestEmbeddingModel(dir, embedTestConfig(), 11,
+			folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), EmbeddingOutputs: outs, ForceExternal: external})
 		fixtures[name] = err
 	}
 	if err != nil {
@@ -257,7 +258,7 @@ func TestEmbedInputFormat(t *testing.T) {
 	e := openEmbedder(t, dir, EngineONNX, cfg)
 	tok := qwenTokenizer(t)
 	const eot = 151643
-	if info := e.Info(); !slices.Equal(info.EndTokens, []int{eot}) || info.QueryPrefix != QueryPrefix(DefaultEmbedInstruction) {
+	if info := e.Info(); !slices.Equal(info.EndTokens, []int{eot}) || info.QueryPrefix != folder.QueryPrefix(folder.DefaultEmbedInstruction) {
 		t.Errorf("info %+v", info)
 	}
 	q := "What is the capital of China?"
@@ -269,7 +270,7 @@ func TestEmbedInputFormat(t *testing.T) {
 		cut     bool
 	}{
 		{"document", "The capital of China is Beijing.", false, append(tok.EncodeIDs("The capital of China is Beijing."), eot), false},
-		{"query", q, true, append(tok.EncodeIDs("Instruct: "+DefaultEmbedInstruction+"\nQuery:"+q), eot), false},
+		{"query", q, true, append(tok.EncodeIDs("Instruct: "+folder.DefaultEmbedInstruction+"\nQuery:"+q), eot), false},
 		{"long document", strings.Repeat("memory ", 100), false, append(tok.EncodeIDs(strings.Repeat("memory ", 100))[:39], eot), true},
 	} {
 		got, cut := e.Tokens(tc.text, tc.isQuery)
@@ -389,8 +390,8 @@ func TestOpenEmbedderRefuses(t *testing.T) {
 		file, from, to, want string
 	}{
 		{"config.json", `"hidden_size": 32`, `"hidden_size": 128`, "config.json hidden_size says 128"},
-		{stPoolingFile, `"word_embedding_dimension": 32`, `"word_embedding_dimension": 16`, "word_embedding_dimension says 16"},
-		{stPoolingFile, `"pooling_mode_mean_tokens": false`, `"pooling_mode_mean_tokens": true`, "last-token pooling"},
+		{folder.STPoolingFile, `"word_embedding_dimension": 32`, `"word_embedding_dimension": 16`, "word_embedding_dimension says 16"},
+		{folder.STPoolingFile, `"pooling_mode_mean_tokens": false`, `"pooling_mode_mean_tokens": true`, "last-token pooling"},
 	} {
 		dir := cloneFolder(t, src, tc.file)
 		p := filepath.Join(dir, filepath.FromSlash(tc.file))
@@ -428,7 +429,11 @@ func cloneFolder(t testing.TB, src string, edit ...string) string {
 		case d.IsDir():
 			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 		case slices.Contains(edit, filepath.ToSlash(rel)):
-			return copyFile(p, filepath.Join(dst, rel))
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
 		default:
 			return os.Symlink(p, filepath.Join(dst, rel))
 		}
@@ -444,17 +449,17 @@ func cloneFolder(t testing.TB, src string, edit ...string) string {
 // appends <|endoftext|>, config.json, and no reranker head.
 func TestEmbeddingFolderLayout(t *testing.T) {
 	dir := tinyEmbeddingModel(t, onnx.EmbedHidden, false)
-	for _, f := range []string{onnx.ModelFile, "config.json", "tokenizer.json", "tokenizer_config.json", stModulesFile, stPoolingFile, stConfigFile} {
+	for _, f := range []string{onnx.ModelFile, "config.json", "tokenizer.json", "tokenizer_config.json", folder.STModulesFile, folder.STPoolingFile, folder.STConfigFile} {
 		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f))); err != nil {
 			t.Errorf("missing %s: %v", f, err)
 		}
 	}
-	tmpl, ok, err := readPostProcessor(filepath.Join(dir, "tokenizer.json"))
-	if err != nil || !ok || len(tmpl.prefix) != 0 || !slices.Equal(tmpl.suffix, []int{151643}) {
+	tmpl, ok, err := folder.ReadPostProcessor(filepath.Join(dir, "tokenizer.json"))
+	if err != nil || !ok || len(tmpl.Prefix) != 0 || !slices.Equal(tmpl.Suffix, []int{151643}) {
 		t.Errorf("tokenizer template %+v, %v, %v", tmpl, ok, err)
 	}
-	st, err := readSTSettings(dir)
-	if err != nil || st.queryPrompt != QueryPrefix(DefaultEmbedInstruction) || !st.hasDoc || st.docPrompt != "" || st.poolingDim != 32 {
+	st, err := folder.ReadSTSettings(dir)
+	if err != nil || st.QueryPrompt != folder.QueryPrefix(folder.DefaultEmbedInstruction) || !st.HasDoc || st.DocPrompt != "" || st.PoolingDim != 32 {
 		t.Errorf("sentence-transformers settings %+v, %v", st, err)
 	}
 	m, err := onnx.Load(dir)
@@ -467,7 +472,7 @@ func TestEmbeddingFolderLayout(t *testing.T) {
 	if _, _, err := m.Weights(); err == nil || !strings.Contains(err.Error(), "OpenEmbedder") {
 		t.Errorf("reranker weights of an embedding model: %v", err)
 	}
-	if kind, why, err := DetectKind(dir); err != nil || kind != KindEmbedding {
+	if kind, why, err := folder.DetectKind(dir); err != nil || kind != folder.KindEmbedding {
 		t.Errorf("DetectKind = %v (%s), %v", kind, why, err)
 	}
 }

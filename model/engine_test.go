@@ -12,6 +12,7 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 const query = "What did Caroline do at the support group?"
@@ -21,9 +22,9 @@ const query = "What did Caroline do at the support group?"
 func TestORTMatchesReference(t *testing.T) {
 	for _, external := range []bool{false, true} {
 		dir := tinyModel(t, onnx.HeadLogit, external)
-		r := Request{Query: query, Docs: mixedDocs(12)}
-		got := scoreAll(t, openModel(t, dir, EngineONNX, DefaultScorerConfig()), r)
-		want := scoreAll(t, openModel(t, dir, EngineReference, DefaultScorerConfig()), r)
+		r := rerank.Request{Query: query, Docs: mixedDocs(12)}
+		got := scoreAll(t, openModel(t, dir, EngineONNX, rerank.DefaultScorerConfig()), r)
+		want := scoreAll(t, openModel(t, dir, EngineReference, rerank.DefaultScorerConfig()), r)
 		maxErr := 0.0
 		for i := range got {
 			maxErr = math.Max(maxErr, math.Abs(got[i].Logit-want[i].Logit))
@@ -40,11 +41,11 @@ func TestORTMatchesReference(t *testing.T) {
 // in probability, for the folded head and for a (no, yes) head read from
 // the full lm_head initializer.
 func TestORTMatchesReferenceUntied(t *testing.T) {
-	r := Request{Query: query, Docs: mixedDocs(6)}
+	r := rerank.Request{Query: query, Docs: mixedDocs(6)}
 	for _, head := range []onnx.Head{onnx.HeadLogit, onnx.HeadYesNo} {
 		dir := tinyModelOf(t, "untied", tinyUntied(), head, false)
-		got := scoreAll(t, openModel(t, dir, EngineONNX, DefaultScorerConfig()), r)
-		want := scoreAll(t, openModel(t, dir, EngineReference, DefaultScorerConfig()), r)
+		got := scoreAll(t, openModel(t, dir, EngineONNX, rerank.DefaultScorerConfig()), r)
+		want := scoreAll(t, openModel(t, dir, EngineReference, rerank.DefaultScorerConfig()), r)
 		maxErr := 0.0
 		for i := range got {
 			maxErr = math.Max(maxErr, math.Abs(got[i].Score-want[i].Score))
@@ -59,18 +60,18 @@ func TestORTMatchesReferenceUntied(t *testing.T) {
 // TestBatchInvariance: a pair's score is the same alone, in a batch of 32
 // of mixed lengths, and in any order (within 1e-6).
 func TestBatchInvariance(t *testing.T) {
-	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, DefaultScorerConfig())
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, rerank.DefaultScorerConfig())
 	docs := mixedDocs(32)
-	batch := scoreAll(t, s, Request{Query: query, Docs: docs})
+	batch := scoreAll(t, s, rerank.Request{Query: query, Docs: docs})
 	rev := slices.Clone(docs)
 	slices.Reverse(rev)
-	reversed := scoreAll(t, s, Request{Query: query, Docs: rev})
+	reversed := scoreAll(t, s, rerank.Request{Query: query, Docs: rev})
 	// Small batches force different groupings and paddings.
-	small := DefaultScorerConfig()
+	small := rerank.DefaultScorerConfig()
 	small.MaxBatch = 3
-	grouped := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, small), Request{Query: query, Docs: docs})
+	grouped := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, small), rerank.Request{Query: query, Docs: docs})
 	for i, d := range docs {
-		alone := scoreAll(t, s, Request{Query: query, Docs: []string{d}})[0]
+		alone := scoreAll(t, s, rerank.Request{Query: query, Docs: []string{d}})[0]
 		for name, v := range map[string]float64{"batch": batch[i].Score, "reversed": reversed[len(docs)-1-i].Score, "groups of 3": grouped[i].Score} {
 			if math.Abs(v-alone.Score) > 1e-6 {
 				t.Errorf("doc %d: %s score %.9f, alone %.9f", i, name, v, alone.Score)
@@ -90,8 +91,8 @@ func TestBatchInvariance(t *testing.T) {
 // the last token, or full vocabulary at every token are detected and give
 // the same logits as our folded head.
 func TestCommunityHeads(t *testing.T) {
-	r := Request{Query: query, Docs: mixedDocs(5)}
-	want := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, DefaultScorerConfig()), r)
+	r := rerank.Request{Query: query, Docs: mixedDocs(5)}
+	want := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, rerank.DefaultScorerConfig()), r)
 	cases := []struct {
 		head onnx.Head
 		kind OutputKind
@@ -120,31 +121,31 @@ func TestCommunityHeads(t *testing.T) {
 // TestTruncatedScoring: an over-long document is cut (never the suffix)
 // and still scored; the result says it was truncated.
 func TestTruncatedScoring(t *testing.T) {
-	cfg := DefaultScorerConfig()
+	cfg := rerank.DefaultScorerConfig()
 	cfg.Prompt.MaxLength = 128
 	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, cfg)
 	long := strings.Repeat("a very long memory about many things ", 100)
-	got := scoreAll(t, s, Request{Query: query, Docs: []string{long, "short"}})
+	got := scoreAll(t, s, rerank.Request{Query: query, Docs: []string{long, "short"}})
 	if !got[0].Truncated || got[0].Tokens != 128 || got[1].Truncated {
 		t.Errorf("got %+v", got)
 	}
-	ref := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineReference, cfg), Request{Query: query, Docs: []string{long}})
+	ref := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineReference, cfg), rerank.Request{Query: query, Docs: []string{long}})
 	if math.Abs(ref[0].Logit-got[0].Logit) > 1e-4 {
 		t.Errorf("truncated prompt: ORT %.6f vs reference %.6f", got[0].Logit, ref[0].Logit)
 	}
 }
 
 func TestScoreErrors(t *testing.T) {
-	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, DefaultScorerConfig())
-	if _, err := s.Score(context.Background(), Request{Docs: []string{"x"}}); !errors.Is(err, ErrEmptyQuery) {
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, rerank.DefaultScorerConfig())
+	if _, err := s.Score(context.Background(), rerank.Request{Docs: []string{"x"}}); !errors.Is(err, rerank.ErrEmptyQuery) {
 		t.Errorf("empty query: %v", err)
 	}
-	if out, err := s.Score(context.Background(), Request{Query: "q"}); err != nil || len(out) != 0 {
+	if out, err := s.Score(context.Background(), rerank.Request{Query: "q"}); err != nil || len(out) != 0 {
 		t.Errorf("no documents: %v, %v", out, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := s.Score(ctx, Request{Query: "q", Docs: []string{"x"}}); !errors.Is(err, context.Canceled) {
+	if _, err := s.Score(ctx, rerank.Request{Query: "q", Docs: []string{"x"}}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: %v", err)
 	}
 }
@@ -197,13 +198,13 @@ func TestIncompatibleModels(t *testing.T) {
 }
 
 func TestConcurrentScoring(t *testing.T) {
-	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, DefaultScorerConfig())
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, rerank.DefaultScorerConfig())
 	docs := mixedDocs(8)
-	want := scoreAll(t, s, Request{Query: query, Docs: docs})
+	want := scoreAll(t, s, rerank.Request{Query: query, Docs: docs})
 	errs := make(chan error, 8)
 	for g := range 8 {
 		go func() {
-			got, err := s.Score(context.Background(), Request{Query: query, Docs: docs[g : g+1]})
+			got, err := s.Score(context.Background(), rerank.Request{Query: query, Docs: docs[g : g+1]})
 			if err == nil && math.Abs(got[0].Score-want[g].Score) > 1e-6 {
 				err = errors.New("concurrent score differs")
 			}

@@ -9,7 +9,9 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // fixtureDir holds the generated test models of this package's run.
@@ -45,7 +47,7 @@ func tinyModelOf(t testing.TB, base string, cfg arch.Config, head onnx.Head, ext
 	defer fixtureMu.Unlock()
 	err, done := fixtures[name]
 	if !done {
-		err = WriteTestModel(dir, cfg, 7, BuildOptions{Tokenizer: testenv.TokenizerDir(), Head: head, ForceExternal: external})
+		err = folder.WriteTestModel(dir, cfg, 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Head: head, ForceExternal: external})
 		fixtures[name] = err
 	}
 	if err != nil {
@@ -54,7 +56,7 @@ func tinyModelOf(t testing.TB, base string, cfg arch.Config, head onnx.Head, ext
 	return dir
 }
 
-func openModel(t testing.TB, dir string, engine EngineKind, cfg ScorerConfig) *Scorer {
+func openModel(t testing.TB, dir string, engine EngineKind, cfg rerank.ScorerConfig) *rerank.Scorer {
 	t.Helper()
 	o := DefaultOptions()
 	o.Engine, o.RuntimeLib, o.Scorer = engine, testenv.ORTLib(), cfg
@@ -83,7 +85,7 @@ func mixedDocs(n int) []string {
 	return docs
 }
 
-func scoreAll(t testing.TB, s *Scorer, r Request) []Score {
+func scoreAll(t testing.TB, s *rerank.Scorer, r rerank.Request) []rerank.Score {
 	t.Helper()
 	out, err := s.Score(context.Background(), r)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/onnx"
 )
 
@@ -23,11 +24,11 @@ func TestGraphIOMatchesRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	emb := filepath.Join(t.TempDir(), "embed")
-	if err := WriteTestEmbeddingModel(emb, arch.Tiny(), 3, BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
+	if err := folder.WriteTestEmbeddingModel(emb, arch.Tiny(), 3, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
 		t.Fatal(err)
 	}
 	q := filepath.Join(t.TempDir(), "int8")
-	if err := WriteTestModel(q, arch.Tiny(), 3, BuildOptions{Tokenizer: testenv.TokenizerDir(), Quants: []onnx.Quant{onnx.QuantInt8}}); err != nil {
+	if err := folder.WriteTestModel(q, arch.Tiny(), 3, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Quants: []onnx.Quant{onnx.QuantInt8}}); err != nil {
 		t.Fatal(err)
 	}
 	dirs := []string{q, tinyModel(t, onnx.HeadLogit, true), tinyModel(t, onnx.HeadYesNo, false), emb}

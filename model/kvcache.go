@@ -3,6 +3,8 @@ package model
 import (
 	"container/list"
 	"sync"
+
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // kvCache keeps the keys and values of recent shared prefixes across
@@ -23,27 +25,13 @@ type kvCache struct {
 	mu    sync.Mutex
 	bytes int64
 	lru   *list.List // of *kvEntry, most recent first
-	stats PrefixCacheStats
+	stats rerank.PrefixCacheStats
 }
 
 // kvEntry is the K/V of tokens, each [layers, heads, len(tokens), head_dim].
 type kvEntry struct {
 	tokens []int
 	k, v   []float32
-}
-
-// PrefixCacheStats counts the cross-request prefix cache's work since the
-// session opened.
-type PrefixCacheStats struct {
-	// Lookups is the number of ORT calls that consulted the cache; Hits
-	// those that reused at least one token.
-	Lookups, Hits int64
-	// ReusedTokens is the prefix tokens not recomputed; ComputedTokens
-	// the prefix tokens computed by calls that consulted the cache.
-	ReusedTokens, ComputedTokens int64
-	// Entries and Bytes describe the cache now; MaxBytes is its bound.
-	Entries         int
-	Bytes, MaxBytes int64
 }
 
 func newKVCache(maxBytes, perToken int64) *kvCache {
@@ -113,7 +101,7 @@ func (c *kvCache) remove(el *list.Element) {
 }
 
 // snapshot returns the counters and the current size.
-func (c *kvCache) snapshot() PrefixCacheStats {
+func (c *kvCache) snapshot() rerank.PrefixCacheStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.stats

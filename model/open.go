@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/tokenizer"
 )
 
@@ -30,7 +32,7 @@ type Options struct {
 	// Session configures ONNX Runtime (threads, provider).
 	Session SessionConfig
 	// Scorer configures prompts and batching.
-	Scorer ScorerConfig
+	Scorer rerank.ScorerConfig
 	// Tokenizer is used when the folder has no tokenizer.json (community
 	// exports often ship the ONNX file alone).
 	Tokenizer string
@@ -63,7 +65,7 @@ const DefaultPrefixCacheMB = 64
 // DefaultOptions returns the defaults; RuntimeLib must still be set for the
 // onnx engine.
 func DefaultOptions() Options {
-	return Options{Engine: EngineONNX, Session: DefaultSessionConfig(), Scorer: DefaultScorerConfig(), PrefixCacheMB: DefaultPrefixCacheMB}
+	return Options{Engine: EngineONNX, Session: DefaultSessionConfig(), Scorer: rerank.DefaultScorerConfig(), PrefixCacheMB: DefaultPrefixCacheMB}
 }
 
 // Validate reports every problem at once.
@@ -104,8 +106,8 @@ type Info struct {
 	PrefixCache bool
 	// Quant is how the running graph stores its weights.
 	Quant onnx.Quant
-	// Template is the prompt template in use (the folder's, LoadTemplate).
-	Template Template
+	// Template is the prompt template in use (the folder's, folder.LoadTemplate).
+	Template rerank.Template
 	// TokenizerLoad and SessionLoad are how long Open spent loading the
 	// tokenizer and building the runtime session (concurrently, for the
 	// shared-prefix engine); what a start costs, for logs and benchmarks.
@@ -114,7 +116,7 @@ type Info struct {
 
 // Open loads a model folder: model.onnx (+ model.onnx.data), tokenizer.json
 // and tokenizer_config.json, and config.json when present.
-func Open(dir string, o Options) (*Scorer, Info, error) {
+func Open(dir string, o Options) (*rerank.Scorer, Info, error) {
 	if err := o.Validate(); err != nil {
 		return nil, Info{}, err
 	}
@@ -127,7 +129,7 @@ func Open(dir string, o Options) (*Scorer, Info, error) {
 		}
 		return nil, info, fmt.Errorf("model folder %s: %w", dir, err)
 	}
-	tmpl, err := LoadTemplate(dir)
+	tmpl, err := folder.LoadTemplate(dir)
 	if err != nil {
 		return nil, info, err
 	}
@@ -176,7 +178,7 @@ func Open(dir string, o Options) (*Scorer, Info, error) {
 		return nil, info, err
 	}
 	t0 := time.Now()
-	var engine Engine
+	var engine rerank.Engine
 	switch o.Engine {
 	case EngineReference:
 		m, err := onnx.Load(dir)
@@ -223,7 +225,7 @@ func Open(dir string, o Options) (*Scorer, Info, error) {
 		_ = engine.Close()
 		return nil, info, err
 	}
-	sc, err := NewScorer(tok, engine, o.Scorer)
+	sc, err := rerank.NewScorer(tok, engine, o.Scorer)
 	if err != nil {
 		_ = engine.Close()
 		return nil, info, err
@@ -244,7 +246,7 @@ func loadTokenizer(dir, fallback string) (*tokenizer.Tokenizer, error) {
 
 // specialIDs reads the ids the runtime needs: the template's answer
 // tokens (Qwen3-Reranker's "yes" and "no") and the padding token.
-func specialIDs(tok *tokenizer.Tokenizer, t Template) (yes, no, pad int, err error) {
+func specialIDs(tok *tokenizer.Tokenizer, t rerank.Template) (yes, no, pad int, err error) {
 	yes, no, err = t.ScoreIDs(tok)
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("template %s (%s): %w", t.Name, t.Source, err)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -16,8 +17,8 @@ import (
 // pairs of one rerank request share the system prompt, instruction and
 // query) are scored in one ONNX Runtime call that computes the shared
 // prefix once and each sequence's remaining tokens once, packed without
-// padding. It implements Engine, so the Scorer and the server's scheduler
-// use it unchanged; it finds the shared prefixes itself (planGroups), which
+// padding. It implements rerank.Engine, so rerank.Scorer and the server's
+// scheduler use it unchanged; it finds the shared prefixes itself (planGroups), which
 // also covers batches that mix requests.
 //
 // With a cache (cacheBytes > 0 and a graph with past/present K/V inputs),
@@ -118,7 +119,7 @@ func (s *PrefixSession) checkIO(ins, outs []ort.InputOutputInfo) (inputs, output
 
 // CacheStats reports the cross-request prefix cache's counters; ok is false
 // when the session has none.
-func (s *PrefixSession) CacheStats() (st PrefixCacheStats, ok bool) {
+func (s *PrefixSession) CacheStats() (st rerank.PrefixCacheStats, ok bool) {
 	if s.cache == nil {
 		return st, false
 	}
@@ -430,17 +431,3 @@ func packedTokens(seqs [][]int, callTokens int) int {
 // rows are packed, so for one request's pairs it is far below the padded
 // size.
 func (s *PrefixSession) Cost(seqs [][]int) int { return packedTokens(seqs, s.callTokens) }
-
-// engineCost is e's Cost, or rows × longest row for an engine that pads.
-func engineCost(e Engine) func([][]int) int {
-	if c, ok := e.(interface{ Cost([][]int) int }); ok {
-		return c.Cost
-	}
-	return func(seqs [][]int) int {
-		width := 0
-		for _, q := range seqs {
-			width = max(width, len(q))
-		}
-		return len(seqs) * width
-	}
-}

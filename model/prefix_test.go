@@ -12,13 +12,14 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // sharedPrefixTol bounds |shared-prefix - plain| for logits and scores: the
 // same float32 computation in another order.
 const sharedPrefixTol = 1e-5
 
-func openPlain(t testing.TB, dir string, cfg ScorerConfig) *Scorer {
+func openPlain(t testing.TB, dir string, cfg rerank.ScorerConfig) *rerank.Scorer {
 	t.Helper()
 	o := DefaultOptions()
 	o.RuntimeLib, o.Scorer, o.NoSharedPrefix = testenv.ORTLib(), cfg, true
@@ -47,14 +48,14 @@ func TestSharedPrefixMatchesPlain(t *testing.T) {
 		docs := append(mixedDocs(13), "x", "Caroline", strings.Repeat("word ", 400), strings.Repeat("a long memory ", 300))
 		reqs := []struct {
 			name string
-			r    Request
+			r    rerank.Request
 		}{
-			{"default instruction", Request{Query: query, Docs: docs}},
-			{"other instruction", Request{Instruction: "Find memories about hobbies", Query: "What does Melanie paint?", Docs: docs}},
-			{"context turns", Request{Query: "When was that?", Context: []string{"Caroline: I went to a support group.", "Melanie: How was it?"}, Docs: docs}},
-			{"one document", Request{Query: query, Docs: docs[:1]}},
+			{"default instruction", rerank.Request{Query: query, Docs: docs}},
+			{"other instruction", rerank.Request{Instruction: "Find memories about hobbies", Query: "What does Melanie paint?", Docs: docs}},
+			{"context turns", rerank.Request{Query: "When was that?", Context: []string{"Caroline: I went to a support group.", "Melanie: How was it?"}, Docs: docs}},
+			{"one document", rerank.Request{Query: query, Docs: docs[:1]}},
 		}
-		cfg := DefaultScorerConfig()
+		cfg := rerank.DefaultScorerConfig()
 		cfg.Prompt.MaxLength = 256 // the long documents are cut
 		plainAll := openPlain(t, dir, cfg)
 		o := DefaultOptions()
@@ -105,7 +106,7 @@ func TestSharedPrefixMatchesPlain(t *testing.T) {
 // scheduler makes them (pairs of several requests mixed, rows that share
 // nothing, two-token rows, duplicates), matches the plain graph; one-token
 // rows are refused (an empty prefix crashes ORT).
-func checkEngineBatches(t *testing.T, s, sharedScorer *Scorer) {
+func checkEngineBatches(t *testing.T, s, sharedScorer *rerank.Scorer) {
 	t.Helper()
 	plain, shared := s.Engine(), sharedScorer.Engine()
 	if _, ok := shared.(*PrefixSession); !ok {
@@ -113,7 +114,7 @@ func checkEngineBatches(t *testing.T, s, sharedScorer *Scorer) {
 	}
 	var mixed [][]int
 	for i, q := range []string{query, "Who adopted a cat?", "Who adopted a dog?"} {
-		ps, err := s.Prompts(Request{Query: q, Docs: mixedDocs(4 + i)})
+		ps, err := s.Prompts(rerank.Request{Query: q, Docs: mixedDocs(4 + i)})
 		if err != nil {
 			t.Fatal(err)
 		}

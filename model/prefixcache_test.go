@@ -8,10 +8,11 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
-func openShared(t *testing.T, dir string, cacheMB int) (*Scorer, *PrefixSession) {
+func openShared(t *testing.T, dir string, cacheMB int) (*rerank.Scorer, *PrefixSession) {
 	t.Helper()
 	o := DefaultOptions()
 	o.RuntimeLib, o.PrefixCacheMB = testenv.ORTLib(), cacheMB
@@ -35,23 +36,23 @@ func openShared(t *testing.T, dir string, cacheMB int) (*Scorer, *PrefixSession)
 // running concurrently.
 func TestPrefixCacheMatches(t *testing.T) {
 	dir := tinyModel(t, onnx.HeadLogit, true)
-	cfg := DefaultScorerConfig()
+	cfg := rerank.DefaultScorerConfig()
 	plain := openPlain(t, dir, cfg)
 	cached, ps := openShared(t, dir, 64)
 	uncached, _ := openShared(t, dir, 0)
 	docs := append(mixedDocs(9), "x", strings.Repeat("a long memory ", 40))
 	reqs := []struct {
 		name  string
-		r     Request
+		r     rerank.Request
 		reuse string // what the cache must have served: "" none, "some" the system prompt at least, "all" the prefix but one token
 	}{
-		{"first", Request{Query: query, Docs: docs}, ""},
-		{"other query, same instruction", Request{Query: "Who adopted a cat?", Docs: docs[:5]}, "some"},
-		{"same query again", Request{Query: query, Docs: docs[3:]}, "all"},
-		{"other instruction", Request{Instruction: "Find memories about hobbies", Query: "What does Melanie paint?", Docs: docs}, "some"},
-		{"context turns", Request{Query: "When was that?", Context: []string{"Caroline: I went to a support group."}, Docs: docs[:4]}, "some"},
+		{"first", rerank.Request{Query: query, Docs: docs}, ""},
+		{"other query, same instruction", rerank.Request{Query: "Who adopted a cat?", Docs: docs[:5]}, "some"},
+		{"same query again", rerank.Request{Query: query, Docs: docs[3:]}, "all"},
+		{"other instruction", rerank.Request{Instruction: "Find memories about hobbies", Query: "What does Melanie paint?", Docs: docs}, "some"},
+		{"context turns", rerank.Request{Query: "When was that?", Context: []string{"Caroline: I went to a support group."}, Docs: docs[:4]}, "some"},
 	}
-	want := make([][]Score, len(reqs))
+	want := make([][]rerank.Score, len(reqs))
 	for i, rq := range reqs {
 		want[i] = scoreAll(t, plain, rq.r)
 		before, _ := ps.CacheStats()

@@ -11,7 +11,9 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -31,7 +33,7 @@ func tinyQuantModel(t testing.TB) string {
 	defer fixtureMu.Unlock()
 	err, done := fixtures[dir]
 	if !done {
-		err = WriteTestModel(dir, arch.Tiny(), 7, BuildOptions{Tokenizer: testenv.TokenizerDir(), Quants: onnx.Quants()})
+		err = folder.WriteTestModel(dir, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Quants: onnx.Quants()})
 		fixtures[dir] = err
 	}
 	if err != nil {
@@ -40,7 +42,7 @@ func tinyQuantModel(t testing.TB) string {
 	return dir
 }
 
-func openQuant(t testing.TB, dir string, q onnx.Quant, plain bool, cfg ScorerConfig) *Scorer {
+func openQuant(t testing.TB, dir string, q onnx.Quant, plain bool, cfg rerank.ScorerConfig) *rerank.Scorer {
 	t.Helper()
 	o := DefaultOptions()
 	o.RuntimeLib, o.Scorer, o.Quant, o.NoSharedPrefix = testenv.ORTLib(), cfg, q, plain
@@ -62,10 +64,10 @@ func openQuant(t testing.TB, dir string, q onnx.Quant, plain bool, cfg ScorerCon
 // batch it is in (activations are quantised per row, not per tensor).
 func TestQuantMatchesFloat(t *testing.T) {
 	dir := tinyQuantModel(t)
-	cfg := DefaultScorerConfig()
+	cfg := rerank.DefaultScorerConfig()
 	cfg.Prompt.MaxLength = 256
 	docs := append(mixedDocs(11), "x", strings.Repeat("a long memory ", 300))
-	req := Request{Query: query, Docs: docs}
+	req := rerank.Request{Query: query, Docs: docs}
 	ref := scoreAll(t, openQuant(t, dir, onnx.QuantNone, true, cfg), req)
 	for _, q := range onnx.Quants() {
 		t.Run(q.String(), func(t *testing.T) {

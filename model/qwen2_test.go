@@ -7,9 +7,11 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/model/ref"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // qwen2Tiny is arch.Qwen2Tiny as a causal LM (tied or not) or, with
@@ -31,7 +33,7 @@ func qwen2Tiny(tied bool, labels int) arch.Config {
 
 // openEngine opens dir on one engine: ORT's plain graph, ORT's
 // shared-prefix graph, or the reference engine, for quant q.
-func openEngine(t *testing.T, dir, engine string, q onnx.Quant) (*Scorer, Info) {
+func openEngine(t *testing.T, dir, engine string, q onnx.Quant) (*rerank.Scorer, Info) {
 	t.Helper()
 	o := DefaultOptions()
 	o.RuntimeLib, o.Quant = testenv.ORTLib(), q
@@ -86,15 +88,15 @@ func TestQwen2ConvertScore(t *testing.T) {
 			if err := hf.WriteCheckpoint(src, w, c.dtype, 1+i%2); err != nil {
 				t.Fatal(err)
 			}
-			if kind, why, err := DetectKind(src); err != nil || kind != KindReranker {
+			if kind, why, err := folder.DetectKind(src); err != nil || kind != folder.KindReranker {
 				t.Fatalf("DetectKind = %v (%s), %v", kind, why, err)
 			}
-			tmpl := MxbaiRerankV2Template()
-			o := BuildOptions{Tokenizer: testenv.TokenizerDir(), Template: &tmpl}
+			tmpl := rerank.MxbaiRerankV2Template()
+			o := folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Template: &tmpl}
 			if c.int8 {
 				o.Quants = onnx.Quants()
 			}
-			if err := Convert(src, out, o); err != nil {
+			if err := folder.Convert(src, out, o); err != nil {
 				t.Fatal(err)
 			}
 			loaded, err := hf.LoadCheckpoint(src)
@@ -104,15 +106,15 @@ func TestQwen2ConvertScore(t *testing.T) {
 			if !loaded.Config.QKVBias() || loaded.Tensors[arch.LayerTensor(0, arch.QBias)] == nil {
 				t.Fatal("loaded checkpoint has no q bias")
 			}
-			r := Request{Query: "Where did Caroline go?", Docs: mixedDocs(4)}
+			r := rerank.Request{Query: "Where did Caroline go?", Docs: mixedDocs(4)}
 			wantYes, _ := qwenTokenizer(t).TokenID("1")
 			wantNo, _ := qwenTokenizer(t).TokenID("0")
-			var float []Score
+			var float []rerank.Score
 			for _, engine := range []string{"plain", "shared", "reference"} {
 				s, info := openEngine(t, out, engine, onnx.QuantNone)
-				if info.Template.Name != TemplateMxbaiV2 || info.YesID != wantYes || info.NoID != wantNo {
+				if info.Template.Name != rerank.TemplateMxbaiV2 || info.YesID != wantYes || info.NoID != wantNo {
 					t.Fatalf("%s: template %q answers %d/%d, want %s with \"1\"/\"0\" = %d/%d",
-						engine, info.Template.Name, info.YesID, info.NoID, TemplateMxbaiV2, wantYes, wantNo)
+						engine, info.Template.Name, info.YesID, info.NoID, rerank.TemplateMxbaiV2, wantYes, wantNo)
 				}
 				prompts, err := s.Prompts(r)
 				if err != nil {

@@ -10,8 +10,10 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/ref"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // tinySeqCls is arch.Tiny as a Qwen3ForSequenceClassification checkpoint
@@ -70,10 +72,10 @@ func TestSeqClsConvertScore(t *testing.T) {
 			if err := hf.WriteCheckpoint(src, w, c.dtype, 1); err != nil {
 				t.Fatal(err)
 			}
-			if kind, why, err := DetectKind(src); err != nil || kind != KindReranker {
+			if kind, why, err := folder.DetectKind(src); err != nil || kind != folder.KindReranker {
 				t.Fatalf("DetectKind = %v (%s), %v", kind, why, err)
 			}
-			if err := Convert(src, out, BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
+			if err := folder.Convert(src, out, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
 				t.Fatal(err)
 			}
 			loaded, err := hf.LoadCheckpoint(src) // the stored (rounded) weights
@@ -81,8 +83,8 @@ func TestSeqClsConvertScore(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, engine := range []EngineKind{EngineONNX, EngineReference} {
-				s := openModel(t, out, engine, DefaultScorerConfig())
-				r := Request{Query: "Where did Caroline go?", Docs: mixedDocs(4)}
+				s := openModel(t, out, engine, rerank.DefaultScorerConfig())
+				r := rerank.Request{Query: "Where did Caroline go?", Docs: mixedDocs(4)}
 				prompts, err := s.Prompts(r)
 				if err != nil {
 					t.Fatal(err)
@@ -132,7 +134,7 @@ func TestSeqClsRefused(t *testing.T) {
 		if err := arch.WriteConfig(filepath.Join(src, hf.ConfigFile), c.cfg); err != nil {
 			t.Fatal(err)
 		}
-		err := Convert(src, filepath.Join(t.TempDir(), "out"), BuildOptions{Tokenizer: testenv.TokenizerDir()})
+		err := folder.Convert(src, filepath.Join(t.TempDir(), "out"), folder.BuildOptions{Tokenizer: testenv.TokenizerDir()})
 		for _, w := range c.want {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("Convert = %v, want it to name %q", err, w)
@@ -156,8 +158,8 @@ func TestUnsupportedArchitecture(t *testing.T) {
 		if err := writeFile(filepath.Join(src, hf.ConfigFile), cfg); err != nil {
 			t.Fatal(err)
 		}
-		_, _, derr := DetectKind(src)
-		cerr := Convert(src, filepath.Join(t.TempDir(), "out"), BuildOptions{Tokenizer: testenv.TokenizerDir()})
+		_, _, derr := folder.DetectKind(src)
+		cerr := folder.Convert(src, filepath.Join(t.TempDir(), "out"), folder.BuildOptions{Tokenizer: testenv.TokenizerDir()})
 		for _, err := range []error{derr, cerr} {
 			if err == nil || !strings.Contains(err.Error(), c.arch) || !strings.Contains(err.Error(), "not supported yet") ||
 				strings.Contains(err.Error(), "must be > 0") {

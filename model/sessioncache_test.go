@@ -10,6 +10,7 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // TestSessionCache: the first open writes an entry, the next loads it; the
@@ -33,7 +34,7 @@ func TestSessionCache(t *testing.T) {
 	}
 	graph := filepath.Join(dir, onnx.SharedPrefixFile)
 	tok := qwenTokenizer(t)
-	req := Request{Query: "What did Caroline do?", Docs: mixedDocs(6)}
+	req := rerank.Request{Query: "What did Caroline do?", Docs: mixedDocs(6)}
 	cache := filepath.Join(t.TempDir(), "sessions")
 	score := func(cfg SessionConfig, wantFrom string) []float64 {
 		t.Helper()
@@ -53,7 +54,7 @@ func TestSessionCache(t *testing.T) {
 		if from != wantFrom {
 			t.Errorf("session from %q, want %q", from, wantFrom)
 		}
-		sc, err := NewScorer(tok, ps, DefaultScorerConfig())
+		sc, err := rerank.NewScorer(tok, ps, rerank.DefaultScorerConfig())
 		if err != nil {
 			t.Fatal(err)
 		}

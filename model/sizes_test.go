@@ -7,8 +7,10 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/ref"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // tinyOf shrinks c to 2 layers keeping its head ratio (query heads per kv
@@ -58,14 +60,14 @@ func TestLargerSizesConvertScore(t *testing.T) {
 			if err := hf.WriteCheckpoint(src, w, c.dtype, 2); err != nil {
 				t.Fatal(err)
 			}
-			if err := Convert(src, out, BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
+			if err := folder.Convert(src, out, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
 				t.Fatal(err)
 			}
 			loaded, err := hf.LoadCheckpoint(src)
 			if err != nil {
 				t.Fatal(err)
 			}
-			yes, no, _, err := specialIDs(qwenTokenizer(t), Qwen3RerankerTemplate())
+			yes, no, _, err := specialIDs(qwenTokenizer(t), rerank.Qwen3RerankerTemplate())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,8 +75,8 @@ func TestLargerSizesConvertScore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := openModel(t, out, EngineONNX, DefaultScorerConfig())
-			r := Request{Query: "Where did Caroline go?", Docs: mixedDocs(3)}
+			s := openModel(t, out, EngineONNX, rerank.DefaultScorerConfig())
+			r := rerank.Request{Query: "Where did Caroline go?", Docs: mixedDocs(3)}
 			prompts, err := s.Prompts(r)
 			if err != nil {
 				t.Fatal(err)

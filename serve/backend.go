@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // Backend scores documents against a query. Implementations: the neural
@@ -15,7 +15,7 @@ type Backend interface {
 	// ModelID names the model (folder or repo) for /info and responses.
 	ModelID() string
 	// Score scores r.Docs in order.
-	Score(ctx context.Context, r model.Request) (Scored, error)
+	Score(ctx context.Context, r rerank.Request) (Scored, error)
 	// MaxTokens is the prompt length limit (for /info).
 	MaxTokens() int
 	// Close releases the backend after in-flight work is done.
@@ -24,7 +24,7 @@ type Backend interface {
 
 // Scored is a backend's answer with its timing, reported in headers.
 type Scored struct {
-	Scores []model.Score
+	Scores []rerank.Score
 	Timing Timing
 	// Batches is the number of engine calls that carried the pairs (0 for a
 	// backend without a scheduler).

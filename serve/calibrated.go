@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rerankd/rerankd/calibrate"
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // Calibrated wraps a Backend so that every score it returns is the
@@ -35,12 +35,12 @@ func NewCalibrated(b Backend, cal *calibrate.Calibration) (*Calibrated, error) {
 func (c *Calibrated) Calibration() *calibrate.Calibration { return c.cal }
 
 // Score implements Backend.
-func (c *Calibrated) Score(ctx context.Context, r model.Request) (Scored, error) {
+func (c *Calibrated) Score(ctx context.Context, r rerank.Request) (Scored, error) {
 	out, err := c.Backend.Score(ctx, r)
 	if err != nil {
 		return out, err
 	}
-	scores := make([]model.Score, len(out.Scores))
+	scores := make([]rerank.Score, len(out.Scores))
 	for i, s := range out.Scores {
 		s.Score = c.cal.Apply(s.Score)
 		scores[i] = s

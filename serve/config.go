@@ -45,6 +45,11 @@ type Config struct {
 	Engine *api.EngineInfo
 	// Template, when set, is reported by /info as the prompt template.
 	Template *api.TemplateInfo
+	// Runtime, when set, returns the inference runtime's version for /info
+	// (cmd/rerankd passes ONNX Runtime's). It is called at each request,
+	// so a runtime loaded after the server is built (by an embedding model
+	// opened for the memory API) is reported too.
+	Runtime func() string
 }
 
 // DefaultConfig returns the defaults.

@@ -20,6 +20,7 @@ import (
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/scheduler"
 )
@@ -383,7 +384,7 @@ func miniNeural(t *testing.T, sc scheduler.Config, cacheMB int) *Neural {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "tiny")
-	if err := model.WriteTestModel(dir, arch.Tiny(), 5, model.BuildOptions{Tokenizer: tokDir}); err != nil {
+	if err := folder.WriteTestModel(dir, arch.Tiny(), 5, folder.BuildOptions{Tokenizer: tokDir}); err != nil {
 		t.Fatal(err)
 	}
 	o := model.DefaultOptions()

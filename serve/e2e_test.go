@@ -13,16 +13,18 @@ import (
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
+	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/scheduler"
 )
 
 // neuralBackend writes a tiny random-weight model and serves it through the
 // real scheduler (reporting to obs, when given). It also returns the scorer
 // for direct comparisons.
-func neuralBackend(t *testing.T, sc scheduler.Config, obs ...scheduler.Observer) (*Neural, *model.Scorer) {
+func neuralBackend(t *testing.T, sc scheduler.Config, obs ...scheduler.Observer) (*Neural, *rerank.Scorer) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "tiny")
-	if err := model.WriteTestModel(dir, arch.Tiny(), 5, model.BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
+	if err := folder.WriteTestModel(dir, arch.Tiny(), 5, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
 		t.Fatal(err)
 	}
 	o := model.DefaultOptions()
@@ -62,7 +64,7 @@ func TestEndToEndTinyModel(t *testing.T) {
 			}
 			var resp api.RerankResponse
 			decodeInto(t, r, &resp)
-			want, err := direct.Score(context.Background(), model.Request{Query: q, Docs: docs, MaxDocTokens: DefaultConfig().MaxTokensPerDoc})
+			want, err := direct.Score(context.Background(), rerank.Request{Query: q, Docs: docs, MaxDocTokens: DefaultConfig().MaxTokensPerDoc})
 			if err != nil {
 				t.Error(err)
 				return

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/scheduler"
 )
 
@@ -95,9 +95,9 @@ func classify(err error) *Error {
 		return &Error{Kind: KindNotReady, Msg: "server is shutting down", Err: err}
 	case errors.Is(err, scheduler.ErrBadScore):
 		return &Error{Kind: KindBackend, Msg: "model produced an invalid score", Err: err}
-	case errors.Is(err, model.ErrEmptyQuery):
+	case errors.Is(err, rerank.ErrEmptyQuery):
 		return &Error{Kind: KindInvalid, Msg: "query must not be empty", Err: err}
-	case errors.Is(err, model.ErrTooLong), errors.Is(err, model.ErrDocTooLong):
+	case errors.Is(err, rerank.ErrTooLong), errors.Is(err, rerank.ErrDocTooLong):
 		return &Error{Kind: KindTooLarge, Msg: err.Error(), Err: err}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &Error{Kind: KindTimeout, Msg: "request timed out", Err: err}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/rerankd/rerankd/api"
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // decode parses a rerank body: syntax errors are 400, wrong field types 422.
@@ -98,12 +98,12 @@ func (s *Server) validate(r *api.RerankRequest) error {
 // ranked is one scored document during sorting and filtering.
 type ranked struct {
 	index int
-	score model.Score
+	score rerank.Score
 }
 
 // rank sorts by score (highest first, ties by index), drops results under
 // the threshold (a probability, whatever raw_scores says), then keeps top_n.
-func rank(scores []model.Score, threshold *float64, topN *int) []ranked {
+func rank(scores []rerank.Score, threshold *float64, topN *int) []ranked {
 	out := make([]ranked, 0, len(scores))
 	for i, sc := range scores {
 		if threshold == nil || sc.Score >= *threshold {
@@ -141,7 +141,7 @@ func (s *Server) handleRerank(c *fiber.Ctx) error {
 		}
 	}
 	maxDoc := docLimit(s.cfg.MaxTokensPerDoc, req.MaxTokensPerDoc)
-	mr := model.Request{Instruction: req.Instruction, Query: req.Query, Context: req.Context, Docs: texts,
+	mr := rerank.Request{Instruction: req.Instruction, Query: req.Query, Context: req.Context, Docs: texts,
 		MaxDocTokens: maxDoc, KeepEnd: strings.EqualFold(req.TruncationDirection, "left"),
 		NoTruncate: req.Truncate != nil && !*req.Truncate}
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
@@ -166,7 +166,7 @@ func (s *Server) handleRerank(c *fiber.Ctx) error {
 		threshold = defaultThreshold(s.backend) // the calibration's, if any
 	}
 	results := rank(out.Scores, threshold, req.TopN)
-	value := func(sc model.Score) float64 {
+	value := func(sc rerank.Score) float64 {
 		if req.RawScores {
 			return sc.Logit
 		}
@@ -216,12 +216,20 @@ func requestID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// runtimeVersion is the inference runtime's version, "" when none is set.
+func (s *Server) runtimeVersion() string {
+	if s.cfg.Runtime == nil {
+		return ""
+	}
+	return s.cfg.Runtime()
+}
+
 func (s *Server) handleInfo(c *fiber.Ctx) error {
 	info := api.Info{Version: s.cfg.Version, ModelID: s.backend.ModelID(), Backend: s.backend.Name(),
 		MaxDocuments: s.cfg.MaxDocuments, MaxTokens: s.backend.MaxTokens(), MaxTokensPerDoc: s.cfg.MaxTokensPerDoc,
 		MaxBodyBytes: s.cfg.MaxBodyBytes, RequestTimeoutSec: s.cfg.RequestTimeout.Seconds(),
 		MaxBatchTokens: s.limits.BatchTokens, MaxBatchRequests: s.limits.MaxBatch, MaxQueuePairs: s.limits.QueueSize,
-		Runtime: model.RuntimeVersion(), Truncation: truncationInfo(s.cfg, s.backend.MaxTokens()), Engine: s.cfg.Engine,
+		Runtime: s.runtimeVersion(), Truncation: truncationInfo(s.cfg, s.backend.MaxTokens()), Engine: s.cfg.Engine,
 		Template: s.cfg.Template}
 	if c, ok := s.backend.(*Calibrated); ok {
 		cal := c.Calibration()
@@ -241,7 +249,7 @@ func (s *Server) handleHealth(c *fiber.Ctx) error {
 	if !fresh {
 		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 		defer cancel()
-		out, err := s.backend.Score(ctx, model.Request{Query: "health probe", Docs: []string{"probe"}})
+		out, err := s.backend.Score(ctx, rerank.Request{Query: "health probe", Docs: []string{"probe"}})
 		if err != nil || len(out.Scores) != 1 || math.IsNaN(out.Scores[0].Score) {
 			return &Error{Kind: KindNotReady, Msg: "backend probe failed", Err: err}
 		}

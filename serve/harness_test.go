@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // fakeBackend scores by word overlap so tests know the expected order:
@@ -36,7 +36,7 @@ func (f *fakeBackend) Close(context.Context) error {
 	return nil
 }
 
-func (f *fakeBackend) Score(ctx context.Context, r model.Request) (Scored, error) {
+func (f *fakeBackend) Score(ctx context.Context, r rerank.Request) (Scored, error) {
 	f.calls.Add(1)
 	if f.block {
 		<-ctx.Done()
@@ -49,10 +49,10 @@ func (f *fakeBackend) Score(ctx context.Context, r model.Request) (Scored, error
 		return Scored{}, f.err
 	}
 	if strings.TrimSpace(r.Query) == "" {
-		return Scored{}, model.ErrEmptyQuery
+		return Scored{}, rerank.ErrEmptyQuery
 	}
 	qw := strings.Fields(strings.ToLower(r.Query))
-	out := make([]model.Score, len(r.Docs))
+	out := make([]rerank.Score, len(r.Docs))
 	for i, d := range r.Docs {
 		m := 0
 		for _, w := range qw {
@@ -61,7 +61,7 @@ func (f *fakeBackend) Score(ctx context.Context, r model.Request) (Scored, error
 			}
 		}
 		p := float64(1+m) / float64(2+len(qw))
-		out[i] = model.Score{Score: p, Logit: math.Log(p / (1 - p)), Tokens: len(strings.Fields(d)) + 10}
+		out[i] = rerank.Score{Score: p, Logit: math.Log(p / (1 - p)), Tokens: len(strings.Fields(d)) + 10}
 		if f.nan {
 			out[i].Score = math.NaN()
 		}
@@ -147,7 +147,7 @@ type cancelBackend struct {
 	ended chan error
 }
 
-func (b *cancelBackend) Score(ctx context.Context, _ model.Request) (Scored, error) {
+func (b *cancelBackend) Score(ctx context.Context, _ rerank.Request) (Scored, error) {
 	<-ctx.Done()
 	b.ended <- ctx.Err()
 	return Scored{}, ctx.Err()

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/lexical"
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // Lexical is the embedded default backend: BM25 over the request's own
@@ -29,18 +29,18 @@ func (l *Lexical) ModelID() string { return "lexical-bm25 (embedded default, no 
 func (l *Lexical) MaxTokens() int { return 0 }
 
 // Score implements Backend.
-func (l *Lexical) Score(ctx context.Context, r model.Request) (Scored, error) {
+func (l *Lexical) Score(ctx context.Context, r rerank.Request) (Scored, error) {
 	if strings.TrimSpace(r.Query) == "" {
-		return Scored{}, model.ErrEmptyQuery
+		return Scored{}, rerank.ErrEmptyQuery
 	}
 	if err := ctx.Err(); err != nil {
 		return Scored{}, err
 	}
 	start := time.Now()
 	res := l.s.Score(r.Query, r.Docs)
-	out := make([]model.Score, len(res))
+	out := make([]rerank.Score, len(res))
 	for i, x := range res {
-		out[i] = model.Score{Score: x.Score, Logit: x.Raw, Tokens: x.Tokens}
+		out[i] = rerank.Score{Score: x.Score, Logit: x.Raw, Tokens: x.Tokens}
 	}
 	return Scored{Scores: out, Timing: Timing{Inference: time.Since(start)}}, nil
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/rerankd/rerankd/api"
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
@@ -361,7 +361,7 @@ type backendReranker struct {
 }
 
 func (r backendReranker) Rerank(ctx context.Context, query string, texts []string) ([]float64, error) {
-	out, err := score(ctx, r.b, model.Request{Instruction: r.instruction, Query: query, Docs: texts, MaxDocTokens: r.maxDoc})
+	out, err := score(ctx, r.b, rerank.Request{Instruction: r.instruction, Query: query, Docs: texts, MaxDocTokens: r.maxDoc})
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // Metrics are the server's Prometheus collectors on their own registry. The
@@ -66,26 +66,26 @@ func NewMetrics() *Metrics {
 // WatchPrefixCache exports the shared-prefix engine's cross-request K/V
 // cache (model.PrefixSession.CacheStats), read at scrape time: how often it
 // served a prefix, how many prefix tokens it saved, and its size.
-func (m *Metrics) WatchPrefixCache(read func() model.PrefixCacheStats) {
-	counter := func(name, help string, v func(model.PrefixCacheStats) int64) prometheus.Collector {
+func (m *Metrics) WatchPrefixCache(read func() rerank.PrefixCacheStats) {
+	counter := func(name, help string, v func(rerank.PrefixCacheStats) int64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(v(read())) })
 	}
-	gauge := func(name, help string, v func(model.PrefixCacheStats) int64) prometheus.Collector {
+	gauge := func(name, help string, v func(rerank.PrefixCacheStats) int64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(v(read())) })
 	}
 	m.Registry.MustRegister(
 		counter("rerankd_prefix_cache_lookups_total", "Engine calls that consulted the prefix K/V cache.",
-			func(s model.PrefixCacheStats) int64 { return s.Lookups }),
+			func(s rerank.PrefixCacheStats) int64 { return s.Lookups }),
 		counter("rerankd_prefix_cache_hits_total", "Engine calls that reused at least one cached prefix token.",
-			func(s model.PrefixCacheStats) int64 { return s.Hits }),
+			func(s rerank.PrefixCacheStats) int64 { return s.Hits }),
 		counter("rerankd_prefix_cache_reused_tokens_total", "Prefix tokens served from the cache instead of computed.",
-			func(s model.PrefixCacheStats) int64 { return s.ReusedTokens }),
+			func(s rerank.PrefixCacheStats) int64 { return s.ReusedTokens }),
 		counter("rerankd_prefix_cache_computed_tokens_total", "Prefix tokens computed by calls that consulted the cache.",
-			func(s model.PrefixCacheStats) int64 { return s.ComputedTokens }),
+			func(s rerank.PrefixCacheStats) int64 { return s.ComputedTokens }),
 		gauge("rerankd_prefix_cache_bytes", "Bytes of keys/values the cache holds.",
-			func(s model.PrefixCacheStats) int64 { return s.Bytes }),
+			func(s rerank.PrefixCacheStats) int64 { return s.Bytes }),
 		gauge("rerankd_prefix_cache_entries", "Prefixes the cache holds.",
-			func(s model.PrefixCacheStats) int64 { return int64(s.Entries) }),
+			func(s rerank.PrefixCacheStats) int64 { return int64(s.Entries) }),
 	)
 }
 

@@ -3,15 +3,15 @@ package serve
 import (
 	"testing"
 
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // TestWatchPrefixCache: the prefix cache's counters are exported as read
 // at scrape time, not when registered.
 func TestWatchPrefixCache(t *testing.T) {
 	m := NewMetrics()
-	st := model.PrefixCacheStats{Lookups: 3, Hits: 2, ReusedTokens: 120, ComputedTokens: 30, Entries: 1, Bytes: 4096}
-	m.WatchPrefixCache(func() model.PrefixCacheStats { return st })
+	st := rerank.PrefixCacheStats{Lookups: 3, Hits: 2, ReusedTokens: 120, ComputedTokens: 30, Entries: 1, Bytes: 4096}
+	m.WatchPrefixCache(func() rerank.PrefixCacheStats { return st })
 	st.Lookups, st.Entries = 4, 2 // changed after registration
 	fams, err := m.Registry.Gather()
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/scheduler"
 	"go.opentelemetry.io/otel/attribute"
 )
@@ -12,14 +12,14 @@ import (
 // Neural is the cross-encoder backend: prompts are built in the request's
 // goroutine, then scored through the shared scheduler.
 type Neural struct {
-	scorer *model.Scorer
+	scorer *rerank.Scorer
 	sched  *scheduler.Scheduler
 	id     string
 	maxLen int
 }
 
 // NewNeural wraps a scorer and the scheduler that runs its engine.
-func NewNeural(id string, s *model.Scorer, sched *scheduler.Scheduler, maxLen int) *Neural {
+func NewNeural(id string, s *rerank.Scorer, sched *scheduler.Scheduler, maxLen int) *Neural {
 	return &Neural{scorer: s, sched: sched, id: id, maxLen: maxLen}
 }
 
@@ -33,7 +33,7 @@ func (n *Neural) ModelID() string { return n.id }
 func (n *Neural) MaxTokens() int { return n.maxLen }
 
 // Score implements Backend.
-func (n *Neural) Score(ctx context.Context, r model.Request) (Scored, error) {
+func (n *Neural) Score(ctx context.Context, r rerank.Request) (Scored, error) {
 	start := time.Now()
 	_, span := startSpan(ctx, "rerankd.tokenize", attribute.Int("rerankd.documents", len(r.Docs)))
 	prompts, err := n.scorer.Prompts(r)
@@ -60,7 +60,7 @@ func (n *Neural) Score(ctx context.Context, r model.Request) (Scored, error) {
 	if err != nil {
 		return Scored{}, err
 	}
-	return Scored{Scores: model.Results(prompts, res.Logits), Timing: Timing{Tokenize: tokenize, Queue: res.Queued, Inference: res.Inference}, Batches: res.Batches}, nil
+	return Scored{Scores: rerank.Results(prompts, res.Logits), Timing: Timing{Tokenize: tokenize, Queue: res.Queued, Inference: res.Inference}, Batches: res.Batches}, nil
 }
 
 // Close drains the scheduler, then closes the model.

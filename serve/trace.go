@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/tracing/span"
 	"github.com/valyala/fasthttp"
 	"go.opentelemetry.io/otel/attribute"
@@ -95,7 +95,7 @@ func endSpan(s trace.Span, err error) {
 
 // score calls b.Score inside a "rerankd.score" span, so /rerank and the
 // rerank stage of memory search trace the backend the same way.
-func score(ctx context.Context, b Backend, r model.Request) (Scored, error) {
+func score(ctx context.Context, b Backend, r rerank.Request) (Scored, error) {
 	ctx, sp := startSpan(ctx, "rerankd.score", attribute.String("rerankd.backend", b.Name()),
 		attribute.Int("rerankd.documents", len(r.Docs)))
 	out, err := b.Score(ctx, r)

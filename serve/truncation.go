@@ -4,11 +4,11 @@ import (
 	"fmt"
 
 	"github.com/rerankd/rerankd/api"
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // DefaultMaxTokensPerDoc is the default per-document cut: none. The one
-// default limit is the prompt's maximum length (model.DefaultPromptConfig,
+// default limit is the prompt's maximum length (rerank.DefaultPromptConfig,
 // 1024 tokens), so a document keeps every token the prompt has room for
 // and truncated: true means exactly "did not fit max-length".
 const DefaultMaxTokensPerDoc = 0
@@ -42,7 +42,7 @@ func truncationInfo(cfg Config, maxLength int) *api.TruncationInfo {
 	case maxLength == 0:
 		t.Reason = "this backend has no token limit: documents are never cut"
 		t.ModelCardMaxLength = 0
-	case maxLength == model.DefaultPromptConfig().MaxLength && cfg.MaxTokensPerDoc == DefaultMaxTokensPerDoc:
+	case maxLength == rerank.DefaultPromptConfig().MaxLength && cfg.MaxTokensPerDoc == DefaultMaxTokensPerDoc:
 		t.Reason = DefaultTruncationReason
 	default:
 		perDoc := "no per-document cut"

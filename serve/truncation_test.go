@@ -10,7 +10,7 @@ import (
 
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/lexical"
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/scheduler"
 )
 
@@ -82,7 +82,7 @@ func TestTruncatedHonest(t *testing.T) {
 	}
 	var resp api.RerankResponse
 	decodeInto(t, r, &resp)
-	want, err := direct.Score(context.Background(), model.Request{Query: "what grows?", Docs: docs})
+	want, err := direct.Score(context.Background(), rerank.Request{Query: "what grows?", Docs: docs})
 	if err != nil {
 		t.Fatal(err)
 	}

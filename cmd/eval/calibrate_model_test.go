@@ -14,6 +14,8 @@ import (
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // TestCalibrateModelScores is a code-path test with a neural backend's
@@ -26,7 +28,7 @@ func TestCalibrateModelScores(t *testing.T) {
 	start := time.Now()
 	dir := t.TempDir()
 	modelDir := filepath.Join(dir, "tiny")
-	if err := model.WriteTestModel(modelDir, arch.Tiny(), 7, model.BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
+	if err := folder.WriteTestModel(modelDir, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
 		t.Fatal(err)
 	}
 	opts := model.DefaultOptions()
@@ -67,7 +69,7 @@ func TestCalibrateModelScores(t *testing.T) {
 			for i, r := range ranked {
 				docs[i] = text[r.DocID]
 			}
-			scores, err := scorer.Score(context.Background(), model.Request{Query: q.Text, Docs: docs})
+			scores, err := scorer.Score(context.Background(), rerank.Request{Query: q.Text, Docs: docs})
 			if err != nil {
 				t.Fatal(err)
 			}

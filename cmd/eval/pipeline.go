@@ -15,6 +15,7 @@ import (
 	"github.com/rerankd/rerankd/cmd/internal/paths"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
@@ -72,7 +73,7 @@ type pipelineOptions struct {
 
 // models are the opened neural parts of a pipeline (nil when unused).
 type models struct {
-	reranker *model.Scorer
+	reranker *rerank.Scorer
 	embedder *model.Embedder
 }
 
@@ -120,11 +121,11 @@ func openModels(p pipelineSpec, o pipelineOptions) (models, error) {
 // errUsageEval marks command-line mistakes found after parsing.
 var errUsageEval = errors.New("usage")
 
-// scorerReranker adapts a model.Scorer to retrieval.Reranker.
-type scorerReranker struct{ s *model.Scorer }
+// scorerReranker adapts a rerank.Scorer to retrieval.Reranker.
+type scorerReranker struct{ s *rerank.Scorer }
 
 func (r scorerReranker) Rerank(ctx context.Context, query string, texts []string) ([]float64, error) {
-	scores, err := r.s.Score(ctx, model.Request{Query: query, Docs: texts})
+	scores, err := r.s.Score(ctx, rerank.Request{Query: query, Docs: texts})
 	if err != nil {
 		return nil, err
 	}

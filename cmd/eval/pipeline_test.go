@@ -15,8 +15,8 @@ import (
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/lexical"
-	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/post"
 )
@@ -132,11 +132,11 @@ func TestLocomoNeuralPipelines(t *testing.T) {
 	testenv.Require(t, testenv.TokenizerDir())
 	dir := t.TempDir()
 	emb, rr := filepath.Join(dir, "emb"), filepath.Join(dir, "rr")
-	bo := model.BuildOptions{Tokenizer: testenv.TokenizerDir()}
-	if err := model.WriteTestEmbeddingModel(emb, arch.Tiny(), 3, bo); err != nil {
+	bo := folder.BuildOptions{Tokenizer: testenv.TokenizerDir()}
+	if err := folder.WriteTestEmbeddingModel(emb, arch.Tiny(), 3, bo); err != nil {
 		t.Fatal(err)
 	}
-	if err := model.WriteTestModel(rr, arch.Tiny(), 4, bo); err != nil {
+	if err := folder.WriteTestModel(rr, arch.Tiny(), 4, bo); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"dense", "hybrid", "hybrid+rerank+recency+mmr"} {

@@ -19,6 +19,7 @@ import (
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // benchResult is the JSON contract of `rerankd bench`. "Uncached" is
@@ -302,7 +303,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	// load drifts (a shared one) slows them alike.
 	fmt.Fprintf(stderr, "scoring %d requests x %d memories: ours (shared prefix: %v), one pair per call, uncached, in turn...\n",
 		*requests, *candidates, info.SharedPrefix)
-	var ours, baseline, uncached, servedScores []model.Score
+	var ours, baseline, uncached, servedScores []rerank.Score
 	var oursTime, baseTime, uncachedTime, noCacheTime, servedTime time.Duration
 	var servedCalls, directCalls []int
 	perReq := map[*time.Duration][]time.Duration{} // each path's time per request
@@ -330,11 +331,11 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 		before := prefixCacheStats(s).ReusedTokens
 		for _, p := range []struct {
-			sc  *model.Scorer
-			out *[]model.Score
+			sc  *rerank.Scorer
+			out *[]rerank.Score
 			dur *time.Duration
 		}{{s, &ours, &oursTime}, {base, &baseline, &baseTime}, {plain, &uncached, &uncachedTime}} {
-			got, d, err := timeRequests(ctx, p.sc, []model.Request{req})
+			got, d, err := timeRequests(ctx, p.sc, []rerank.Request{req})
 			if err != nil {
 				return err
 			}
@@ -369,7 +370,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			// The same path with the cross-request cache bypassed, for the
 			// cache's own same-run gain.
 			ps.SetCacheBypass(true)
-			_, d, err := timeRequests(ctx, s, []model.Request{req})
+			_, d, err := timeRequests(ctx, s, []rerank.Request{req})
 			ps.SetCacheBypass(false)
 			if err != nil {
 				return err
@@ -522,7 +523,7 @@ type benchReq struct {
 }
 
 // benchAccounting replays the scorer's batching of reqs to count tokens.
-func benchAccounting(s *model.Scorer, reqs []model.Request, info model.Info) (benchTokens, error) {
+func benchAccounting(s *rerank.Scorer, reqs []rerank.Request, info model.Info) (benchTokens, error) {
 	var a benchTokens
 	for _, r := range reqs {
 		prompts, err := s.Prompts(r)
@@ -574,14 +575,14 @@ func benchAccounting(s *model.Scorer, reqs []model.Request, info model.Info) (be
 
 // benchMeters loads the float32 MatMul-chain meter, and q's when q is
 // quantised, with our path's session settings.
-func benchMeters(cfg model.SessionConfig, q onnx.Quant, hidden int) ([]*model.PeakMeter, error) {
+func benchMeters(cfg model.SessionConfig, q onnx.Quant, hidden int) ([]*peakMeter, error) {
 	kinds := []onnx.Quant{onnx.QuantNone}
 	if q != onnx.QuantNone {
 		kinds = append(kinds, q)
 	}
-	var meters []*model.PeakMeter
+	var meters []*peakMeter
 	for _, k := range kinds {
-		m, err := model.NewPeakMeter(cfg, k, 16, hidden, peakRows)
+		m, err := newPeakMeter(cfg, k, 16, hidden, peakRows)
 		if err != nil {
 			for _, m := range meters {
 				_ = m.Close()
@@ -620,12 +621,12 @@ func medianRatio(num, den []time.Duration) float64 {
 
 // prefixCacheStats reads the scorer's prefix cache counters (zero without
 // one).
-func prefixCacheStats(s *model.Scorer) model.PrefixCacheStats {
+func prefixCacheStats(s *rerank.Scorer) rerank.PrefixCacheStats {
 	if ps, ok := s.Engine().(*model.PrefixSession); ok {
 		st, _ := ps.CacheStats()
 		return st
 	}
-	return model.PrefixCacheStats{}
+	return rerank.PrefixCacheStats{}
 }
 
 // peakRSSMB is the process's peak resident set (VmHWM), or 0 where
@@ -661,8 +662,8 @@ func fileBytes(dir string, names ...string) int64 {
 	return n
 }
 
-func timeRequests(ctx context.Context, s *model.Scorer, reqs []model.Request) ([]model.Score, time.Duration, error) {
-	var all []model.Score
+func timeRequests(ctx context.Context, s *rerank.Scorer, reqs []rerank.Request) ([]rerank.Score, time.Duration, error) {
+	var all []rerank.Score
 	start := time.Now()
 	for _, r := range reqs {
 		out, err := s.Score(ctx, r)
@@ -679,7 +680,7 @@ func timeRequests(ctx context.Context, s *model.Scorer, reqs []model.Request) ([
 
 // benchWorkload makes dialog-memory-like requests: invented speakers and
 // events, lengths drawn like LoCoMo turns.
-func benchWorkload(requests, candidates int, seed uint64) []model.Request {
+func benchWorkload(requests, candidates int, seed uint64) []rerank.Request {
 	rng := rand.New(rand.NewPCG(seed, 0xbe7c4))
 	names := []string{"Caroline", "Melanie", "Jon", "Gina", "Priya", "Tomasz"}
 	words := strings.Fields("went to the support group yesterday and felt really empowered after talking with everyone there " +
@@ -693,13 +694,13 @@ func benchWorkload(requests, candidates int, seed uint64) []model.Request {
 		}
 		return strings.Join(w, " ")
 	}
-	out := make([]model.Request, requests)
+	out := make([]rerank.Request, requests)
 	for i := range out {
 		docs := make([]string, candidates)
 		for j := range docs {
 			docs[j] = names[rng.IntN(len(names))] + ": " + text(15+rng.IntN(50)) + "."
 		}
-		out[i] = model.Request{Query: "When did " + names[rng.IntN(len(names))] + " " + text(8) + "?", Docs: docs}
+		out[i] = rerank.Request{Query: "When did " + names[rng.IntN(len(names))] + " " + text(8) + "?", Docs: docs}
 	}
 	return out
 }
@@ -707,7 +708,7 @@ func benchWorkload(requests, candidates int, seed uint64) []model.Request {
 // rankAgreement compares two scorings of the same requests (consecutive
 // groups of n pairs): the mean Kendall tau-a of the two orders and the
 // share of groups whose 5 best pairs are the same set.
-func rankAgreement(a, b []model.Score, n int) (tau, top5 float64) {
+func rankAgreement(a, b []rerank.Score, n int) (tau, top5 float64) {
 	groups := len(a) / n
 	if groups == 0 {
 		return 0, 0
@@ -744,8 +745,8 @@ func sign(v float64) float64 {
 
 // sameTop reports whether the k best-scored positions of x and y agree as
 // sets (ties broken by position).
-func sameTop(x, y []model.Score, k int) bool {
-	top := func(s []model.Score) map[int]bool {
+func sameTop(x, y []rerank.Score, k int) bool {
+	top := func(s []rerank.Score) map[int]bool {
 		idx := make([]int, len(s))
 		for i := range idx {
 			idx[i] = i

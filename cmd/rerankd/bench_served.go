@@ -21,8 +21,8 @@ import (
 
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/client"
-	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/serve"
 )
 
@@ -89,7 +89,7 @@ func startServed(st servedSettings, stderr io.Writer) (*servedPath, error) {
 // score sends r as one /rerank call with raw scores and returns the
 // scores in document order, the round trip's time and the engine calls
 // that carried its pairs (from the server's own metrics).
-func (p *servedPath) score(ctx context.Context, r model.Request) ([]model.Score, time.Duration, int, error) {
+func (p *servedPath) score(ctx context.Context, r rerank.Request) ([]rerank.Score, time.Duration, int, error) {
 	docs := make([]api.Document, len(r.Docs))
 	for i, d := range r.Docs {
 		docs[i] = api.Document{Text: d}
@@ -104,9 +104,9 @@ func (p *servedPath) score(ctx context.Context, r model.Request) ([]model.Score,
 	if len(resp.Results) != len(r.Docs) {
 		return nil, 0, 0, fmt.Errorf("served path: %d results for %d documents", len(resp.Results), len(r.Docs))
 	}
-	out := make([]model.Score, len(r.Docs))
+	out := make([]rerank.Score, len(r.Docs))
 	for _, res := range resp.Results {
-		out[res.Index] = model.Score{Logit: res.RelevanceScore, Score: model.Sigmoid(res.RelevanceScore)}
+		out[res.Index] = rerank.Score{Logit: res.RelevanceScore, Score: rerank.Sigmoid(res.RelevanceScore)}
 	}
 	callsAfter, _ := p.calls()
 	return out, d, int(math.Round(callsAfter - callsBefore)), nil

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // TestBenchTiny: bench on a tiny model prints the JSON contract, uses the
@@ -128,8 +128,8 @@ func TestMedianRatio(t *testing.T) {
 }
 
 func TestRankAgreement(t *testing.T) {
-	sc := func(v ...float64) []model.Score {
-		out := make([]model.Score, len(v))
+	sc := func(v ...float64) []rerank.Score {
+		out := make([]rerank.Score, len(v))
 		for i, x := range v {
 			out[i].Score = x
 		}
@@ -138,7 +138,7 @@ func TestRankAgreement(t *testing.T) {
 	base := sc(0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
 	cases := []struct {
 		name      string
-		other     []model.Score
+		other     []rerank.Score
 		tau, top5 float64
 	}{
 		{"identical", base, 1, 1},

@@ -11,9 +11,10 @@ import (
 	"sync"
 
 	"github.com/rerankd/rerankd/cmd/internal/progress"
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // runConvert implements `rerankd convert`: a Hugging Face checkpoint
@@ -28,7 +29,7 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
 	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs: int8 (per-channel int8 weights, per-row int8 activations), or none")
 	kind := fs.String("kind", "auto", "auto (Qwen3Model architecture or sentence-transformers embedding files mean embedding), reranker or embedding")
-	tmplFlag := fs.String("template", "", "prompt template: "+model.TemplateQwen3Reranker+", "+model.TemplateMxbaiV2+
+	tmplFlag := fs.String("template", "", "prompt template: "+rerank.TemplateQwen3Reranker+", "+rerank.TemplateMxbaiV2+
 		", or a rerankd_template.json file (default: the source's own, a known repo's, or Qwen3-Reranker's for a Qwen3 model)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -36,19 +37,19 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if *from == "" || *out == "" {
 		return fmt.Errorf("%w: --from and --out are required", errUsage)
 	}
-	k, err := model.ParseModelKind(*kind)
+	k, err := folder.ParseModelKind(*kind)
 	if err != nil {
 		return fmt.Errorf("%w: --kind: %w", errUsage, err)
 	}
 	// With --kind auto an embedding checkpoint is only known inside Convert,
 	// which ignores Quants for it.
-	qs, err := quantsFor(fs, *quants, k != model.KindEmbedding, onnx.HeadLogit)
+	qs, err := quantsFor(fs, *quants, k != folder.KindEmbedding, onnx.HeadLogit)
 	if err != nil {
 		return err
 	}
-	var tmpl *model.Template
+	var tmpl *rerank.Template
 	if *tmplFlag != "" {
-		t, err := model.ParseTemplate(*tmplFlag)
+		t, err := rerank.ParseTemplate(*tmplFlag)
 		if err != nil {
 			return fmt.Errorf("%w: --template: %w", errUsage, err)
 		}
@@ -63,14 +64,14 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if t, ok := model.RepoTemplate(src); ok && tmpl == nil && !hasTemplate(dir) {
+		if t, ok := folder.RepoTemplate(src); ok && tmpl == nil && !hasTemplate(dir) {
 			tmpl = &t
 		}
 		src = dir
 	}
 	fmt.Fprintf(stderr, "converting %s\n", src)
 	warn := func(msg string) { fmt.Fprintf(stderr, "rerankd convert: warning: %s\n", msg) }
-	if err := model.Convert(src, *out, model.BuildOptions{Tokenizer: *tok, ForceExternal: *external, Kind: k, NoSharedPrefix: *noShared, Quants: qs, Template: tmpl, Warn: warn}); err != nil {
+	if err := folder.Convert(src, *out, folder.BuildOptions{Tokenizer: *tok, ForceExternal: *external, Kind: k, NoSharedPrefix: *noShared, Quants: qs, Template: tmpl, Warn: warn}); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s\n", *out)
@@ -80,7 +81,7 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 // hasTemplate reports whether a downloaded repo carries its own template
 // (rerankd's file), which then wins over the known-repo table.
 func hasTemplate(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, model.TemplateFile))
+	_, err := os.Stat(filepath.Join(dir, rerank.TemplateFile))
 	return err == nil
 }
 

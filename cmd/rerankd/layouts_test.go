@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // TestConvertLayoutsFromHub: `rerankd convert --from REPO` downloads each
@@ -40,13 +41,13 @@ func TestConvertLayoutsFromHub(t *testing.T) {
 		yesID      int
 		refusal    string
 	}{
-		{"Qwen3-Reranker", "Qwen/Qwen3-Reranker-0.6B", arch.Tiny(), nil, nil, model.TemplateQwen3Reranker, 9693, ""},
-		{"Qwen3 seq-cls", "tomaarsen/Qwen3-Reranker-0.6B-seq-cls", qwen3Cls, nil, nil, model.TemplateQwen3Reranker, 9693, ""},
-		{"mxbai causal LM", "mixedbread-ai/mxbai-rerank-base-v2", arch.Qwen2Tiny(), nil, nil, model.TemplateMxbaiV2, 16, ""},
-		{"mxbai seq-cls", "michaelfeil/mxbai-rerank-base-v2-seq", qwen2Cls, nil, nil, model.TemplateMxbaiV2, 16, ""},
-		{"Qwen2 LogitScore CrossEncoder", "test/qwen2-cross-encoder", arch.Qwen2Tiny(), logitScore, nil, model.TemplateMxbaiV2, 16, ""},
+		{"Qwen3-Reranker", "Qwen/Qwen3-Reranker-0.6B", arch.Tiny(), nil, nil, rerank.TemplateQwen3Reranker, 9693, ""},
+		{"Qwen3 seq-cls", "tomaarsen/Qwen3-Reranker-0.6B-seq-cls", qwen3Cls, nil, nil, rerank.TemplateQwen3Reranker, 9693, ""},
+		{"mxbai causal LM", "mixedbread-ai/mxbai-rerank-base-v2", arch.Qwen2Tiny(), nil, nil, rerank.TemplateMxbaiV2, 16, ""},
+		{"mxbai seq-cls", "michaelfeil/mxbai-rerank-base-v2-seq", qwen2Cls, nil, nil, rerank.TemplateMxbaiV2, 16, ""},
+		{"Qwen2 LogitScore CrossEncoder", "test/qwen2-cross-encoder", arch.Qwen2Tiny(), logitScore, nil, rerank.TemplateMxbaiV2, 16, ""},
 		{"Qwen2 unknown prompt", "test/qwen2-reranker", arch.Qwen2Tiny(), nil, nil, "", 0, "--template"},
-		{"Qwen2 with --template", "test/qwen2-reranker", arch.Qwen2Tiny(), nil, []string{"--template", model.TemplateMxbaiV2}, model.TemplateMxbaiV2, 16, ""},
+		{"Qwen2 with --template", "test/qwen2-reranker", arch.Qwen2Tiny(), nil, []string{"--template", rerank.TemplateMxbaiV2}, rerank.TemplateMxbaiV2, 16, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ckpt := writeCheckpoint(t, c.cfg, 21)
@@ -72,11 +73,11 @@ func TestConvertLayoutsFromHub(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("convert: exit %d: %s", code, errs)
 			}
-			tmpl, err := model.LoadTemplate(out)
+			tmpl, err := folder.LoadTemplate(out)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tmpl.Name != c.template || tmpl.YesID == nil || *tmpl.YesID != c.yesID || !strings.HasSuffix(tmpl.Source, model.TemplateFile) {
+			if tmpl.Name != c.template || tmpl.YesID == nil || *tmpl.YesID != c.yesID || !strings.HasSuffix(tmpl.Source, rerank.TemplateFile) {
 				t.Errorf("template %q (%s), yes id %v; want %q with %d", tmpl.Name, tmpl.Source, tmpl.YesID, c.template, c.yesID)
 			}
 			if c.files != nil && tmpl.DefaultInstruction != "Find the memory" {

@@ -22,6 +22,7 @@ import (
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/scheduler"
 	"github.com/rerankd/rerankd/serve"
 )
@@ -91,7 +92,7 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --quant: %w", errUsage, err)
 	}
 	reqs := benchWorkload(64, *candidates, 7)
-	var scorer *model.Scorer
+	var scorer *rerank.Scorer
 	if *dir != "" {
 		o := model.DefaultOptions()
 		o.RuntimeLib, o.Tokenizer, o.Quant, o.NoSharedPrefix, o.PrefixCacheMB = *ortLib, *tok, q, *noShared, *cacheMB
@@ -112,7 +113,7 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			return nil, err
 		}
-		return &noCloseNeural{serve.NewNeural(*dir, scorer, sched, model.DefaultPromptConfig().MaxLength), sched}, nil
+		return &noCloseNeural{serve.NewNeural(*dir, scorer, sched, rerank.DefaultPromptConfig().MaxLength), sched}, nil
 	}
 	if soakF.hold > 0 {
 		return runSoak(func() (serve.Backend, error) { return newBackend(scheduler.DefaultConfig()) }, soakF, *asJSON, stdout, stderr)
@@ -145,7 +146,7 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		r := reqs[i%len(reqs)]
 		t0 := time.Now()
 		if scorer != nil {
-			_, err = scorer.Score(context.Background(), model.Request{Query: r.Query, Docs: r.Docs, MaxDocTokens: serve.DefaultConfig().MaxTokensPerDoc})
+			_, err = scorer.Score(context.Background(), rerank.Request{Query: r.Query, Docs: r.Docs, MaxDocTokens: serve.DefaultConfig().MaxTokensPerDoc})
 		} else {
 			lexical.Default().Score(r.Query, r.Docs)
 		}
@@ -257,12 +258,12 @@ func startServer(b serve.Backend, cfg serve.Config) (string, func(), error) {
 
 // drive sends n requests from c concurrent clients and summarises them.
 // rotate returns reqs starting at index k (modulo its length).
-func rotate(reqs []model.Request, k int) []model.Request {
+func rotate(reqs []rerank.Request, k int) []rerank.Request {
 	k %= len(reqs)
-	return append(append([]model.Request{}, reqs[k:]...), reqs[:k]...)
+	return append(append([]rerank.Request{}, reqs[k:]...), reqs[:k]...)
 }
 
-func drive(base string, reqs []model.Request, c, n int) levelResult {
+func drive(base string, reqs []rerank.Request, c, n int) levelResult {
 	bodies := make([]api.RerankRequest, len(reqs))
 	for i, r := range reqs {
 		bodies[i] = rerankRequest(r)
@@ -312,7 +313,7 @@ func drive(base string, reqs []model.Request, c, n int) levelResult {
 }
 
 // rerankRequest is r in the API's Cohere/Jina style.
-func rerankRequest(r model.Request) api.RerankRequest {
+func rerankRequest(r rerank.Request) api.RerankRequest {
 	docs := make([]api.Document, len(r.Docs))
 	for i, d := range r.Docs {
 		docs[i] = api.Document{Text: d}

@@ -17,6 +17,7 @@ import (
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/hf"
+	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/tokenizer"
 )
 
@@ -63,7 +64,7 @@ func TestTestModelAndScore(t *testing.T) {
 		if math.Abs(onnxOut.Logits[i]-refOut.Logits[i]) > 1e-4 {
 			t.Errorf("doc %d: onnx %.6f vs reference %.6f", i, onnxOut.Logits[i], refOut.Logits[i])
 		}
-		if math.Abs(onnxOut.Scores[i]-model.Sigmoid(onnxOut.Logits[i])) > 1e-12 {
+		if math.Abs(onnxOut.Scores[i]-rerank.Sigmoid(onnxOut.Logits[i])) > 1e-12 {
 			t.Errorf("doc %d: score is not sigmoid(logit)", i)
 		}
 	}
@@ -208,11 +209,11 @@ func TestConvertRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := model.NewScorer(tok, model.NewReferenceEngine(loaded, head), model.DefaultScorerConfig())
+	sc, err := rerank.NewScorer(tok, model.NewReferenceEngine(loaded, head), rerank.DefaultScorerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := sc.Score(context.Background(), model.Request{Query: "Did Caroline attend a support group?", Docs: docs})
+	want, err := sc.Score(context.Background(), rerank.Request{Query: "Did Caroline attend a support group?", Docs: docs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // runScore implements `rerankd score`: one query against --doc documents,
@@ -26,7 +27,7 @@ func runScore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	provider := fs.String("provider", "cpu", "execution provider: cpu, cuda or tensorrt")
 	device := fs.Int("device", 0, "GPU device id for cuda/tensorrt")
 	threads := fs.Int("threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
-	maxLen := fs.Int("max-length", model.DefaultPromptConfig().MaxLength, "most tokens per prompt; documents are cut to fit")
+	maxLen := fs.Int("max-length", rerank.DefaultPromptConfig().MaxLength, "most tokens per prompt; documents are cut to fit")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -53,7 +54,7 @@ func runScore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.Close() //nolint:errcheck // results are already written
-	scores, err := s.Score(contextBackground(), model.Request{Instruction: *instruction, Query: *query, Context: context, Docs: docs})
+	scores, err := s.Score(contextBackground(), rerank.Request{Instruction: *instruction, Query: *query, Context: context, Docs: docs})
 	if err != nil {
 		return err
 	}

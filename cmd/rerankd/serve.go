@@ -23,8 +23,10 @@ import (
 	"github.com/rerankd/rerankd/calibrate"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/scheduler"
 	"github.com/rerankd/rerankd/serve"
 	"github.com/rerankd/rerankd/tracing"
@@ -68,7 +70,7 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.StringVar(&f.sessionCache, "session-cache", "", "keep the optimised ONNX Runtime session with its prepacked weights: 'auto' (under the cache folder), a folder, or '' (off). "+
 		"The first start writes it (slower; about 1.5x the weights on disk), later starts on this machine load in about half the time, with bit-identical scores")
 	fs.IntVar(&f.prefixCacheMB, "prefix-cache-mb", model.DefaultPrefixCacheMB, "MiB of prefix keys/values (system prompt, instruction, query) kept across requests by the shared-prefix engine; 0: off")
-	fs.IntVar(&f.maxLength, "max-length", model.DefaultPromptConfig().MaxLength, "most tokens per prompt, template included; longer documents are cut (truncated: true). 1024 bounds latency on CPU; the model card scores up to 8192")
+	fs.IntVar(&f.maxLength, "max-length", rerank.DefaultPromptConfig().MaxLength, "most tokens per prompt, template included; longer documents are cut (truncated: true). 1024 bounds latency on CPU; the model card scores up to 8192")
 	fs.IntVar(&f.server.MaxDocuments, "max-documents", f.server.MaxDocuments, "documents per request (more: 422)")
 	fs.IntVar(&f.server.MaxBodyBytes, "max-body-bytes", f.server.MaxBodyBytes, "request body limit (more: 413)")
 	fs.IntVar(&f.server.MaxTokensPerDoc, "max-tokens-per-doc", f.server.MaxTokensPerDoc, "cut each document to this many tokens (0: no per-document cut; every prompt is still cut at --max-length; /info says which applies and why)")
@@ -205,6 +207,7 @@ const engineReason = "float32 by default: int8 runs ~2x faster (its MatMul chain
 // HTTP server. serve, bench and the load tools all use it, so what they
 // measure is what serve runs. The memory API is attached by the caller.
 func composeServer(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr io.Writer) (*serve.Server, serve.Backend, error) {
+	f.server.Runtime = model.RuntimeVersion
 	backend, limits, err := openBackend(f, metrics, log, stderr)
 	if err != nil {
 		return nil, nil, err
@@ -277,7 +280,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 		return nil, limits, err
 	}
 	if ps, ok := scorer.Engine().(*model.PrefixSession); ok && info.PrefixCache {
-		metrics.WatchPrefixCache(func() model.PrefixCacheStats { st, _ := ps.CacheStats(); return st })
+		metrics.WatchPrefixCache(func() rerank.PrefixCacheStats { st, _ := ps.CacheStats(); return st })
 	}
 	threads := f.threads
 	if threads == 0 {
@@ -315,7 +318,7 @@ func resolveModel(arg, tok string, q onnx.Quant, stderr io.Writer) (string, erro
 	if q != onnx.QuantNone && q != onnx.QuantInt8 {
 		quants = append(quants, q)
 	}
-	return out, model.Convert(src, out, model.BuildOptions{Tokenizer: tok, Quants: quants})
+	return out, folder.Convert(src, out, folder.BuildOptions{Tokenizer: tok, Quants: quants})
 }
 
 // loadKeyScopes reads --key-scopes: each key in it becomes an API key
@@ -344,7 +347,7 @@ func loadKeyScopes(f *serveFlags) error {
 }
 
 // templateInfo is the template /info reports, with the answer ids in use.
-func templateInfo(t model.Template, info model.Info) *api.TemplateInfo {
+func templateInfo(t rerank.Template, info model.Info) *api.TemplateInfo {
 	return &api.TemplateInfo{Name: t.Name, Source: t.Source, Prefix: t.Prefix, Instruction: t.Instruction, Query: t.Query,
 		Document: t.Document, Suffix: t.Suffix, DefaultInstruction: t.DefaultInstruction, YesToken: t.YesToken, NoToken: t.NoToken,
 		YesID: info.YesID, NoID: info.NoID}

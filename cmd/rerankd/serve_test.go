@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/serve"
 )
 
@@ -103,7 +103,7 @@ func TestServePrefixCacheMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range []string{"When did Caroline go to the group?", "Who painted a sunset?"} {
-			if _, err := backend.Score(t.Context(), model.Request{Query: q, Docs: []string{"Caroline went to a support group.", "Melanie painted a sunset."}}); err != nil {
+			if _, err := backend.Score(t.Context(), rerank.Request{Query: q, Docs: []string{"Caroline went to a support group.", "Melanie painted a sunset."}}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -6,8 +6,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/onnx"
 )
 
@@ -44,21 +44,21 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --head: %w", errUsage, err)
 	}
-	k, err := model.ParseModelKind(*kind)
-	if err != nil || k == model.KindAuto {
+	k, err := folder.ParseModelKind(*kind)
+	if err != nil || k == folder.KindAuto {
 		return fmt.Errorf("%w: --kind %q: want reranker or embedding", errUsage, *kind)
 	}
-	qs, err := quantsFor(fs, *quants, k == model.KindReranker, h)
+	qs, err := quantsFor(fs, *quants, k == folder.KindReranker, h)
 	if err != nil {
 		return err
 	}
-	write := model.WriteTestModel
-	if k == model.KindEmbedding {
-		write = model.WriteTestEmbeddingModel
+	write := folder.WriteTestModel
+	if k == folder.KindEmbedding {
+		write = folder.WriteTestEmbeddingModel
 	}
 	start := time.Now()
 	fmt.Fprintf(stderr, "writing %s %s model (%.2fB parameters, random weights, seed %d) to %s\n", *size, k, float64(cfg.Params())/1e9, *seed, *out)
-	if err := write(*out, cfg, *seed, model.BuildOptions{Tokenizer: *tok, Head: h, NoSharedPrefix: *noShared, Quants: qs}); err != nil {
+	if err := write(*out, cfg, *seed, folder.BuildOptions{Tokenizer: *tok, Head: h, NoSharedPrefix: *noShared, Quants: qs}); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s in %.1fs (random weights: for tests and speed, not quality)\n", *out, time.Since(start).Seconds())

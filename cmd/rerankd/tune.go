@@ -13,6 +13,7 @@ import (
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 )
 
 // tuneSetting is one runtime layout `rerankd tune` compares: Sessions
@@ -67,7 +68,7 @@ func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --quant: %w", errUsage, err)
 	}
 	settings := tuneSettings(*cores)
-	sessions := make([][]*model.Scorer, len(settings))
+	sessions := make([][]*rerank.Scorer, len(settings))
 	defer func() {
 		for _, ss := range sessions {
 			for _, s := range ss {
@@ -142,7 +143,7 @@ func maxSessions(s []tuneSetting) int {
 
 // scoreConcurrently scores reqs[i] on ss[i], all at once, and returns the
 // wall time and each request's latency in ms.
-func scoreConcurrently(ctx context.Context, ss []*model.Scorer, reqs []model.Request) (time.Duration, []float64, error) {
+func scoreConcurrently(ctx context.Context, ss []*rerank.Scorer, reqs []rerank.Request) (time.Duration, []float64, error) {
 	lat := make([]float64, len(ss))
 	errs := make([]error, len(ss))
 	var wg sync.WaitGroup

@@ -143,7 +143,7 @@ var commitPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // defaultFiles are what LoadCheckpoint and the tokenizer read, and the
 // sentence-transformers files that tell an embedding checkpoint's pooling,
 // normalisation and prompts, or a CrossEncoder's score tokens
-// (model.Convert's --kind auto and model.LoadTemplate read them).
+// (folder.Convert's --kind auto and folder.LoadTemplate read them).
 var defaultFiles = []string{ConfigFile, WeightsIndex, "tokenizer.json", "tokenizer_config.json", "*.safetensors",
 	"modules.json", "config_sentence_transformers.json", "1_Pooling/config.json",
 	// A reranker's prompt template: rerankd's own file, and a causal-LM

@@ -1,4 +1,4 @@
-package model
+package folder
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/tokenizer"
 )
 
@@ -48,7 +49,7 @@ type BuildOptions struct {
 	// (TemplateFile) and whose answer tokens fold into the head; nil reads
 	// the source's (LoadTemplate), or for WriteTestModel the family's
 	// default (Qwen3-Reranker's; a Qwen2 config must name one).
-	Template *Template
+	Template *rerank.Template
 	// Warn receives each warning about the source, such as a config.json
 	// key rerankd neither uses nor knows to be harmless (listed, never
 	// guessed at: the user must judge it). Nil logs them with log/slog's
@@ -119,16 +120,16 @@ func Convert(src, out string, o BuildOptions) error {
 
 // resolveTemplate returns o.Template, else src's template (LoadTemplate),
 // else (no source: a test model) the family's default.
-func resolveTemplate(src string, c arch.Config, o BuildOptions) (Template, error) {
+func resolveTemplate(src string, c arch.Config, o BuildOptions) (rerank.Template, error) {
 	switch {
 	case o.Template != nil:
 		return *o.Template, o.Template.Validate()
 	case src != "":
 		return LoadTemplate(src)
 	case c.Family() == arch.FamilyQwen2:
-		return Template{}, fmt.Errorf("a %s model needs a template (BuildOptions.Template, --template %s or a file)", c.Family(), TemplateMxbaiV2)
+		return rerank.Template{}, fmt.Errorf("a %s model needs a template (BuildOptions.Template, --template %s or a file)", c.Family(), rerank.TemplateMxbaiV2)
 	}
-	return Qwen3RerankerTemplate(), nil
+	return rerank.Qwen3RerankerTemplate(), nil
 }
 
 func writeFolder(out string, w *arch.Weights, tokDir, src string, o BuildOptions) error {
@@ -147,7 +148,7 @@ func writeFolder(out string, w *arch.Weights, tokDir, src string, o BuildOptions
 	if err != nil {
 		return err
 	}
-	tmpl = tmpl.withIDs(yes, no)
+	tmpl = tmpl.WithIDs(yes, no)
 	if err := checkPooling(w.Config, tok, tmpl); err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func writeFolder(out string, w *arch.Weights, tokDir, src string, o BuildOptions
 	if err := arch.WriteConfig(filepath.Join(out, "config.json"), w.Config); err != nil {
 		return err
 	}
-	if err := writeTemplate(out, tmpl); err != nil {
+	if err := WriteTemplate(out, tmpl); err != nil {
 		return err
 	}
 	tokFile := tokDir
@@ -278,7 +279,7 @@ func sameFile(a, b string) (bool, error) {
 // checkPooling refuses a sequence-classification checkpoint whose
 // pad_token_id ends the prompt template: transformers would then pool at
 // an earlier token than the last real one, which the graphs use.
-func checkPooling(c arch.Config, tok *tokenizer.Tokenizer, t Template) error {
+func checkPooling(c arch.Config, tok *tokenizer.Tokenizer, t rerank.Template) error {
 	if !c.SeqCls() || c.PadTokenID == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package model
+package folder
 
 import (
 	"bytes"
@@ -27,17 +27,18 @@ const (
 // QueryPrefix returns the text placed before a query for instruction.
 func QueryPrefix(instruction string) string { return "Instruct: " + instruction + "\nQuery:" }
 
-// Sentence-transformers files of a Qwen3-Embedding folder.
+// Sentence-transformers files: a Qwen3-Embedding folder's prompts and
+// pooling, a causal-LM CrossEncoder's score module and default prompt.
 const (
-	stConfigFile  = "config_sentence_transformers.json"
-	stModulesFile = "modules.json"
-	stPoolingFile = "1_Pooling/config.json"
+	STConfigFile  = "config_sentence_transformers.json"
+	STModulesFile = "modules.json"
+	STPoolingFile = "1_Pooling/config.json"
 )
 
-// tokenTemplate is what a tokenizer's post-processor adds around one
+// TokenTemplate is what a tokenizer's post-processor adds around one
 // input: special-token ids before and after it.
-type tokenTemplate struct {
-	prefix, suffix []int
+type TokenTemplate struct {
+	Prefix, Suffix []int
 }
 
 // parsePostProcessor reads the post_processor of a tokenizer.json. It
@@ -45,9 +46,9 @@ type tokenTemplate struct {
 // fixes offsets). A TemplateProcessing, alone or inside a Sequence, gives
 // the special tokens around the single-input template "[S…] $A [S…]"; the
 // ids come from its special_tokens table.
-func parsePostProcessor(raw json.RawMessage) (tokenTemplate, bool, error) {
+func parsePostProcessor(raw json.RawMessage) (TokenTemplate, bool, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return tokenTemplate{}, false, nil
+		return TokenTemplate{}, false, nil
 	}
 	var p struct {
 		Type       string            `json:"type"`
@@ -61,78 +62,78 @@ func parsePostProcessor(raw json.RawMessage) (tokenTemplate, bool, error) {
 		} `json:"special_tokens"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return tokenTemplate{}, false, fmt.Errorf("post_processor: %w", err)
+		return TokenTemplate{}, false, fmt.Errorf("post_processor: %w", err)
 	}
 	switch p.Type {
 	case "ByteLevel":
-		return tokenTemplate{}, false, nil
+		return TokenTemplate{}, false, nil
 	case "Sequence":
-		var found tokenTemplate
+		var found TokenTemplate
 		n := 0
 		for i, sub := range p.Processors {
 			t, ok, err := parsePostProcessor(sub)
 			if err != nil {
-				return tokenTemplate{}, false, fmt.Errorf("post_processor sequence item %d: %w", i, err)
+				return TokenTemplate{}, false, fmt.Errorf("post_processor sequence item %d: %w", i, err)
 			}
 			if ok {
 				found, n = t, n+1
 			}
 		}
 		if n > 1 {
-			return tokenTemplate{}, false, errors.New("post_processor: more than one template in the sequence")
+			return TokenTemplate{}, false, errors.New("post_processor: more than one template in the sequence")
 		}
 		return found, n == 1, nil
 	case "TemplateProcessing":
 	default:
-		return tokenTemplate{}, false, fmt.Errorf("post_processor %q: only TemplateProcessing (or ByteLevel) is supported", p.Type)
+		return TokenTemplate{}, false, fmt.Errorf("post_processor %q: only TemplateProcessing (or ByteLevel) is supported", p.Type)
 	}
-	var t tokenTemplate
+	var t TokenTemplate
 	seen := 0
 	for i, piece := range p.Single {
 		switch {
 		case piece.Sequence != nil && piece.SpecialToken == nil:
 			if piece.Sequence.ID != "A" {
-				return tokenTemplate{}, false, fmt.Errorf("post_processor single template item %d: sequence %q, want A", i, piece.Sequence.ID)
+				return TokenTemplate{}, false, fmt.Errorf("post_processor single template item %d: sequence %q, want A", i, piece.Sequence.ID)
 			}
 			seen++
 		case piece.SpecialToken != nil && piece.Sequence == nil:
 			st, ok := p.SpecialTokens[piece.SpecialToken.ID]
 			if !ok || len(st.IDs) == 0 {
-				return tokenTemplate{}, false, fmt.Errorf("post_processor: special token %q has no ids in special_tokens", piece.SpecialToken.ID)
+				return TokenTemplate{}, false, fmt.Errorf("post_processor: special token %q has no ids in special_tokens", piece.SpecialToken.ID)
 			}
 			for _, id := range st.IDs {
 				if id < 0 {
-					return tokenTemplate{}, false, fmt.Errorf("post_processor: special token %q has id %d", piece.SpecialToken.ID, id)
+					return TokenTemplate{}, false, fmt.Errorf("post_processor: special token %q has id %d", piece.SpecialToken.ID, id)
 				}
 			}
 			if seen == 0 {
-				t.prefix = append(t.prefix, st.IDs...)
+				t.Prefix = append(t.Prefix, st.IDs...)
 			} else {
-				t.suffix = append(t.suffix, st.IDs...)
+				t.Suffix = append(t.Suffix, st.IDs...)
 			}
 		default:
-			return tokenTemplate{}, false, fmt.Errorf("post_processor single template item %d: want one Sequence or SpecialToken", i)
+			return TokenTemplate{}, false, fmt.Errorf("post_processor single template item %d: want one Sequence or SpecialToken", i)
 		}
 	}
 	if seen != 1 {
-		return tokenTemplate{}, false, fmt.Errorf("post_processor single template has %d input sequences, want 1", seen)
+		return TokenTemplate{}, false, fmt.Errorf("post_processor single template has %d input sequences, want 1", seen)
 	}
-	return t, len(t.prefix)+len(t.suffix) > 0, nil
+	return t, len(t.Prefix)+len(t.Suffix) > 0, nil
 }
 
-// readPostProcessor parses the post_processor of the tokenizer.json at path.
-func readPostProcessor(path string) (tokenTemplate, bool, error) {
+// ReadPostProcessor parses the post_processor of the tokenizer.json at path.
+func ReadPostProcessor(path string) (TokenTemplate, bool, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return tokenTemplate{}, false, fmt.Errorf("tokenizer template: %w", err)
+		return TokenTemplate{}, false, fmt.Errorf("tokenizer template: %w", err)
 	}
 	v, err := topLevelValues(data, "post_processor")
 	if err != nil {
-		return tokenTemplate{}, false, fmt.Errorf("tokenizer template %s: %w", path, err)
+		return TokenTemplate{}, false, fmt.Errorf("tokenizer template %s: %w", path, err)
 	}
 	t, ok, err := parsePostProcessor(v["post_processor"].raw)
 	if err != nil {
-		return tokenTemplate{}, false, fmt.Errorf("%s: %w", path, err)
+		return TokenTemplate{}, false, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, ok, nil
 }
@@ -175,35 +176,35 @@ func topLevelValues(data []byte, keys ...string) (map[string]jsonMember, error) 
 	return out, nil
 }
 
-// stSettings is what rerankd takes from a folder's sentence-transformers
+// STSettings is what rerankd takes from a folder's sentence-transformers
 // files: the prompts and the pooling, which must be last-token.
-type stSettings struct {
-	queryPrompt, docPrompt string
-	hasQuery, hasDoc       bool
-	poolingDim             int // word_embedding_dimension (0: not given)
+type STSettings struct {
+	QueryPrompt, DocPrompt string
+	HasQuery, HasDoc       bool
+	PoolingDim             int // word_embedding_dimension (0: not given)
 }
 
 // parseSTConfig reads config_sentence_transformers.json: its "query" and
 // "document" prompts are prepended to queries and documents.
-func parseSTConfig(data []byte, s *stSettings) error {
+func parseSTConfig(data []byte, s *STSettings) error {
 	var c struct {
 		Prompts map[string]string `json:"prompts"`
 	}
 	if err := json.Unmarshal(data, &c); err != nil {
-		return fmt.Errorf("%s: %w", stConfigFile, err)
+		return fmt.Errorf("%s: %w", STConfigFile, err)
 	}
-	s.queryPrompt, s.hasQuery = c.Prompts["query"]
-	s.docPrompt, s.hasDoc = c.Prompts["document"]
+	s.QueryPrompt, s.HasQuery = c.Prompts["query"]
+	s.DocPrompt, s.HasDoc = c.Prompts["document"]
 	return nil
 }
 
 // parsePooling reads 1_Pooling/config.json and refuses any pooling other
 // than last-token: a mean- or CLS-pooled model run with last-token pooling
 // would give vectors that look fine and retrieve badly.
-func parsePooling(data []byte, s *stSettings) error {
+func parsePooling(data []byte, s *STSettings) error {
 	var c map[string]any
 	if err := json.Unmarshal(data, &c); err != nil {
-		return fmt.Errorf("%s: %w", stPoolingFile, err)
+		return fmt.Errorf("%s: %w", STPoolingFile, err)
 	}
 	var modes []string
 	for k, v := range c {
@@ -212,25 +213,25 @@ func parsePooling(data []byte, s *stSettings) error {
 		}
 	}
 	if len(modes) != 1 || modes[0] != "lasttoken" {
-		return fmt.Errorf("%s: pooling modes %v: rerankd runs last-token pooling (Qwen3-Embedding) only", stPoolingFile, modes)
+		return fmt.Errorf("%s: pooling modes %v: rerankd runs last-token pooling (Qwen3-Embedding) only", STPoolingFile, modes)
 	}
 	if d, ok := c["word_embedding_dimension"].(float64); ok {
 		if d < 1 || d != float64(int(d)) {
-			return fmt.Errorf("%s: word_embedding_dimension %v", stPoolingFile, d)
+			return fmt.Errorf("%s: word_embedding_dimension %v", STPoolingFile, d)
 		}
-		s.poolingDim = int(d)
+		s.PoolingDim = int(d)
 	}
 	return nil
 }
 
-// readSTSettings reads the optional sentence-transformers files of dir.
-func readSTSettings(dir string) (stSettings, error) {
-	var s stSettings
+// ReadSTSettings reads the optional sentence-transformers files of dir.
+func ReadSTSettings(dir string) (STSettings, error) {
+	var s STSettings
 	var errs []error
 	for _, f := range []struct {
 		name  string
-		parse func([]byte, *stSettings) error
-	}{{stConfigFile, parseSTConfig}, {stPoolingFile, parsePooling}} {
+		parse func([]byte, *STSettings) error
+	}{{STConfigFile, parseSTConfig}, {STPoolingFile, parsePooling}} {
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.name)))
 		switch {
 		case errors.Is(err, os.ErrNotExist):

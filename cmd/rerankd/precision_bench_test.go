@@ -1,4 +1,4 @@
-package model
+package main
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 )
@@ -17,21 +18,21 @@ import (
 // half-precision one (the ratio uses their mean, so drift hits both). A
 // type without a kernel is reported and skipped.
 //
-//	go test -run - -bench MatMulChain_Precision -benchtime 1x ./model
+//	go test -run - -bench MatMulChain_Precision -benchtime 1x ./cmd/rerankd
 func BenchmarkMatMulChain_Precision(b *testing.B) {
-	if err := InitRuntime(testenv.ORTLib()); err != nil {
+	if err := model.InitRuntime(testenv.ORTLib()); err != nil {
 		b.Fatal(err)
 	}
 	const layers, dim, rows = 8, 1024, 256
-	cfg := DefaultSessionConfig()
-	f32, err := NewPeakMeter(cfg, onnx.QuantNone, layers, dim, rows)
+	cfg := model.DefaultSessionConfig()
+	f32, err := newPeakMeter(cfg, onnx.QuantNone, layers, dim, rows)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f32.Close() //nolint:errcheck // a benchmark
 	for _, e := range []onnxpb.TensorProto_DataType{onnxpb.TensorProto_FLOAT16, onnxpb.TensorProto_BFLOAT16} {
 		b.Run(strings.ToLower(e.String()), func(b *testing.B) {
-			m, err := NewHalfPeakMeter(cfg, e, layers, dim, rows)
+			m, err := newHalfPeakMeter(cfg, e, layers, dim, rows)
 			if err != nil {
 				b.Skipf("no %v MatMul on this CPU: %v", e, err)
 			}

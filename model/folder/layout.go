@@ -1,4 +1,4 @@
-package model
+package folder
 
 import (
 	"encoding/json"

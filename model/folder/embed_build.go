@@ -1,4 +1,4 @@
-package model
+package folder
 
 import (
 	"bytes"
@@ -60,7 +60,7 @@ func DetectKind(src string) (ModelKind, string, error) {
 	if ce, why := crossEncoder(src); ce {
 		return KindReranker, why, nil
 	}
-	for _, f := range []string{stModulesFile, stPoolingFile} {
+	for _, f := range []string{STModulesFile, STPoolingFile} {
 		if _, err := os.Stat(filepath.Join(src, filepath.FromSlash(f))); err == nil {
 			return KindEmbedding, f + " (sentence-transformers) present", nil
 		}
@@ -111,7 +111,7 @@ func writeEmbeddingFolder(out string, w *arch.Weights, cfg arch.Config, tokDir, 
 	if st, err := os.Stat(tokDir); err == nil && st.IsDir() {
 		tokFile = filepath.Join(tokDir, tokenizer.FileName)
 	}
-	if err := os.MkdirAll(filepath.Join(out, filepath.Dir(filepath.FromSlash(stPoolingFile))), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(out, filepath.Dir(filepath.FromSlash(STPoolingFile))), 0o755); err != nil {
 		return err
 	}
 	// The tokenizer first: a source that is not a Qwen tokenizer fails
@@ -217,19 +217,19 @@ func writeSTFiles(out, stSrc string, hidden int) error {
 		pooling["pooling_mode_"+m] = false
 	}
 	generated := map[string]any{
-		stModulesFile: []map[string]any{
+		STModulesFile: []map[string]any{
 			{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
 			{"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
 			{"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
 		},
-		stPoolingFile: pooling,
-		stConfigFile: map[string]any{
+		STPoolingFile: pooling,
+		STConfigFile: map[string]any{
 			"prompts":             map[string]string{"query": QueryPrefix(DefaultEmbedInstruction), "document": ""},
 			"default_prompt_name": nil,
 			"similarity_fn_name":  "cosine",
 		},
 	}
-	for _, name := range []string{stModulesFile, stPoolingFile, stConfigFile} {
+	for _, name := range []string{STModulesFile, STPoolingFile, STConfigFile} {
 		dst := filepath.Join(out, filepath.FromSlash(name))
 		if stSrc != "" {
 			err := copyFile(filepath.Join(stSrc, filepath.FromSlash(name)), dst)

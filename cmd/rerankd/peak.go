@@ -1,4 +1,4 @@
-package model
+package main
 
 import (
 	"fmt"
@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/model/onnx/onnxpb"
-	ort "github.com/yalue/onnxruntime_go"
 )
 
-// PeakGFLOPs measures the machine's practical matrix throughput through
+// peakGFLOPs measures the machine's practical matrix throughput through
 // ONNX Runtime with the same session settings a model would get: a chain of
 // `layers` [dim, dim] MatMuls over `rows` rows, run repeatedly for at least
 // `d`; the rate of the best of its short windows. A model's achieved
@@ -20,8 +20,8 @@ import (
 // uses that kind's kernels, and the figure counts the same 2·dim² FLOPs per
 // row and layer (what the float product would cost), so it compares
 // directly with the float peak.
-func PeakGFLOPs(cfg SessionConfig, q onnx.Quant, layers, dim, rows int, d time.Duration) (float64, error) {
-	m, err := NewPeakMeter(cfg, q, layers, dim, rows)
+func peakGFLOPs(cfg model.SessionConfig, q onnx.Quant, layers, dim, rows int, d time.Duration) (float64, error) {
+	m, err := newPeakMeter(cfg, q, layers, dim, rows)
 	if err != nil {
 		return 0, err
 	}
@@ -29,29 +29,28 @@ func PeakGFLOPs(cfg SessionConfig, q onnx.Quant, layers, dim, rows int, d time.D
 	return m.Measure(d)
 }
 
-// PeakMeter keeps PeakGFLOPs's chain loaded so a benchmark can measure the
+// peakMeter keeps peakGFLOPs's chain loaded so a benchmark can measure the
 // peak next to each of its own measurements: a shared machine's speed
 // drifts by tens of percent over minutes, and an efficiency is only as good
 // as the peak measured beside it.
-type PeakMeter struct {
-	sess    *ort.DynamicAdvancedSession
-	in, out *ort.Tensor[float32]
-	perRun  float64 // FLOPs counted per run
+type peakMeter struct {
+	graph  *model.FloatGraph
+	perRun float64 // FLOPs counted per run
 }
 
-// NewPeakMeter loads the chain (see PeakGFLOPs). Close releases it.
-func NewPeakMeter(cfg SessionConfig, q onnx.Quant, layers, dim, rows int) (*PeakMeter, error) {
+// newPeakMeter loads the chain (see peakGFLOPs). Close releases it.
+func newPeakMeter(cfg model.SessionConfig, q onnx.Quant, layers, dim, rows int) (*peakMeter, error) {
 	return newChainMeter(cfg, onnx.BuildQuantChain(layers, dim, q), layers, dim, rows)
 }
 
-// NewHalfPeakMeter is NewPeakMeter for the chain computed in a
+// newHalfPeakMeter is newPeakMeter for the chain computed in a
 // half-precision type (onnx.BuildHalfChain); it fails, naming the missing
 // kernel, where ONNX Runtime has no such MatMul for this CPU.
-func NewHalfPeakMeter(cfg SessionConfig, elem onnxpb.TensorProto_DataType, layers, dim, rows int) (*PeakMeter, error) {
+func newHalfPeakMeter(cfg model.SessionConfig, elem onnxpb.TensorProto_DataType, layers, dim, rows int) (*peakMeter, error) {
 	return newChainMeter(cfg, onnx.BuildHalfChain(layers, dim, elem), layers, dim, rows)
 }
 
-func newChainMeter(cfg SessionConfig, chain *onnx.Model, layers, dim, rows int) (*PeakMeter, error) {
+func newChainMeter(cfg model.SessionConfig, chain *onnx.Model, layers, dim, rows int) (*peakMeter, error) {
 	dir, err := os.MkdirTemp("", "rerankd-peak-")
 	if err != nil {
 		return nil, err
@@ -60,45 +59,34 @@ func newChainMeter(cfg SessionConfig, chain *onnx.Model, layers, dim, rows int) 
 	if err := chain.Save(dir); err != nil {
 		return nil, err
 	}
-	opts, err := cfg.options()
-	if err != nil {
-		return nil, err
-	}
-	defer release(opts)
-	m := &PeakMeter{perRun: 2 * float64(layers) * float64(dim) * float64(dim) * float64(rows)}
-	if m.sess, err = ort.NewDynamicAdvancedSession(filepath.Join(dir, onnx.ModelFile), []string{"x"}, []string{"y"}, opts); err != nil {
-		return nil, fmt.Errorf("peak: %w", err)
-	}
 	x := make([]float32, rows*dim)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	if m.in, err = ort.NewTensor(ort.NewShape(int64(rows), int64(dim)), x); err == nil {
-		m.out, err = ort.NewEmptyTensor[float32](ort.NewShape(int64(rows), int64(dim)))
-	}
-	if err == nil {
-		err = m.run() // warm-up: allocation, prepacking
-	}
+	shape := []int64{int64(rows), int64(dim)}
+	g, err := model.OpenFloatGraph(filepath.Join(dir, onnx.ModelFile), "x", "y", x, shape, shape, cfg)
 	if err != nil {
+		return nil, fmt.Errorf("peak: %w", err)
+	}
+	m := &peakMeter{graph: g, perRun: 2 * float64(layers) * float64(dim) * float64(dim) * float64(rows)}
+	if err := g.Run(); err != nil { // warm-up: allocation, prepacking
 		_ = m.Close()
 		return nil, fmt.Errorf("peak: %w", err)
 	}
 	return m, nil
 }
 
-func (m *PeakMeter) run() error { return m.sess.Run([]ort.Value{m.in}, []ort.Value{m.out}) }
-
 // Measure runs the chain for at least d and returns the GFLOP/s of its best
 // window (d/8 each, at least 3): on a shared machine a long average
 // measures the neighbours too, and a peak is what the hardware can do.
-func (m *PeakMeter) Measure(d time.Duration) (float64, error) {
+func (m *peakMeter) Measure(d time.Duration) (float64, error) {
 	window := max(d/8, time.Millisecond)
 	best, begin := 0.0, time.Now()
 	for windows := 0; time.Since(begin) < d || windows < 3; windows++ {
 		n, start := 0, time.Now()
 		for time.Since(start) < window || n < 1 {
-			if err := m.run(); err != nil {
+			if err := m.graph.Run(); err != nil {
 				return 0, fmt.Errorf("peak: %w", err)
 			}
 			n++
@@ -109,17 +97,4 @@ func (m *PeakMeter) Measure(d time.Duration) (float64, error) {
 }
 
 // Close releases the chain's session and tensors.
-func (m *PeakMeter) Close() error {
-	var err error
-	if m.sess != nil {
-		err = m.sess.Destroy()
-		m.sess = nil
-	}
-	for _, t := range []*ort.Tensor[float32]{m.in, m.out} {
-		if t != nil {
-			_ = t.Destroy()
-		}
-	}
-	m.in, m.out = nil, nil
-	return err
-}
+func (m *peakMeter) Close() error { return m.graph.Close() }

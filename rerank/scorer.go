@@ -1,4 +1,4 @@
-package model
+package rerank
 
 import (
 	"context"
@@ -17,6 +17,20 @@ import (
 type Engine interface {
 	Logits(ctx context.Context, seqs [][]int) ([]float32, error)
 	Close() error
+}
+
+// PrefixCacheStats counts the cross-request prefix cache's work since the
+// session opened.
+type PrefixCacheStats struct {
+	// Lookups is the number of ORT calls that consulted the cache; Hits
+	// those that reused at least one token.
+	Lookups, Hits int64
+	// ReusedTokens is the prefix tokens not recomputed; ComputedTokens
+	// the prefix tokens computed by calls that consulted the cache.
+	ReusedTokens, ComputedTokens int64
+	// Entries and Bytes describe the cache now; MaxBytes is its bound.
+	Entries         int
+	Bytes, MaxBytes int64
 }
 
 // ScorerConfig sets prompt building and batching.
@@ -232,3 +246,17 @@ func (s *Scorer) WithConfig(cfg ScorerConfig) (*Scorer, error) {
 
 // Template returns the prompt template s builds prompts with.
 func (s *Scorer) Template() Template { return s.prompt.tmpl }
+
+// engineCost is e's Cost, or rows × longest row for an engine that pads.
+func engineCost(e Engine) func([][]int) int {
+	if c, ok := e.(interface{ Cost([][]int) int }); ok {
+		return c.Cost
+	}
+	return func(seqs [][]int) int {
+		width := 0
+		for _, q := range seqs {
+			width = max(width, len(q))
+		}
+		return len(seqs) * width
+	}
+}

@@ -1,0 +1,22 @@
+// Package rerank is the reranker without a runtime: the value types every
+// layer passes around (Request, Score), the prompt template (Template) and
+// how a request becomes token sequences (Scorer: prompt, truncation,
+// batching by an Engine's cost, sigmoid). It imports no cgo: the server
+// uses it without linking ONNX Runtime, and an Engine that runs a model
+// (package model's sessions, the reference pass, a test fake) is passed in
+// by the caller. TestCgoBoundary holds that boundary.
+//
+// # Prompt
+//
+// Every pair is Template.Prefix + Instruction(instruction) + Query(query)
+// + Document(doc) + Suffix, scored by logit(yes) - logit(no) at the last
+// token. The default is the official Qwen3-Reranker template: a fixed
+// system prefix, "<Instruct>: {instruction}\n<Query>: {query}\n<Document>:
+// {doc}", and a fixed suffix that ends in an empty think block; a model
+// folder may name another (model/folder.LoadTemplate). The query part is
+// encoded once per request and each document alone, in segments whose
+// ids equal those of encoding the whole string (tested for every known
+// template). Truncation only ever shortens the document, and the query
+// only down to a floor; the template and suffix are never cut (a cut
+// suffix gives near-random scores).
+package rerank
