@@ -174,7 +174,7 @@ func (e *Engine) buildSpace(ns string, sp *space, phase string, progress func(in
 				continue
 			}
 			if phase == "bm25" {
-				ix.lex.Add(r.Memory.ID, r.Memory.Text)
+				e.addLex(ix.lex, r.Memory)
 				ix.order.add(r.Memory.ID, r.Memory.Source, r.Memory.Time)
 			} else if embed.Check(r.Vector, e.dim) == nil {
 				// Stored vectors of another dimension (the embedding

@@ -164,7 +164,7 @@ func (e *Engine) rebuildLocked(ns string, sp *space) error {
 			return fmt.Errorf("retrieval: rebuild %q: %w", ns, err)
 		}
 		for _, r := range recs {
-			fresh.lex.Add(r.Memory.ID, r.Memory.Text)
+			e.addLex(fresh.lex, r.Memory)
 			fresh.order.add(r.Memory.ID, r.Memory.Source, r.Memory.Time)
 			if embed.Check(r.Vector, e.dim) == nil {
 				if err := fresh.vec.Add(r.Memory.ID, r.Vector); err != nil {

@@ -90,11 +90,14 @@
 // The BM25 list is ranked per query by a Ranking (DefaultRanking unless
 // the query has its own; PlainBM25 is BM25 alone): query analysis, BM25
 // with the ranking's k1 and b (they apply at search time, so one index
-// serves every ranking), optional pseudo-relevance feedback (a second
-// BM25 pass with the added terms), then optional context over each
-// source's time order, kept with the other indexes (indexes.order). The
-// stage's score is what fusion sees; Scores keeps "bm25" raw and adds
-// "lexical". The scan level uses the ranking's k1 and b only.
+// serves every ranking), BM25F over each memory's speaker and time
+// fields when the ranking has Fields (the index always holds them: a
+// memory's Config.SpeakerKey metadata and its Time's year, month and
+// day), optional pseudo-relevance feedback (a second pass with the added
+// terms), then optional context over each source's time order, kept with
+// the other indexes (indexes.order). The stage's score is what fusion
+// sees; Scores keeps "bm25", the first pass's (BM25F's with fields), and
+// adds "lexical". The scan level uses the ranking's k1 and b only.
 //
 // Tracing: Retrieve and Search start child spans of the span in their
 // context (retrieve, query_analysis, bm25, expansion, context, embed_query,

@@ -18,18 +18,26 @@ type lexHit struct {
 	score, bm25 float64
 }
 
-// lexicalStage ranks q's memories in ix under r: query analysis, BM25,
-// then pseudo-relevance feedback and neighbour context when r has them.
+// lexicalStage ranks q's memories in ix under r: query analysis, BM25
+// (BM25F over text, speaker and time when r has Fields), then
+// pseudo-relevance feedback and neighbour context when r has them.
 // Each stage has its span, with counts only.
 func lexicalStage(ctx context.Context, ix *indexes, text string, depth int, r Ranking) []lexHit {
 	_, asp := span.Start(ctx, tracerName, "rerankd.query_analysis")
 	terms, a := analyseQuery(ix.lex.Analyzer(), text, r)
-	asp.SetAttributes(attribute.Int("rerankd.terms", a.terms), attribute.Int("rerankd.dropped", a.dropped), attribute.Int("rerankd.names", a.names))
+	if r.Fields.Time > 0 {
+		for _, t := range queryTimeTerms(text) {
+			terms = append(terms, bm25.Term{Text: t, Weight: 1})
+			a.dates++
+		}
+	}
+	asp.SetAttributes(attribute.Int("rerankd.terms", a.terms), attribute.Int("rerankd.dropped", a.dropped),
+		attribute.Int("rerankd.names", a.names), attribute.Int("rerankd.time_terms", a.dates))
 	asp.End()
-	params := bm25.Config{K1: r.K1, B: r.B}
+	params, fields := bm25.Config{K1: r.K1, B: r.B}, r.Fields.params()
 
-	_, bsp := span.Start(ctx, tracerName, "rerankd.bm25")
-	hits := ix.lex.SearchTerms(terms, depth, params)
+	_, bsp := span.Start(ctx, tracerName, "rerankd.bm25", attribute.Bool("rerankd.fields", r.Fields.on()))
+	hits := ix.lex.SearchFields(terms, depth, params, fields)
 	bsp.SetAttributes(attribute.Int("rerankd.hits", len(hits)))
 	bsp.End()
 
@@ -37,7 +45,7 @@ func lexicalStage(ctx context.Context, ix *indexes, text string, depth int, r Ra
 		_, xsp := span.Start(ctx, tracerName, "rerankd.expansion")
 		added := expansionTerms(ix.lex, terms, hits[:min(x.Docs, len(hits))], x)
 		if len(added) > 0 {
-			hits = ix.lex.SearchTerms(append(slices.Clip(terms), added...), depth, params)
+			hits = ix.lex.SearchFields(append(slices.Clip(terms), added...), depth, params, fields)
 		}
 		xsp.SetAttributes(attribute.Int("rerankd.added_terms", len(added)), attribute.Int("rerankd.hits", len(hits)))
 		xsp.End()

@@ -35,6 +35,7 @@ var boilerplate = func() map[string]bool {
 // queryAnalysis is what analyseQuery decided, for the span.
 type queryAnalysis struct {
 	terms, dropped, names int
+	dates                 int // time terms read from the query (Fields.Time)
 }
 
 // analyseQuery turns text into weighted BM25 terms under r, analysed by

@@ -5,10 +5,12 @@ import (
 	"fmt"
 
 	"github.com/rerankd/rerankd/lexical"
+	"github.com/rerankd/rerankd/retrieval/bm25"
 )
 
 // Ranking is how the lexical first stage ranks a query's candidates:
-// BM25 with per-query parameters, then optional query analysis, pseudo-
+// BM25 with per-query parameters, optionally field-aware (BM25F over
+// text, speaker and time), then optional query analysis, pseudo-
 // relevance feedback and neighbour context (see the package doc for the
 // order). DefaultRanking is what a search without its own uses; PlainBM25
 // is BM25 alone, as before these stages existed.
@@ -33,6 +35,9 @@ type Ranking struct {
 	// Context propagates scores between memories of the same source;
 	// off when both weights are 0.
 	Context Context
+	// Fields matches the query against each memory's speaker and time as
+	// well as its text (BM25F); off when both weights are 0.
+	Fields Fields
 }
 
 // Expansion is RM3-style pseudo-relevance feedback (Abdul-Jaleel et al.,
@@ -130,6 +135,17 @@ func (r Ranking) Validate() error {
 	} else if x.Terms < 0 {
 		bad("expansion.terms %d: want 0..50", x.Terms)
 	}
+	for _, f := range []struct {
+		name string
+		w, b float64
+	}{{"speaker", r.Fields.Speaker, r.Fields.SpeakerB}, {"time", r.Fields.Time, r.Fields.TimeB}} {
+		if !(f.w >= 0 && f.w <= bm25.MaxFieldWeight) {
+			bad("fields.%s %v: want a number in [0, %d]", f.name, f.w, bm25.MaxFieldWeight)
+		}
+		if !(f.b >= 0 && f.b <= 1) {
+			bad("fields.%s_b %v: want a number in [0, 1]", f.name, f.b)
+		}
+	}
 	if c := r.Context; c.on() || c.Window != 0 {
 		if c.Window < 1 || c.Window > 20 {
 			bad("context.window %d: want 1..20", c.Window)
@@ -149,5 +165,5 @@ func (c Context) on() bool { return c.Neighbour != 0 || c.Source != 0 }
 // staged reports whether a stage beyond BM25 changes scores, so that the
 // lexical score ("lexical") differs from the BM25 one ("bm25").
 func (r Ranking) staged() bool {
-	return r.QueryWords || (r.NameWeight != 0 && r.NameWeight != 1) || r.Expansion.Terms > 0 || r.Context.on()
+	return r.QueryWords || (r.NameWeight != 0 && r.NameWeight != 1) || r.Expansion.Terms > 0 || r.Context.on() || r.Fields.on()
 }

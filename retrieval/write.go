@@ -220,7 +220,7 @@ func (e *Engine) indexLocked(sp *space, m memory.Memory, vec []float32) {
 	}
 	sp.noteWrite()
 	ix := sp.ix()
-	ix.lex.Add(id, m.Text)
+	e.addLex(ix.lex, m)
 	ix.order.add(id, m.Source, m.Time)
 	if ix.vec == nil {
 		return

@@ -62,6 +62,23 @@
 // millisecond, and pruning would have to re-sum survivors in query order
 // to stay exact.
 //
+// # Fields (BM25F)
+//
+// AddFields gives a document terms in up to NumFields fields beside its
+// text (retrieval puts a speaker and time terms there), and SearchFields
+// scores them as BM25F: a term's frequency is combined over the fields,
+// each weighted and length-normalised on its own, before saturation. A
+// field's terms have their own lists, keyed by a control byte and the
+// term, so deletes, compaction and renumbering treat them as any list;
+// the bare term's list counts, in udf, the documents that have it in any
+// field (BM25F's document frequency), and may exist without postings.
+// Search and SearchTerms never read them: a plain search of an index
+// with fields is the same, bit for bit, as of one without. The cost is
+// where fields match: a term with postings in a weighted field is summed
+// into a per-term block of frequencies, then saturated (two passes over
+// its postings instead of one); a term found only in the text takes the
+// plain path.
+//
 // An Index is safe for concurrent use: searches share a read lock, Add and
 // Delete take the write lock only after analysing their text.
 package bm25

@@ -34,6 +34,11 @@ type Index struct {
 	totalLen int               // sum of live lengths, for the average length
 	maxLen   int32             // longest length ever added
 
+	// Fields other than the text (see Fields), by document number and
+	// field: lengths (0 when deleted), and the sums of live lengths.
+	fieldLen   []fieldLens
+	fieldTotal [NumFields]int
+
 	// Terms, by term number.
 	terms     map[string]uint32 // term → number, for terms of live documents
 	lists     []termList        // by number
@@ -89,11 +94,83 @@ func (x *Index) IDs() []string {
 
 // Add indexes text under id, replacing any document with the same id. A
 // text without terms is still a document (of length 0): it counts in N.
-func (x *Index) Add(id, text string) {
+func (x *Index) Add(id, text string) { x.AddFields(id, text, Fields{}) }
+
+// AddFields is Add with terms in fields beside the text (see Fields),
+// which SearchFields weighs as BM25F; Search and SearchTerms see the text
+// alone, as if the fields were absent.
+func (x *Index) AddFields(id, text string, fields Fields) {
 	// Analyse and count outside the lock; sorting and counting runs needs
 	// no map per document, and gives the terms in a fixed order.
 	terms := x.an.Terms(text)
 	length := int32(min(len(terms), math.MaxInt32))
+	distinct, tfs := countTerms(terms)
+	var fd [NumFields]struct {
+		terms []string
+		tfs   []uint32
+	}
+	var lens fieldLens
+	nField, extra := 0, []string(nil)
+	for f, ft := range fields {
+		if len(ft) == 0 {
+			continue
+		}
+		lens[f] = uint16(min(len(ft), math.MaxUint16))
+		fd[f].terms, fd[f].tfs = countTerms(slices.Clone(ft))
+		nField += len(fd[f].terms)
+		for _, t := range fd[f].terms {
+			if _, inText := slices.BinarySearch(distinct, t); !inText {
+				extra = append(extra, t)
+			}
+		}
+	}
+	slices.Sort(extra)
+	extra = slices.Compact(extra)
+	var tids []uint32
+	if n := len(distinct) + nField + len(extra); n > 0 {
+		tids = make([]uint32, 0, n)
+	}
+	var key []byte
+
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.deleteLocked(id)
+	num := x.allocDoc()
+	for i, t := range distinct {
+		tid := x.termNum(t)
+		l := &x.lists[tid]
+		l.p = append(l.p, posting{doc: num, tf: tfs[i]})
+		l.df++
+		l.udf++
+		tids = append(tids, tid)
+	}
+	for f := range fd {
+		for i, t := range fd[f].terms {
+			key = fieldKey(key[:0], f, t)
+			tid := x.termNum(string(key))
+			l := &x.lists[tid]
+			l.p = append(l.p, posting{doc: num, tf: fd[f].tfs[i]})
+			l.df++
+			tids = append(tids, tid)
+		}
+		x.fieldTotal[f] += int(lens[f])
+	}
+	for _, t := range extra {
+		tid := x.termNum(t)
+		x.lists[tid].udf++
+		tids = append(tids, tid)
+	}
+	x.slots[num] = slot{id: id, terms: tids, text: uint32(len(distinct)), fields: uint32(nField)}
+	x.docLen[num] = length
+	x.fieldLen[num] = lens
+	x.maxLen = max(x.maxLen, length)
+	x.ids[id] = num
+	x.totalLen += int(length)
+}
+
+// countTerms sorts terms in place and returns the distinct ones (sharing
+// terms' array) with their frequencies, capped at MaxInt32.
+func countTerms(terms []string) ([]string, []uint32) {
 	slices.Sort(terms)
 	distinct := terms[:0]
 	var tfs []uint32
@@ -107,27 +184,7 @@ func (x *Index) Add(id, text string) {
 		distinct = append(distinct, t)
 		tfs = append(tfs, 1)
 	}
-	var tids []uint32
-	if len(distinct) > 0 {
-		tids = make([]uint32, len(distinct))
-	}
-
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.deleteLocked(id)
-	num := x.allocDoc()
-	for i, t := range distinct {
-		tid := x.termNum(t)
-		l := &x.lists[tid]
-		l.p = append(l.p, posting{doc: num, tf: tfs[i]})
-		l.df++
-		tids[i] = tid
-	}
-	x.slots[num] = slot{id: id, terms: tids}
-	x.docLen[num] = length
-	x.maxLen = max(x.maxLen, length)
-	x.ids[id] = num
-	x.totalLen += int(length)
+	return distinct, tfs
 }
 
 // Delete removes the document id and reports whether it was present.
@@ -144,7 +201,11 @@ func (x *Index) Bytes() int64 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	const perDoc, perTerm = 96, 64 // map entry, slot, length, term-number slice headers
-	b := int64(x.totalLen)*(8+4) + int64(len(x.slots))*perDoc + int64(len(x.terms))*perTerm
+	postings := x.totalLen
+	for _, n := range x.fieldTotal {
+		postings += n
+	}
+	b := int64(postings)*(8+4) + int64(len(x.slots))*perDoc + int64(len(x.terms))*perTerm
 	for id := range x.ids {
 		b += int64(len(id))
 	}

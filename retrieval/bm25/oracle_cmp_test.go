@@ -29,6 +29,11 @@ func newPair(t testing.TB, cfg Config) *pair {
 
 func (p *pair) add(id, text string) { p.x.Add(id, text); p.o.Add(id, text) }
 
+func (p *pair) addFields(id, text string, f Fields) {
+	p.x.AddFields(id, text, f)
+	p.o.AddFields(id, text, f)
+}
+
 func (p *pair) del(t testing.TB, id string) {
 	t.Helper()
 	if got, want := p.x.Delete(id), p.o.Delete(id); got != want {
@@ -44,16 +49,32 @@ func (p *pair) search(t testing.TB, query string, k int) {
 	if len(got) != len(want) {
 		t.Fatalf("Search(%q, %d): %d hits, oracle %d\n got %+v\nwant %+v", query, k, len(got), len(want), got, want)
 	}
+	p.compare(t, fmt.Sprintf("Search(%q, %d)", query, k), got, want)
+}
+
+// searchFields compares one BM25F query's hits, as search does.
+func (p *pair) searchFields(t testing.TB, terms []Term, k int, fp FieldParams) {
+	t.Helper()
+	cfg := p.x.Config()
+	got, want := p.x.SearchFields(terms, k, cfg, fp), p.o.SearchFields(terms, k, cfg, fp)
+	if len(got) != len(want) {
+		t.Fatalf("SearchFields(%v, %d, %+v): %d hits, oracle %d\n got %+v\nwant %+v", terms, k, fp, len(got), len(want), got, want)
+	}
+	p.compare(t, fmt.Sprintf("SearchFields(%v, %d, %+v)", terms, k, fp), got, want)
+}
+
+func (p *pair) compare(t testing.TB, what string, got, want []Hit) {
+	t.Helper()
 	for i := range got {
 		g, w := got[i], want[i]
 		if g.ID != w.ID || !near(g.Score, w.Score) || !near(g.Norm, w.Norm) {
-			t.Fatalf("Search(%q, %d)[%d] = %+v, oracle %+v", query, k, i, g, w)
+			t.Fatalf("%s[%d] = %+v, oracle %+v", what, i, g, w)
 		}
 		if g.Score != w.Score || g.Norm != w.Norm {
 			p.mismatches++
 		}
 		if math.IsNaN(g.Norm) || g.Norm < 0 || g.Norm > 1 || !(g.Score > 0) {
-			t.Fatalf("Search(%q, %d)[%d]: bad hit %+v", query, k, i, g)
+			t.Fatalf("%s[%d]: bad hit %+v", what, i, g)
 		}
 	}
 }
@@ -82,16 +103,30 @@ func (p *pair) state(t testing.TB) {
 
 // checkInvariants verifies the bookkeeping that deletes, compaction and
 // blocked search rely on: lists sorted by document number, df counting
-// live postings, no list holding more dead postings than live ones, and
-// dead document numbers reclaimed once they outnumber the live.
+// live postings, udf counting the live documents with a bare term in any
+// field, no list holding more dead postings than live ones, and dead
+// document numbers reclaimed once they outnumber the live.
 func checkInvariants(t testing.TB, x *Index) {
 	t.Helper()
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	named := make([]int, len(x.slots))
+	udf := map[uint32]int{} // by bare term number, from the slots
+	for _, num := range x.ids {
+		s := x.slots[num]
+		for _, tid := range s.terms[:s.text] {
+			udf[tid]++
+		}
+		for _, tid := range s.terms[s.text+s.fields:] {
+			udf[tid]++
+		}
+	}
 	live := 0
 	for tid, l := range x.lists {
-		if l.df == 0 {
+		if l.udf != udf[uint32(tid)] {
+			t.Fatalf("term %q (%d): udf %d, %d live documents count it", l.term, tid, l.udf, udf[uint32(tid)])
+		}
+		if l.df == 0 && l.udf == 0 {
 			if len(l.p) != 0 || l.term != "" {
 				t.Fatalf("term %d: df 0 but %d postings, term %q", tid, len(l.p), l.term)
 			}
@@ -121,10 +156,18 @@ func checkInvariants(t testing.TB, x *Index) {
 	if live != len(x.terms) || live+len(x.freeTerms) != len(x.lists) {
 		t.Fatalf("%d live terms, map %d, free %d, lists %d", live, len(x.terms), len(x.freeTerms), len(x.lists))
 	}
-	total := 0
+	total, fieldTotal := 0, [NumFields]int{}
+	for _, num := range x.ids {
+		for f, n := range x.fieldLen[num] {
+			fieldTotal[f] += int(n)
+		}
+	}
+	if fieldTotal != x.fieldTotal || len(x.fieldLen) != len(x.slots) {
+		t.Fatalf("fieldTotal %v, sum of field lengths %v (%d lengths, %d slots)", x.fieldTotal, fieldTotal, len(x.fieldLen), len(x.slots))
+	}
 	for id, num := range x.ids {
 		s, dl := x.slots[num], x.docLen[num]
-		if s.id != id || dl < 0 || named[num] != len(s.terms) || dl > x.maxLen {
+		if s.id != id || dl < 0 || named[num] != int(s.text+s.fields) || dl > x.maxLen {
 			t.Fatalf("document %q (%d): slot %+v, length %d, named %d", id, num, s, dl, named[num])
 		}
 		total += int(dl)

@@ -13,18 +13,30 @@ type posting struct {
 // termList is one term's postings by ascending document number. Postings
 // of deleted documents stay until compact or renumber drops them, so df
 // counts only the live ones and len(p)-df the dead.
+//
+// A term of a field other than the text has its own list under a
+// field-keyed term (fieldKey); the bare term's list counts in udf the
+// live documents that have it in any field, text included (BM25F's
+// document frequency). A bare list may so exist with no postings, for a
+// term found only in fields; it is dropped once both counts reach 0.
 type termList struct {
-	term string // key in Index.terms, to drop it when df reaches 0
+	term string // key in Index.terms, to drop it when df and udf reach 0
 	p    []posting
 	df   int
+	udf  int // bare terms only: live documents with the term in any field
 }
 
 // slot is one document number's record. A live document keeps its term
 // numbers so that Delete finds its postings without the text; a deleted
 // one keeps nothing, and its number is not reused before renumber.
 type slot struct {
-	id    string
-	terms []uint32 // distinct term numbers; nil once deleted
+	id string
+	// terms are the distinct term numbers: the text's (terms[:text]),
+	// then the field-keyed ones (the next fields), then the bare terms
+	// found only in fields, whose udf this document counts; nil once
+	// deleted. A document without fields has its text terms only.
+	terms        []uint32
+	text, fields uint32
 }
 
 // renumberMin is the number of dead document numbers below which
@@ -39,6 +51,7 @@ func (x *Index) allocDoc() uint32 {
 	}
 	x.slots = append(x.slots, slot{})
 	x.docLen = append(x.docLen, -1)
+	x.fieldLen = append(x.fieldLen, fieldLens{})
 	return uint32(len(x.slots) - 1)
 }
 
@@ -75,13 +88,27 @@ func (x *Index) deleteLocked(id string) bool {
 	delete(x.ids, id)
 	x.totalLen -= int(x.docLen[num])
 	x.docLen[num] = -1
-	tids := x.slots[num].terms
+	for f, n := range x.fieldLen[num] {
+		x.fieldTotal[f] -= int(n)
+	}
+	x.fieldLen[num] = fieldLens{}
+	s := x.slots[num]
 	x.slots[num] = slot{}
-	for _, tid := range tids {
+	text, fields := s.terms[:s.text], s.terms[s.text:s.text+s.fields]
+	for _, tid := range text {
+		x.lists[tid].df--
+		x.lists[tid].udf--
+	}
+	for _, tid := range fields {
+		x.lists[tid].df--
+	}
+	for _, tid := range s.terms[s.text+s.fields:] {
+		x.lists[tid].udf--
+	}
+	for _, tid := range s.terms { // each number once: the three parts are disjoint
 		l := &x.lists[tid]
-		l.df--
 		switch {
-		case l.df == 0: // every posting left is dead
+		case l.df == 0 && l.udf == 0: // every posting left is dead
 			delete(x.terms, l.term)
 			*l = termList{}
 			x.freeTerms = append(x.freeTerms, tid)
@@ -154,18 +181,20 @@ func (x *Index) renumber() {
 		}
 		l.p = shrink(l.p[:w])
 	}
-	slots, docLen := x.slots[:0], x.docLen[:0]
+	slots, docLen, fieldLen := x.slots[:0], x.docLen[:0], x.fieldLen[:0]
 	for old, dl := range x.docLen {
 		if dl >= 0 {
 			slots = append(slots, x.slots[old])
 			docLen = append(docLen, dl)
+			fieldLen = append(fieldLen, x.fieldLen[old])
 		}
 	}
 	clear(x.slots[len(slots):]) // drop references for the GC
-	x.slots, x.docLen = slots, docLen
+	x.slots, x.docLen, x.fieldLen = slots, docLen, fieldLen
 	if cap(x.slots) > 2*len(x.slots)+renumberMin {
 		x.slots = append(make([]slot, 0, len(slots)+len(slots)/4), slots...)
 		x.docLen = append(make([]int32, 0, len(docLen)+len(docLen)/4), docLen...)
+		x.fieldLen = append(make([]fieldLens, 0, len(fieldLen)+len(fieldLen)/4), fieldLen...)
 	}
 	// A new map rather than updating the old: a Go map never shrinks,
 	// and the old one was sized for live and dead documents together.

@@ -26,15 +26,30 @@ type scratch struct {
 	norms   []float64          // lengthNorm by document length, for short lengths
 	cur     []cursor           // per query term found in the index, in query order
 	heap    []cand
+
+	// BM25F (SearchFields) only: one term's combined frequencies in the
+	// block, zero between terms, allocated on first use; the block-relative
+	// numbers it touched; a field-keyed term being looked up.
+	tf        *[blockDocs]float64
+	tfTouched []uint32
+	key       []byte
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
-// cursor is one query term's postings not yet scored.
+// cursor is one query term's postings not yet scored. With BM25F a term
+// found in a field has one cursor per field (a group, in field order, the
+// text first); their frequencies are combined before saturation.
 type cursor struct {
 	p []posting
 	n int     // how many of p are in the current block
-	w float64 // the term's IDF
+	w float64 // the term's IDF (times its weight)
+
+	// BM25F only.
+	fw    float64 // the field's weight (1 for the text)
+	field int8    // 0: the text; f+1: field f
+	group bool    // one of a term's several cursors, or of a field's
+	last  bool    // the group's last cursor
 }
 
 // cand is a scored document number.
@@ -92,7 +107,7 @@ func (x *Index) search(s *scratch, qterms []Term, k int, p Config) []Hit {
 		if !(t.Weight > 0) {
 			continue
 		}
-		if tid, ok := x.terms[t.Text]; ok {
+		if tid, ok := x.terms[t.Text]; ok && x.lists[tid].df > 0 {
 			l := &x.lists[tid]
 			w := lexical.IDF(n, l.df)
 			if t.Weight != 1 {
@@ -101,11 +116,42 @@ func (x *Index) search(s *scratch, qterms []Term, k int, p Config) []Hit {
 			s.cur = append(s.cur, cursor{p: l.p, w: w})
 		}
 	}
+	return x.scoreBlocks(s, k, p, nil)
+}
+
+// searchFields is search for SearchFields: each term's cursors, grouped
+// when the term has postings in a field (see cursor).
+func (x *Index) searchFields(s *scratch, qterms []Term, k int, p Config, fp *FieldParams) []Hit {
+	if len(x.ids) == 0 {
+		return nil
+	}
+	s.cur = s.cur[:0]
+	for _, t := range qterms {
+		if !(t.Weight > 0) {
+			continue
+		}
+		start := len(s.cur)
+		if n := x.fieldCursors(s, t, fp); n > 1 || n == 1 && s.cur[start].field != 0 {
+			for i := start; i < len(s.cur); i++ {
+				s.cur[i].group = true
+			}
+			s.cur[len(s.cur)-1].last = true
+		}
+	}
+	if s.tf == nil && len(s.cur) > 0 {
+		s.tf = new([blockDocs]float64)
+	}
+	return x.scoreBlocks(s, k, p, fp)
+}
+
+// scoreBlocks scores the documents of s.cur's postings block by block and
+// returns the k best.
+func (x *Index) scoreBlocks(s *scratch, k int, p Config, fp *FieldParams) []Hit {
 	if len(s.cur) == 0 {
 		return nil
 	}
 	defer clear(s.cur) // a pooled scratch must not pin the postings
-	avgLen := float64(x.totalLen) / float64(n)
+	avgLen := float64(x.totalLen) / float64(len(x.ids))
 	s.fillNorms(min(int(x.maxLen)+1, maxNormTable), p.B, avgLen)
 
 	// Most candidates score below the k-th best so far: floor rejects
@@ -141,7 +187,14 @@ func (x *Index) search(s *scratch, qterms []Term, k int, p Config) []Hit {
 		// accumulation over whole lists makes, whatever the history.
 		for i := range s.cur {
 			c := &s.cur[i]
-			x.accumulate(s, c.p[:c.n], c.w, avgLen, track, p)
+			if c.group {
+				x.accumulateTF(s, c, c.p[:c.n], avgLen, p, fp)
+				if c.last {
+					s.saturate(c.w, p.K1, track)
+				}
+			} else {
+				x.accumulate(s, c.p[:c.n], c.w, avgLen, track, p)
+			}
 			c.p = c.p[c.n:]
 		}
 		if track {

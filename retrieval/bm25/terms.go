@@ -2,8 +2,8 @@ package bm25
 
 import "github.com/rerankd/rerankd/lexical"
 
-// DocTerms returns the distinct terms of document id (nil when it is not
-// indexed), for query expansion from feedback documents.
+// DocTerms returns the distinct terms of document id's text (nil when it
+// is not indexed), for query expansion from feedback documents.
 func (x *Index) DocTerms(id string) []string {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -11,7 +11,8 @@ func (x *Index) DocTerms(id string) []string {
 	if !ok {
 		return nil
 	}
-	tids := x.slots[num].terms
+	s := x.slots[num]
+	tids := s.terms[:s.text]
 	out := make([]string, len(tids))
 	for i, tid := range tids {
 		out[i] = x.lists[tid].term
