@@ -118,6 +118,12 @@ type Config struct {
 	// build included); past it the search fails with ErrUnavailable
 	// rather than answer from stale indexes. 0 or default: 5 s.
 	CatchUp time.Duration
+	// TombstoneRetention is how long a shared store keeps the record of
+	// a delete, through which other processes learn of it; older ones
+	// are purged (hourly, by any process), and a process whose indexes
+	// are further behind than that rebuilds the namespace. 0: kept
+	// forever. Default 24 h.
+	TombstoneRetention time.Duration
 	// SharedSnapshots keeps each namespace's vector index in a shared
 	// store that can hold it (follow_snapshot.go), saved after a build and
 	// when its changes go quiet for SnapshotIdle, with at least
@@ -151,9 +157,10 @@ func DefaultConfig() Config {
 		Backfill:           true,
 		BackfillBatch:      32,
 
-		SharedSnapshots: true,
-		CatchUp:         defaultCatchUp,
-		Poll:            defaultPoll,
+		SharedSnapshots:    true,
+		TombstoneRetention: 24 * time.Hour,
+		CatchUp:            defaultCatchUp,
+		Poll:               defaultPoll,
 	}
 }
 
@@ -195,6 +202,9 @@ func (c Config) Validate() error {
 	}
 	if c.CatchUp < 0 {
 		errs = append(errs, fmt.Errorf("retrieval: CatchUp %v must be >= 0 (0: the default)", c.CatchUp))
+	}
+	if c.TombstoneRetention < 0 {
+		errs = append(errs, fmt.Errorf("retrieval: TombstoneRetention %v must be >= 0 (0: kept forever)", c.TombstoneRetention))
 	}
 	if c.Poll < 0 {
 		errs = append(errs, fmt.Errorf("retrieval: Poll %v must be >= 0 (0: the default)", c.Poll))

@@ -65,6 +65,7 @@ type Engine struct {
 	// Shared-store counters (follow.go) and the snapshot saver's guard.
 	loads, evictions, caughtUp, snapLoads, snapSaves atomic.Int64
 	savingDB                                         atomic.Bool
+	lastPurge                                        atomic.Int64 // unix nanos
 
 	closed   atomic.Bool
 	building atomic.Bool

@@ -290,6 +290,11 @@ func (e *Engine) catchUpLocked(ctx context.Context, ns string, sp *space, target
 	}()
 	for {
 		changes, err := e.feed.Changes(ctx, ns, fs.applied, e.cfg.PageSize, e.dim > 0)
+		if errors.Is(err, store.ErrStale) {
+			// Deletes this index has not applied were purged: rebuild.
+			e.drop(ns, sp)
+			return err
+		}
 		if err != nil {
 			return err
 		}
@@ -460,6 +465,7 @@ func (e *Engine) startFollowing() {
 			if len(names) == 0 {
 				continue
 			}
+			e.purgeTombstones()
 			if snaps := e.dbSnaps(); snaps != nil && !e.savingDB.Load() {
 				e.bg.Add(1) // inside a running background goroutine: Close waits for it too
 				go func() {
@@ -489,6 +495,33 @@ func (e *Engine) startFollowing() {
 			}
 		}
 	}()
+}
+
+// purgeEvery is how often a shared-store engine purges old tombstones.
+const purgeEvery = time.Hour
+
+// purgeTombstones removes, at most every purgeEvery, the store's
+// tombstones older than Config.TombstoneRetention (see pgstore's
+// purge.go): every replica does, which is harmless (each namespace's
+// purge is one short transaction, and a second finds nothing).
+func (e *Engine) purgeTombstones() {
+	p, ok := e.st.(interface {
+		PurgeTombstones(ctx context.Context, before time.Time) (int64, error)
+	})
+	if !ok || e.cfg.TombstoneRetention <= 0 {
+		return
+	}
+	now := time.Now()
+	if last := e.lastPurge.Load(); last != 0 && now.Sub(time.Unix(0, last)) < purgeEvery {
+		return
+	}
+	e.lastPurge.Store(now.UnixNano())
+	n, err := p.PurgeTombstones(e.ctx, now.Add(-e.cfg.TombstoneRetention))
+	if err != nil && e.ctx.Err() == nil {
+		e.log.Warn("purging deleted memories' tombstones from the shared store; the next hour retries", "purged", n, "err", err)
+	} else if n > 0 {
+		e.log.Info("purged deleted memories' tombstones from the shared store", "purged", n, "older_than", e.cfg.TombstoneRetention)
+	}
 }
 
 // catchUpInBackground brings a built namespace up to the store's current

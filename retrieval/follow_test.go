@@ -325,7 +325,9 @@ func TestSharedSnapshots(t *testing.T) {
 	cfg.SnapshotIdle = 100 * time.Millisecond
 	cfg.Poll = 50 * time.Millisecond
 	a, st := sharedEngine(t, url, cfg)
-	vec := func(i int) []float32 { return []float32{float32(i%7) + 1, float32(i%11) + 1, float32(i%13) + 1, float32(i)} }
+	vec := func(i int) []float32 {
+		return []float32{float32(i%7) + 1, float32(i%11) + 1, float32(i%13) + 1, float32(i)}
+	}
 	var items []store.Item
 	for i := range 200 {
 		items = append(items, store.Item{Memory: memory.Memory{Namespace: "s", ID: fmt.Sprintf("m%03d", i), Text: fmt.Sprint("memory ", i)}, Vector: vec(i)})
@@ -427,5 +429,48 @@ func TestSharedSnapshots(t *testing.T) {
 	waitFor("c replaces the damaged snapshot", func() bool { return c.Follow().SnapshotSaves == 1 })
 	if seq, err := st.SnapshotSeq(ctx, "s"); err != nil || seq >= 1<<40 {
 		t.Fatalf("snapshot sequence after the replacement: %d %v", seq, err)
+	}
+}
+
+// TestSharedStaleAfterPurge: an engine whose index has not applied deletes
+// that were since purged from the store's history answers ErrUnavailable
+// once, drops the namespace, and rebuilds it without the deleted memories.
+func TestSharedStaleAfterPurge(t *testing.T) {
+	url := pgtest.Shared(t).NewDB(t)
+	e, st := sharedEngine(t, url, DefaultConfig())
+	putN(t, st, "n", 20, func(i int) string { return fmt.Sprintf("memory %d", i) })
+	if id := topID(t, e, "n", "memory 7"); id != "m00007" {
+		t.Fatalf("before: top %q", id)
+	}
+	sp, _ := e.space("n", false)
+	sp.mu.Lock() // the deletes and the purge happen while this index cannot follow
+	for _, id := range []string{"m00007", "m00008"} {
+		if err := st.Delete("n", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := st.PurgeTombstones(context.Background(), time.Now().Add(time.Second)); err != nil || n != 2 {
+		t.Fatalf("purge: %d %v", n, err)
+	}
+	sp.mu.Unlock()
+	ctx := context.Background()
+	var got Retrieved
+	var err error
+	for try := 0; try < 500; try++ {
+		if got, err = e.Retrieve(ctx, Query{Namespace: "n", Text: "memory 7"}); !errors.Is(err, ErrUnavailable) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range got.Candidates {
+		if c.ID == "m00007" || c.ID == "m00008" {
+			t.Fatalf("a deleted memory is still found after the rebuild: %v", c.ID)
+		}
+	}
+	if f := e.Follow(); f.Builds != 2 {
+		t.Fatalf("the namespace was not rebuilt: %+v", f)
 	}
 }

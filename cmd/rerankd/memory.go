@@ -34,6 +34,9 @@ type memoryFlags struct {
 	// shared store's follower (retrieval.Config).
 	indexMemory   string
 	catchUp, poll time.Duration
+	// tombstones: how long a shared store keeps deletes' records (0:
+	// forever).
+	tombstones time.Duration
 	// ortLib, tokenizer, threads: copied from the serve flags.
 	ortLib, tokenizer string
 	threads           int
@@ -45,6 +48,7 @@ func defineMemoryFlags(fs *flag.FlagSet) *memoryFlags {
 	fs.StringVar(&m.store, "store", defaultStorePath(), "memory store: a file (bbolt, this process alone), a postgres:// URL (PostgreSQL, shared by any number of replicas; the password may also come from PGPASSWORD or a passfile), or \"none\" (no memory API)")
 	fs.StringVar(&m.indexMemory, "index-memory", "0", "with a postgres:// store: bound on this replica's in-memory indexes (bytes, or with KiB/MiB/GiB/KB/MB/GB); least recently used namespaces are dropped and rebuilt on next use (0: no bound)")
 	fs.DurationVar(&m.catchUp, "catch-up", def.CatchUp, "with a postgres:// store: how long a search may wait for its namespace's indexes to reach every acknowledged write (a first build included) before answering 503 with Retry-After")
+	fs.DurationVar(&m.tombstones, "tombstone-retention", def.TombstoneRetention, "with a postgres:// store: how long the records of deletes are kept for replicas to follow; older ones are purged hourly, and a replica further behind rebuilds the namespace (0: kept forever)")
 	fs.DurationVar(&m.poll, "follow-poll", def.Poll, "with a postgres:// store: how often to poll every namespace's change sequence (notifications usually come first)")
 	fs.IntVar(&m.vectorDim, "vector-dim", 0, "dimension of client-supplied memory vectors (0: no vector index, or the --embed-model's)")
 	fs.StringVar(&m.analyzer, "analyzer", string(lexical.DefaultCJK), "how memory search splits Chinese, Japanese and Korean text into terms: "+cjkModeNames()+" (gse modes need a binary built with -tags gse; see README)")
@@ -150,6 +154,10 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 	if m.poll > 0 {
 		cfg.Poll = m.poll
 	}
+	if m.tombstones < 0 {
+		return nil, nil, fmt.Errorf("%w: --tombstone-retention %v must be >= 0", errUsage, m.tombstones)
+	}
+	cfg.TombstoneRetention = m.tombstones
 	st, where, err := openStore(m.store, m.vectorDim, log)
 	if err != nil {
 		return nil, nil, err

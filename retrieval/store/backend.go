@@ -78,6 +78,11 @@ type Backend interface {
 
 var _ Backend = (*Store)(nil)
 
+// ErrStale marks a change-sequence cursor older than the history a shared
+// store still keeps (deletes are purged after a while): the follower may
+// have missed a delete and must rebuild the namespace.
+var ErrStale = errors.New("change cursor older than the kept history")
+
 // ErrUnavailable marks a store that cannot be reached now (a database
 // server down or restarting, a dropped connection): the request may
 // succeed if retried. A write that failed this way may or may not have
@@ -127,7 +132,8 @@ type Feed interface {
 	// follower polls the namespaces it holds, not the whole store.
 	Seqs(ctx context.Context, names []string) (map[string]uint64, error)
 	// Changes returns up to limit changes of ns after the cursor, in
-	// (Seq, ID) order: each changed memory once, in its latest state.
+	// (Seq, ID) order: each changed memory once, in its latest state. A
+	// cursor from before the oldest purged delete is ErrStale.
 	Changes(ctx context.Context, ns string, after Cursor, limit int, withVectors bool) ([]Change, error)
 	// Listen calls fn with a namespace's name soon after each commit that
 	// changed it, by any process, until ctx is done or the connection is

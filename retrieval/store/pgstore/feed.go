@@ -74,24 +74,33 @@ func (s *Store) Changes(ctx context.Context, ns string, after store.Cursor, limi
 		return nil, fmt.Errorf("pgstore: %w: changes limit %d not in 1..%d", store.ErrInvalid, limit, store.MaxPage)
 	}
 	var out []store.Change
+	var purged int64
 	err := s.call(ctx, "changes of "+ns, func(ctx context.Context) error {
-		out = out[:0]
-		rows, err := s.pool.Query(ctx, `SELECT id, seq, deleted, memory, CASE WHEN $5 THEN vector END
-			FROM rerankd_memories WHERE ns = $1 AND (seq, id) > ($2, $3) ORDER BY seq, id LIMIT $4`,
+		out, purged = out[:0], 0
+		// One statement, so one snapshot: the purge horizon and the rows
+		// agree (a purge committing in between cannot hide a tombstone).
+		rows, err := s.pool.Query(ctx, `SELECT n.purged, m.id, m.seq, m.deleted, m.memory, m.vector
+			FROM rerankd_namespaces n LEFT JOIN LATERAL (
+				SELECT id, seq, deleted, memory, CASE WHEN $5 THEN vector END AS vector
+				FROM rerankd_memories WHERE ns = n.ns AND (seq, id) > ($2, $3) ORDER BY seq, id LIMIT $4) m ON true
+			WHERE n.ns = $1 ORDER BY m.seq, m.id`,
 			ns, seqParam(after.Seq), cursorID(after.ID), limit, withVectors)
 		if err != nil {
 			return err
 		}
-		var id string
-		var seq int64
-		var deleted bool
+		var id *string
+		var seq *int64
+		var deleted *bool
 		var mem, vec []byte
-		_, err = pgx.ForEachRow(rows, []any{&id, &seq, &deleted, &mem, &vec}, func() error {
-			c := store.Change{Seq: uint64(seq), Deleted: deleted} //nolint:gosec // never negative
-			if deleted {
-				c.Record.Memory = memory.Memory{Namespace: ns, ID: id}
+		_, err = pgx.ForEachRow(rows, []any{&purged, &id, &seq, &deleted, &mem, &vec}, func() error {
+			if id == nil {
+				return nil // the namespace has no change after the cursor
+			}
+			c := store.Change{Seq: uint64(*seq), Deleted: *deleted} //nolint:gosec // never negative
+			if c.Deleted {
+				c.Record.Memory = memory.Memory{Namespace: ns, ID: *id}
 			} else {
-				r, err := record(ns, id, mem, vec)
+				r, err := record(ns, *id, mem, vec)
 				if err != nil {
 					return err
 				}
@@ -104,6 +113,11 @@ func (s *Store) Changes(ctx context.Context, ns string, after store.Cursor, limi
 	})
 	if err != nil {
 		return nil, err
+	}
+	// Tombstones up to purged may be gone: a follower that has not applied
+	// everything up to there may have missed one.
+	if purged > 0 && uint64(purged) >= after.Seq { //nolint:gosec // never negative
+		return nil, fmt.Errorf("pgstore: changes of %s after %d: %w (deletes up to %d purged)", ns, after.Seq, store.ErrStale, purged)
 	}
 	return out, nil
 }

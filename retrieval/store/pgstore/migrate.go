@@ -50,6 +50,11 @@ var migrations = [][]string{
 			data bytea NOT NULL,
 			PRIMARY KEY (ns, seq, n))`,
 	},
+	{ // 3: tombstone purging (purge.go): a tombstone's time is when it was deleted
+		`ALTER TABLE rerankd_namespaces ADD COLUMN purged bigint NOT NULL DEFAULT 0`,
+		`UPDATE rerankd_memories SET time = now() WHERE deleted`,
+		`CREATE INDEX rerankd_memories_tombstones ON rerankd_memories (time) WHERE deleted`,
+	},
 }
 
 // SchemaVersion is the database schema version this build writes and

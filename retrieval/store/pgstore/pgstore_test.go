@@ -415,6 +415,7 @@ func TestSchemaShape(t *testing.T) {
 		"rerankd_namespaces live bigint NO ",
 		"rerankd_namespaces vecgen_seq bigint NO ",
 		"rerankd_namespaces vecgen_stamp bigint NO ",
+		"rerankd_namespaces purged bigint NO ",
 		"rerankd_snapshot_chunks ns text NO C",
 		"rerankd_snapshot_chunks seq bigint NO ",
 		"rerankd_snapshot_chunks n integer NO ",

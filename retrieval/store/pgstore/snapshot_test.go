@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/rerankd/rerankd/retrieval/store"
 )
@@ -91,15 +92,23 @@ func TestSnapshots(t *testing.T) {
 	}
 }
 
-// TestMigrateFrom1: a database at schema version 1 (before snapshots)
-// keeps its memories and gains the snapshot tables when a newer build
-// opens it.
+// TestMigrateFrom1: a database at schema version 1 (before snapshots and
+// purging) keeps its memories and gains the snapshot tables and the purge
+// horizon when a newer build opens it; its tombstones get a time, so a
+// purge can remove them.
 func TestMigrateFrom1(t *testing.T) {
 	url := newDB(t)
 	s := open(t, url, Options{})
 	must(t, s.Put(mem("ns", "a", "kept"), nil))
 	c := sqlConn(t, url)
 	exec(t, c, `DROP TABLE rerankd_snapshot_chunks, rerankd_snapshots`)
+	exec(t, c, `DROP INDEX rerankd_memories_tombstones`)
+	exec(t, c, `ALTER TABLE rerankd_namespaces DROP COLUMN purged`)
+	must(t, s.Delete("ns", "a"))
+	must(t, s.Put(mem("ns", "a", "kept"), nil))
+	must(t, s.Put(mem("ns", "gone", "x"), nil))
+	must(t, s.Delete("ns", "gone"))
+	exec(t, c, `UPDATE rerankd_memories SET time = NULL WHERE deleted`) // version 1 kept no time on tombstones
 	exec(t, c, `UPDATE rerankd_meta SET value = '1' WHERE key = 'schema_version'`)
 	s2 := open(t, url, Options{})
 	if m, err := s2.Get("ns", "a"); err != nil || m.Text != "kept" {
@@ -107,5 +116,8 @@ func TestMigrateFrom1(t *testing.T) {
 	}
 	if ok, err := s2.PutSnapshot(context.Background(), "ns", 1, func(w io.Writer) error { _, err := w.Write([]byte("x")); return err }); err != nil || !ok {
 		t.Fatalf("snapshot after the migration: %v %v", ok, err)
+	}
+	if n, err := s2.PurgeTombstones(context.Background(), time.Now().Add(time.Minute)); err != nil || n != 1 {
+		t.Fatalf("purging the tombstone written before the migration: %d %v", n, err)
 	}
 }

@@ -217,7 +217,7 @@ func (s *Store) Delete(ns, id string) error {
 				return store.ErrNotFound
 			}
 			b = &pgx.Batch{}
-			b.Queue(`UPDATE rerankd_memories SET seq = $3, deleted = true, memory = NULL, time = NULL, vector = NULL
+			b.Queue(`UPDATE rerankd_memories SET seq = $3, deleted = true, memory = NULL, time = now(), vector = NULL
 				WHERE ns = $1 AND id = $2`, ns, id, seq)
 			queueCounters(b, ns, live-1, vecSeq, st.hasVector)
 			queueNotify(b, []string{ns})
