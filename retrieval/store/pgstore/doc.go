@@ -20,17 +20,21 @@
 //	    live bigint       its memories (Count; Namespaces lists live > 0)
 //	    vecgen_seq bigint, vecgen_stamp bigint
 //	                      store.VectorGen, the uint64 bits in bigints;
-//	                      zero when the namespace has no memories)
+//	                      zero when the namespace has no memories
+//	    purged bigint     tombstones up to this sequence may be purged
+//	                      (purge.go; schema version 3))
 //	rerankd_memories (ns text COLLATE "C", id text COLLATE "C",
 //	    seq bigint        the sequence of the transaction that last wrote the row
 //	    deleted boolean   a tombstone: followers learn of deletes from it
 //	    memory bytea      JSON of memory.Memory (store.MarshalMemory); NULL
 //	                      when deleted. Not jsonb: text cannot hold NUL,
 //	                      which a memory's text may
-//	    time timestamptz  the memory's time (microseconds), for operators
+//	    time timestamptz  the memory's time (microseconds), for operators;
+//	                      a tombstone's is when it was deleted
 //	    vector bytea      float32 little-endian; NULL when none
 //	    PRIMARY KEY (ns, id))
 //	rerankd_memories_changes ON rerankd_memories (ns, seq, id)
+//	rerankd_memories_tombstones ON rerankd_memories (time) WHERE deleted
 //	rerankd_snapshots (ns PRIMARY KEY, seq, bytes, chunks, saved)
 //	rerankd_snapshot_chunks (ns, seq, n, data bytea)
 //	                      a namespace's serialised vector index, taken at a
