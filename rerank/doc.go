@@ -1,7 +1,9 @@
 // Package rerank is the reranker without a runtime: the value types every
 // layer passes around (Request, Score), the prompt template (Template) and
 // how a request becomes token sequences (Scorer: prompt, truncation,
-// batching by an Engine's cost, sigmoid). It imports no cgo: the server
+// batching by an Engine's cost, sigmoid), and Reranker, the one adapter
+// from a scorer to the memory search pipeline (retrieval.Reranker) that
+// the server and `eval locomo` share. It imports no cgo: the server
 // uses it without linking ONNX Runtime, and an Engine that runs a model
 // (package model's sessions, the reference pass, a test fake) is passed in
 // by the caller. TestCgoBoundary holds that boundary.

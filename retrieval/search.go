@@ -40,12 +40,19 @@ type SearchRequest struct {
 	MMR *post.MMRConfig
 	// TopK is how many results to return (0: 10).
 	TopK int
+	// KeepRest also returns the candidates that passed the threshold but
+	// were left out of Results by MMR or top k (SearchResult.Rest), so an
+	// evaluation can rank every candidate without a pipeline of its own.
+	KeepRest bool
 }
 
 // SearchResult is the answer to a SearchRequest.
 type SearchResult struct {
 	// Results, best first, each with its per-stage scores.
 	Results []post.Candidate
+	// Rest, with KeepRest: the other candidates that passed the threshold,
+	// in score order (after recency).
+	Rest []post.Candidate
 	// Level and Why come from retrieval (see Retrieved).
 	Level Level
 	Why   string
@@ -116,6 +123,7 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) (SearchResult, err
 		cands = post.Recency(cands, *r.Recency, r.Now)
 		sp.End()
 	}
+	ranked := cands
 	if r.MMR != nil {
 		_, sp := span.Start(ctx, tracerName, "rerankd.mmr", attribute.Int("rerankd.candidates", len(cands)))
 		cands = post.MMR(cands, *r.MMR, topK)
@@ -125,8 +133,26 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) (SearchResult, err
 		cands = cands[:topK]
 	}
 	res.Results = cands
+	if r.KeepRest {
+		res.Rest = rest(ranked, cands)
+	}
 	res.Timing.Post = time.Since(t2)
 	return res, nil
+}
+
+// rest returns the candidates of ranked not in results, in ranked's order.
+func rest(ranked, results []post.Candidate) []post.Candidate {
+	in := make(map[string]bool, len(results))
+	for _, c := range results {
+		in[c.ID] = true
+	}
+	out := make([]post.Candidate, 0, len(ranked)-len(results))
+	for _, c := range ranked {
+		if !in[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (r SearchRequest) validate() error {

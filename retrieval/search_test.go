@@ -89,6 +89,35 @@ func TestSearchPipeline(t *testing.T) {
 				MMR: &post.MMRConfig{Lambda: 0.5, Window: 20}, TopK: 3},
 			// dup2 contains "oat milk" too (0.9) but is near-identical to dup1.
 			want: []string{"dup1", "tea", "new"},
+			check: func(t *testing.T, r SearchResult) {
+				if r.Rest != nil {
+					t.Fatalf("rest %v without KeepRest", candIDs(r.Rest))
+				}
+			},
+		},
+		{
+			// What evaluation ranks: MMR's picks, then what it left out,
+			// in score order (dup1 and dup2 tie at 0.9; IDs break it).
+			name: "KeepRest returns what MMR left out",
+			req: SearchRequest{Query: Query{Namespace: "u", Text: "coffee"}, Rerank: fixedReranker{by: map[string]float64{
+				"oat milk": 0.9, "oat latte": 0.7, "flat white": 0.69, "green tea": 0.68, "budget": 0.01}},
+				MMR: &post.MMRConfig{Lambda: 0.5, Window: 20}, TopK: 3, KeepRest: true},
+			want: []string{"dup1", "tea", "new"},
+			check: func(t *testing.T, r SearchResult) {
+				if got := fmt.Sprint(candIDs(r.Rest)); got != "[dup2 old]" {
+					t.Fatalf("rest %s, want [dup2 old]", got)
+				}
+			},
+		},
+		{
+			name: "KeepRest returns what top k cut, past the threshold only",
+			req:  SearchRequest{Query: Query{Namespace: "u", Text: "coffee"}, Rerank: rr, Threshold: ptr(0.7), TopK: 2, KeepRest: true},
+			want: []string{"old", "new"},
+			check: func(t *testing.T, r SearchResult) {
+				if got := fmt.Sprint(candIDs(r.Rest)); got != "[dup1 dup2]" {
+					t.Fatalf("rest %s, want [dup1 dup2] (tea is under the threshold)", got)
+				}
+			},
 		},
 	}
 	for _, tc := range tests {

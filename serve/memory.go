@@ -238,19 +238,21 @@ func (s *Server) searchRequest(r *api.SearchRequest, now time.Time) (retrieval.S
 	out.TopK = intIn("top_k", r.TopK, 1, maxTopK, retrieval.DefaultTopK)
 	out.Depth = intIn("depth", r.Depth, 1, maxTopK, 0)
 	out.RerankDepth = intIn("rerank_depth", r.RerankDepth, 1, s.cfg.MaxDocuments, min(defaultRerankCap, s.cfg.MaxDocuments))
-	rerank := s.backend.Name() != (&Lexical{}).Name()
+	doRerank := s.backend.Name() != (&Lexical{}).Name()
 	if r.Rerank != nil {
-		rerank = *r.Rerank
+		doRerank = *r.Rerank
 	}
-	if rerank {
-		out.Rerank = backendReranker{b: s.backend, instruction: r.Instruction, maxDoc: s.cfg.MaxTokensPerDoc}
+	if doRerank {
+		// The one reranker adapter (eval locomo reranks through it too),
+		// over the backend's scheduler queue, traced as /rerank is.
+		out.Rerank = rerank.Reranker{Score: s.scoreBackend, Instruction: r.Instruction, MaxDocTokens: s.cfg.MaxTokensPerDoc}
 	}
 	if t := r.Threshold; t != nil {
 		if !(*t >= 0 && *t <= 1) {
 			bad("threshold %v: want a probability in [0, 1]", *t)
 		}
 		out.Threshold = t
-	} else if rerank {
+	} else if doRerank {
 		// A calibrated server applies its threshold to the (calibrated)
 		// rerank probability by default; retrieval scores are not on that
 		// scale, so without reranking there is no default.
@@ -337,6 +339,15 @@ func rankingOf(p *api.RankingParams) (retrieval.Ranking, error) {
 		setF(&rk.Context.Neighbour, c.Neighbour)
 		setF(&rk.Context.Source, c.Source)
 	}
+	if f := p.Fields; f != nil {
+		if rk.Fields == (retrieval.Fields{}) {
+			rk.Fields = retrieval.DefaultFields()
+		}
+		setF(&rk.Fields.Speaker, f.Speaker)
+		setF(&rk.Fields.Time, f.Time)
+		setF(&rk.Fields.SpeakerB, f.SpeakerB)
+		setF(&rk.Fields.TimeB, f.TimeB)
+	}
 	return rk, rk.Validate()
 }
 
@@ -350,26 +361,6 @@ func setF(dst *float64, p *float64) {
 	if p != nil {
 		*dst = *p
 	}
-}
-
-// backendReranker adapts the server's Backend to retrieval.Reranker, so
-// memory search goes through the same scheduler queue as /rerank.
-type backendReranker struct {
-	b           Backend
-	instruction string
-	maxDoc      int
-}
-
-func (r backendReranker) Rerank(ctx context.Context, query string, texts []string) ([]float64, error) {
-	out, err := score(ctx, r.b, rerank.Request{Instruction: r.instruction, Query: query, Docs: texts, MaxDocTokens: r.maxDoc})
-	if err != nil {
-		return nil, err
-	}
-	scores := make([]float64, len(out.Scores))
-	for i, sc := range out.Scores {
-		scores[i] = sc.Score
-	}
-	return scores, nil
 }
 
 // classifyRetrieval maps the retrieval package's errors to kinds.

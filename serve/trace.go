@@ -93,6 +93,13 @@ func endSpan(s trace.Span, err error) {
 	span.End(s, err)
 }
 
+// scoreBackend scores r with the server's backend, traced by score: the
+// rerank stage of memory search (rerank.Reranker.Score).
+func (s *Server) scoreBackend(ctx context.Context, r rerank.Request) ([]rerank.Score, error) {
+	out, err := score(ctx, s.backend, r)
+	return out.Scores, err
+}
+
 // score calls b.Score inside a "rerankd.score" span, so /rerank and the
 // rerank stage of memory search trace the backend the same way.
 func score(ctx context.Context, b Backend, r rerank.Request) (Scored, error) {

@@ -11,7 +11,7 @@ import (
 // default limit is the prompt's maximum length (rerank.DefaultPromptConfig,
 // 1024 tokens), so a document keeps every token the prompt has room for
 // and truncated: true means exactly "did not fit max-length".
-const DefaultMaxTokensPerDoc = 0
+const DefaultMaxTokensPerDoc = rerank.DefaultMaxDocTokens
 
 // ModelCardMaxLength is the longest input the Qwen3-Reranker model card
 // scores (8192 tokens: "Context Length: 8192" in its table; the card's

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,21 +122,6 @@ func openModels(p pipelineSpec, o pipelineOptions) (models, error) {
 // errUsageEval marks command-line mistakes found after parsing.
 var errUsageEval = errors.New("usage")
 
-// scorerReranker adapts a rerank.Scorer to retrieval.Reranker.
-type scorerReranker struct{ s *rerank.Scorer }
-
-func (r scorerReranker) Rerank(ctx context.Context, query string, texts []string) ([]float64, error) {
-	scores, err := r.s.Score(ctx, rerank.Request{Query: query, Docs: texts})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float64, len(scores))
-	for i, sc := range scores {
-		out[i] = sc.Score
-	}
-	return out, nil
-}
-
 // enginePipeline runs p through the same retrieval.Engine the server uses:
 // each conversation is a namespace of a throwaway store, and each judged
 // question a memory search in it.
@@ -229,12 +215,15 @@ func ingest(ctx context.Context, e *retrieval.Engine, ns string, mems []locomo.M
 	return docIDs, now, nil
 }
 
-// searchOne runs one question and returns its ranking (store IDs). MMR
-// only orders its window, so the rest of the list follows in score order,
-// keeping deep metrics (Recall@20) comparable across pipelines.
+// searchOne runs one question through the served pipeline
+// (retrieval.Engine.Search: rerank through the server's adapter, then
+// recency and MMR) and returns its ranking (store IDs). MMR only orders
+// its window, so the candidates it leaves out follow in score order
+// (KeepRest), keeping deep metrics (Recall@20) comparable across
+// pipelines.
 func searchOne(ctx context.Context, e *retrieval.Engine, ns, q string, p pipelineSpec, o pipelineOptions, m models, now time.Time) ([]metrics.Ranked, error) {
 	rk := o.ranking
-	req := retrieval.SearchRequest{Query: retrieval.Query{Namespace: ns, Text: q, Depth: o.depth, Ranking: &rk}, TopK: o.depth}
+	req := retrieval.SearchRequest{Query: retrieval.Query{Namespace: ns, Text: q, Depth: o.depth, Ranking: &rk}, TopK: o.depth, KeepRest: true}
 	switch p.base {
 	case "bm25":
 		req.Mode = retrieval.ModeBM25
@@ -244,29 +233,25 @@ func searchOne(ctx context.Context, e *retrieval.Engine, ns, q string, p pipelin
 		req.Mode = retrieval.ModeHybrid
 	}
 	if p.rerank {
-		req.Rerank, req.RerankDepth = scorerReranker{m.reranker}, o.rerankDepth
+		// Served search's adapter and per-document cut (serve's default).
+		req.Rerank = rerank.Reranker{Score: m.reranker.Score, MaxDocTokens: rerank.DefaultMaxDocTokens}
+		req.RerankDepth = o.rerankDepth
 	}
 	if p.recency {
 		rc := o.recency
 		req.Recency, req.Now = &rc, now
 	}
+	if p.mmr {
+		mc := o.mmr
+		req.MMR = &mc
+	}
 	res, err := e.Search(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	cands := res.Results
-	if p.mmr {
-		picked := post.MMR(cands, o.mmr, o.mmr.Window)
-		seen := make(map[string]bool, len(picked))
-		for _, c := range picked {
-			seen[c.ID] = true
-		}
-		for _, c := range cands {
-			if !seen[c.ID] {
-				picked = append(picked, c)
-			}
-		}
-		cands = picked
+	cands := slices.Concat(res.Results, res.Rest)
+	if len(cands) > o.depth {
+		cands = cands[:o.depth]
 	}
 	// The run keeps the final scores, so ties are broken by trec_eval's
 	// rule as for any run; MMR's order is not a score order, so there the
