@@ -115,6 +115,9 @@ type RankingParams struct {
 	Expansion *ExpansionParams `json:"expansion,omitempty"`
 	// Context is neighbour and source evidence (on in "default").
 	Context *ContextParams `json:"context,omitempty"`
+	// Fields is field-aware matching (BM25F): the memory's speaker and
+	// time are matched beside its text (off in both named rankings).
+	Fields *FieldsParams `json:"fields,omitempty"`
 }
 
 // ExpansionParams configures RM3-style query expansion from the first
@@ -130,6 +133,17 @@ type ContextParams struct {
 	Window    *int     `json:"window,omitempty"`    // neighbours each side, 1..20
 	Neighbour *float64 `json:"neighbour,omitempty"` // [0, 2]
 	Source    *float64 `json:"source,omitempty"`    // [0, 2]; both 0: off
+}
+
+// FieldsParams configures field-aware matching: a query term's frequency
+// in the memory's speaker (its metadata "speaker") and time (year, month,
+// day; matched by the dates the query names) counts these weights times
+// an occurrence in its text. An empty object turns on the defaults.
+type FieldsParams struct {
+	Speaker  *float64 `json:"speaker,omitempty"`   // [0, 10]; 0: off; default 2
+	Time     *float64 `json:"time,omitempty"`      // [0, 10]; 0: off; default 4
+	SpeakerB *float64 `json:"speaker_b,omitempty"` // length normalisation in the field, [0, 1]; default 0
+	TimeB    *float64 `json:"time_b,omitempty"`    // [0, 1]; default 0
 }
 
 // FusionParams selects hybrid fusion.

@@ -76,6 +76,11 @@ type Context struct {
 // weight 0.4).
 func DefaultExpansion() Expansion { return Expansion{Docs: 5, Terms: 20, Weight: 0.4} }
 
+// DefaultFields are the field weights a client turns on without saying
+// more: the values the LoCoMo grid preferred alone (`eval locomo
+// --ranking bm25 --cv fields`: speaker 2, time 4; lengths not normalised).
+func DefaultFields() Fields { return Fields{Speaker: 2, Time: 4} }
+
 // PlainBM25 is BM25 (k1 1.2, b 0.75) with no other stage: the ranking
 // of earlier releases, selectable by name ("bm25").
 func PlainBM25() Ranking { return Ranking{K1: 1.2, B: 0.75} }

@@ -339,6 +339,15 @@ func rankingOf(p *api.RankingParams) (retrieval.Ranking, error) {
 		setF(&rk.Context.Neighbour, c.Neighbour)
 		setF(&rk.Context.Source, c.Source)
 	}
+	if f := p.Fields; f != nil {
+		if rk.Fields == (retrieval.Fields{}) {
+			rk.Fields = retrieval.DefaultFields()
+		}
+		setF(&rk.Fields.Speaker, f.Speaker)
+		setF(&rk.Fields.Time, f.Time)
+		setF(&rk.Fields.SpeakerB, f.SpeakerB)
+		setF(&rk.Fields.TimeB, f.TimeB)
+	}
 	return rk, rk.Validate()
 }
 
