@@ -55,6 +55,9 @@ type Memory struct {
 	Session int
 	Text    string
 	Time    time.Time // the session's; zero if its date did not parse
+	// Speaker is who said the turn, or whom the observation is about;
+	// empty for sessions and summaries, which have both speakers.
+	Speaker string
 }
 
 // TurnText renders a turn as a memory's text: "Speaker: text", plus
@@ -90,27 +93,27 @@ func SummaryDocID(conv string, n int) string { return conv + "/Sum" + strconv.It
 func (c *Conversation) Memories(u Unit) []Memory {
 	var out []Memory
 	for _, s := range c.Sessions {
-		mem := func(id, text string) Memory {
-			return Memory{DocID: id, ConvID: c.ID, Session: s.Index, Text: text, Time: s.Time}
+		mem := func(id, text, speaker string) Memory {
+			return Memory{DocID: id, ConvID: c.ID, Session: s.Index, Text: text, Time: s.Time, Speaker: speaker}
 		}
 		switch u {
 		case UnitTurn:
 			for _, t := range s.Turns {
-				out = append(out, mem(TurnDocID(c.ID, t.DiaID), TurnText(t)))
+				out = append(out, mem(TurnDocID(c.ID, t.DiaID), TurnText(t), t.Speaker))
 			}
 		case UnitSession:
 			lines := make([]string, len(s.Turns))
 			for i, t := range s.Turns {
 				lines[i] = TurnText(t)
 			}
-			out = append(out, mem(SessionDocID(c.ID, s.Index), strings.Join(lines, "\n")))
+			out = append(out, mem(SessionDocID(c.ID, s.Index), strings.Join(lines, "\n"), ""))
 		case UnitObservation:
 			for k, o := range s.Observations {
-				out = append(out, mem(ObservationDocID(c.ID, s.Index, k+1), o.Text))
+				out = append(out, mem(ObservationDocID(c.ID, s.Index, k+1), o.Text, o.Speaker))
 			}
 		case UnitSummary:
 			if s.Summary != "" {
-				out = append(out, mem(SummaryDocID(c.ID, s.Index), s.Summary))
+				out = append(out, mem(SummaryDocID(c.ID, s.Index), s.Summary, ""))
 			}
 		}
 	}

@@ -37,17 +37,17 @@ func TestMemories(t *testing.T) {
 		last  Memory // of a1
 	}{
 		{UnitTurn, 8,
-			Memory{"a1/D1:1", "a1", 1, "Ada: I adopted a cat named Pixel.", may8},
-			Memory{"a1/D2:2", "a1", 2, "Ada: Pixel learned to open doors. [shares an image: a cat near a door]", jun19}},
+			Memory{"a1/D1:1", "a1", 1, "Ada: I adopted a cat named Pixel.", may8, "Ada"},
+			Memory{"a1/D2:2", "a1", 2, "Ada: Pixel learned to open doors. [shares an image: a cat near a door]", jun19, "Ada"}},
 		{UnitSession, 4,
-			Memory{"a1/S1", "a1", 1, "Ada: I adopted a cat named Pixel.\nBo: Look at my new bike! [shares an image: a photo of a red bicycle]\nAda: Nice! Where do you ride?", may8},
-			Memory{"a1/S2", "a1", 2, "Bo: I rode to the lake on Sunday.\nAda: Pixel learned to open doors. [shares an image: a cat near a door]", jun19}},
+			Memory{"a1/S1", "a1", 1, "Ada: I adopted a cat named Pixel.\nBo: Look at my new bike! [shares an image: a photo of a red bicycle]\nAda: Nice! Where do you ride?", may8, ""},
+			Memory{"a1/S2", "a1", 2, "Bo: I rode to the lake on Sunday.\nAda: Pixel learned to open doors. [shares an image: a cat near a door]", jun19, ""}},
 		{UnitObservation, 5,
-			Memory{"a1/O1:1", "a1", 1, "Ada adopted a cat named Pixel.", may8},
-			Memory{"a1/O2:2", "a1", 2, "Bo rode to the lake.", jun19}},
+			Memory{"a1/O1:1", "a1", 1, "Ada adopted a cat named Pixel.", may8, "Ada"},
+			Memory{"a1/O2:2", "a1", 2, "Bo rode to the lake.", jun19, "Bo"}},
 		{UnitSummary, 2,
-			Memory{"a1/Sum1", "a1", 1, "Ada and Bo talked about a cat and a bike.", may8},
-			Memory{"a1/Sum2", "a1", 2, "Bo rode to the lake; Pixel opens doors.", jun19}},
+			Memory{"a1/Sum1", "a1", 1, "Ada and Bo talked about a cat and a bike.", may8, ""},
+			Memory{"a1/Sum2", "a1", 2, "Bo rode to the lake; Pixel opens doors.", jun19, ""}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.unit.String(), func(t *testing.T) {

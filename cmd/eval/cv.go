@@ -1,15 +1,22 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/rerankd/rerankd/benchmarks/locomo"
 	"github.com/rerankd/rerankd/benchmarks/metrics"
+	"github.com/rerankd/rerankd/cmd/internal/progress"
+	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // cvGrids are the settings `eval locomo --cv NAME` chooses among, each a
@@ -23,11 +30,18 @@ var cvGrids = map[string][]string{
 		product(axis{"--expand-docs", "3", "5", "10"}, axis{"--expand-terms", "5", "10", "20"}, axis{"--expand-weight", "0.2", "0.4"})...),
 	"context": append([]string{"--context-window=0 --context-neighbour=0 --context-source=0"},
 		product(axis{"--context-window", "1", "2", "3", "5"}, axis{"--context-neighbour", "0.1", "0.3", "0.5", "1"}, axis{"--context-source", "0", "0.2", "0.5"})...),
+	// fields weighs the speaker and time fields (BM25F); their length
+	// normalisation is left at 0: on LoCoMo a speaker is one name and a
+	// time always three terms, so b_f changes nothing there.
+	"fields": product(axis{"--field-speaker", "0", "0.5", "1", "2", "4", "8"}, axis{"--field-time", "0", "1", "2", "4", "8"}),
 	// combined crosses the ranges each mechanism's own grid found useful
-	// (chosen before running it, from the single-mechanism figures).
+	// (chosen before running it, from the single-mechanism figures; the
+	// fields axes were added after the fields grid alone chose speaker 2
+	// and time 2 to 8).
 	"combined": product(axis{"--k1", "0.9", "0.6", "1.2"}, axis{"--b", "0.3", "0.1", "0.5"},
 		axis{"--context-window", "2", "3"}, axis{"--context-neighbour", "0.5", "0.3"}, axis{"--context-source", "0.5", "1"},
-		axis{"--expand-terms", "0", "20 --expand-docs=5 --expand-weight=0.4"}),
+		axis{"--expand-terms", "0", "20 --expand-docs=5 --expand-weight=0.4"},
+		axis{"--field-speaker", "0", "1", "2", "4"}, axis{"--field-time", "0", "2", "4"}),
 }
 
 // axis is one flag of a grid and its values, the default first.
@@ -89,38 +103,48 @@ func runLocomoCV(args []string, job locomoJob, ds *locomo.Dataset, stdout, stder
 	start := time.Now()
 	grid := cvGrids[job.cv]
 	qrels := metrics.Qrels(ds.Qrels(job.unit))
-	runs := make([]metrics.Run, len(grid))
-	// per[i][qid] is point i's AP on question qid.
-	per := make([]map[string]float64, len(grid))
-	var category map[string]locomo.Category
+	jobs := make([]locomoJob, len(grid))
 	for i, point := range grid {
 		pj, code, ok := parseLocomo(append(slices.Clone(args), strings.Fields(point)...), stderr)
 		if !ok {
 			fmt.Fprintf(stderr, "eval locomo: --cv %s: point %q does not parse\n", job.cv, point)
 			return code
 		}
-		run, cat, code := pj.execute(ds, qrels, io.Discard)
-		if code != exitOK {
-			return code
-		}
-		_, pq, err := metrics.Evaluate(qrels, run)
-		if err != nil {
-			fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-			return exitFail
-		}
-		runs[i], category, per[i] = run, cat, map[string]float64{}
-		for _, q := range pq {
-			per[i][q.QID] = q.MAP
-		}
-		fmt.Fprintf(stderr, "cv %s: point %d/%d %q done\n", job.cv, i+1, len(grid), point)
+		jobs[i] = pj
 	}
-	convOf := func(qid string) string { c, _, _ := strings.Cut(qid, "/"); return c }
+	// Pass 1: every point's AP on every question. The rankings are not
+	// kept: a large grid's would not fit in memory.
+	qids := make([]string, 0, len(qrels))
+	for qid := range qrels {
+		qids = append(qids, qid)
+	}
+	slices.Sort(qids)
+	index := make(map[string]int, len(qids))
+	convOf := make([]string, len(qids))
+	for k, qid := range qids {
+		index[qid] = k
+		convOf[k], _, _ = strings.Cut(qid, "/")
+	}
+	per := make([][]float64, len(grid)) // per[i][k]: point i's AP on question qids[k]
+	for i := range per {
+		per[i] = make([]float64, len(qids))
+	}
+	category, code := cvRuns(jobs, ds, qrels, stderr, func(i int, qid string, ranked []metrics.Ranked) error {
+		_, pq, err := metrics.Evaluate(metrics.Qrels{qid: qrels[qid]}, metrics.Run{qid: ranked})
+		if err == nil {
+			per[i][index[qid]] = pq[0].MAP
+		}
+		return err
+	})
+	if code != exitOK {
+		return code
+	}
 	meanMAP := func(i int, keep func(conv string) bool) float64 {
 		var sum float64
 		n := 0
-		for qid := range qrels {
-			if keep(convOf(qid)) {
-				sum += per[i][qid]
+		for k, ap := range per[i] {
+			if keep(convOf[k]) {
+				sum += ap
 				n++
 			}
 		}
@@ -139,14 +163,33 @@ func runLocomoCV(args []string, job locomoJob, ds *locomo.Dataset, stdout, stder
 		return bi, bm
 	}
 	res := cvResult{Grid: job.cv}
-	cvRun := metrics.Run{}
-	for _, c := range ds.Conversations {
+	chosen := make([]int, len(ds.Conversations))
+	for ci, c := range ds.Conversations {
 		held := c.ID
 		i, train := best(func(conv string) bool { return conv != held })
+		chosen[ci] = i
 		res.Folds = append(res.Folds, cvFold{HeldOut: held, Setting: grid[i], TrainMAP: train,
 			TestMAP: meanMAP(i, func(conv string) bool { return conv == held })})
-		for qid, ranked := range runs[i] {
-			if convOf(qid) == held {
+	}
+	bi, _ := best(func(string) bool { return true })
+
+	// Pass 2: the rankings of the points the tables need.
+	need := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(chosen), bi, 0))))
+	sub := make([]locomoJob, len(need))
+	runs := map[int]metrics.Run{}
+	for k, i := range need {
+		sub[k], runs[i] = jobs[i], metrics.Run{}
+	}
+	if _, code := cvRuns(sub, ds, qrels, stderr, func(k int, qid string, ranked []metrics.Ranked) error {
+		runs[need[k]][qid] = ranked
+		return nil
+	}); code != exitOK {
+		return code
+	}
+	cvRun := metrics.Run{}
+	for ci, c := range ds.Conversations {
+		for qid, ranked := range runs[chosen[ci]] {
+			if convOf[index[qid]] == c.ID {
 				cvRun[qid] = ranked
 			}
 		}
@@ -157,7 +200,6 @@ func runLocomoCV(args []string, job locomoJob, ds *locomo.Dataset, stdout, stder
 		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
 		return exitFail
 	}
-	bi, _ := best(func(string) bool { return true })
 	res.InSampleSetting = grid[bi]
 	if res.InSample, err = summarise(name+" in-sample "+grid[bi], job.unit, qrels, runs[bi], category); err != nil {
 		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
@@ -186,4 +228,118 @@ func runLocomoCV(args []string, job locomoJob, ds *locomo.Dataset, stdout, stder
 	fmt.Fprintln(stdout)
 	printLocomoTable(stdout, res.Default)
 	return exitOK
+}
+
+// cvRuns runs every job over ds and calls visit with each question's
+// ranking under job i; it returns the questions' categories. Jobs that
+// differ only in their ranking (every grid's points do) share one engine:
+// each conversation is stored and indexed once, and each question
+// searched once per ranking, through the same searchOne as execute
+// (TestCVSharedEngine: the same runs). Any other grid runs job by job.
+func cvRuns(jobs []locomoJob, ds *locomo.Dataset, qrels metrics.Qrels, stderr io.Writer,
+	visit func(i int, qid string, ranked []metrics.Ranked) error) (map[string]locomo.Category, int) {
+	rankings := make([]retrieval.Ranking, len(jobs))
+	shared := true
+	for i, j := range jobs {
+		rankings[i] = j.po.ranking
+		j.po.ranking = jobs[0].po.ranking
+		shared = shared && j == jobs[0]
+	}
+	if shared {
+		return jobs[0].executeRankings(ds, qrels, rankings, visit, stderr)
+	}
+	var category map[string]locomo.Category
+	for i, j := range jobs {
+		run, cat, code := j.execute(ds, qrels, io.Discard)
+		if code != exitOK {
+			return nil, code
+		}
+		for qid, ranked := range run {
+			if err := visit(i, qid, ranked); err != nil {
+				fmt.Fprintf(stderr, "eval locomo: %v\n", err)
+				return nil, exitFail
+			}
+		}
+		category = cat
+		fmt.Fprintf(stderr, "cv %s: point %d/%d done\n", j.cv, i+1, len(jobs))
+	}
+	return category, exitOK
+}
+
+// executeRankings is execute for several rankings at once, over one
+// engine (see cvRuns): visit gets each judged question's ranking under
+// rankings[i].
+func (j locomoJob) executeRankings(ds *locomo.Dataset, qrels metrics.Qrels, rankings []retrieval.Ranking,
+	visit func(i int, qid string, ranked []metrics.Ranked) error, stderr io.Writer) (map[string]locomo.Category, int) {
+	fail := func(err error) (map[string]locomo.Category, int) {
+		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
+		if errors.Is(err, errUsageEval) {
+			return nil, exitUsage
+		}
+		return nil, exitFail
+	}
+	m, err := openModels(j.spec, j.po)
+	if err != nil {
+		return fail(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "rerankd-eval-cv-")
+	if err != nil {
+		return fail(err)
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	st, err := store.Open(filepath.Join(dir, "eval.db"), store.Options{NoSync: true})
+	if err != nil {
+		return fail(err)
+	}
+	defer func() { _ = st.Close() }()
+	// The engine enginePipeline makes (same configuration).
+	cfg := retrieval.DefaultConfig()
+	cfg.Fusion, cfg.Depth = j.po.fusion, j.po.depth
+	var emb retrieval.Embedder
+	if m.embedder != nil {
+		emb = m.embedder
+	}
+	e, err := retrieval.New(st, emb, cfg)
+	if err != nil {
+		return fail(err)
+	}
+	e.Start()
+	defer func() { _ = e.Close() }()
+	if err := e.Wait(ctx); err != nil {
+		return fail(err)
+	}
+	category := map[string]locomo.Category{}
+	bar := progress.New(stderr, int64(len(qrels)), "cv "+j.cv, progress.Items)
+	for i := range ds.Conversations {
+		conv := &ds.Conversations[i]
+		ns := "conv-" + safeName(conv.ID)
+		docIDs, now, err := ingest(ctx, e, ns, conv.Memories(j.unit), j.unit)
+		if err != nil {
+			return fail(fmt.Errorf("conversation %s: %w", conv.ID, err))
+		}
+		for _, q := range conv.Questions {
+			if _, judged := qrels[q.ID]; !judged {
+				continue
+			}
+			category[q.ID] = q.Category
+			for r, rk := range rankings {
+				o := j.po
+				o.ranking = rk
+				ranked, err := searchOne(ctx, e, ns, q.Text, j.spec, o, m, now)
+				if err != nil {
+					return fail(fmt.Errorf("question %s: %w", q.ID, err))
+				}
+				for k := range ranked {
+					ranked[k].DocID = docIDs[ranked[k].DocID]
+				}
+				if err := visit(r, q.ID, ranked); err != nil {
+					return fail(err)
+				}
+			}
+			bar.Add(1)
+		}
+	}
+	return category, exitOK
 }

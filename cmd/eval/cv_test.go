@@ -3,8 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/rerankd/rerankd/benchmarks/locomo"
+	"github.com/rerankd/rerankd/benchmarks/metrics"
 )
 
 func TestProduct(t *testing.T) {
@@ -45,5 +51,46 @@ func TestLocomoCV(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"locomo", "--data", fixtures, "--cv", "nope"}, &out, &errb); code != exitUsage {
 		t.Errorf("unknown grid: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestCVSharedEngine: the grid's shared engine (one store, each question
+// searched once per ranking) gives every ranking the run that execute
+// gives it alone.
+func TestCVSharedEngine(t *testing.T) {
+	ds, err := locomo.Load(fixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []locomoJob
+	for _, point := range []string{"--ranking=bm25", "", "--field-speaker=1 --field-time=2 --expand-terms=5 --expand-docs=3 --expand-weight=0.4"} {
+		j, _, ok := parseLocomo(append([]string{"--data", fixtures}, strings.Fields(point)...), io.Discard)
+		if !ok {
+			t.Fatalf("%q does not parse", point)
+		}
+		jobs = append(jobs, j)
+	}
+	qrels := metrics.Qrels(ds.Qrels(jobs[0].unit))
+	got := make([]metrics.Run, len(jobs))
+	for i := range got {
+		got[i] = metrics.Run{}
+	}
+	if _, code := cvRuns(jobs, ds, qrels, io.Discard, func(i int, qid string, ranked []metrics.Ranked) error {
+		got[i][qid] = ranked
+		return nil
+	}); code != exitOK {
+		t.Fatalf("cvRuns: exit %d", code)
+	}
+	for i, j := range jobs {
+		want, _, code := j.execute(ds, qrels, io.Discard)
+		if code != exitOK {
+			t.Fatalf("execute: exit %d", code)
+		}
+		if !reflect.DeepEqual(got[i], want) {
+			t.Errorf("ranking %+v: the shared engine's run differs from execute's", j.po.ranking)
+		}
+	}
+	if reflect.DeepEqual(got[0], got[2]) {
+		t.Error("the rankings gave the same run: the test shows nothing")
 	}
 }

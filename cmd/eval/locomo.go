@@ -126,17 +126,7 @@ func parseLocomo(args []string, stderr io.Writer) (job locomoJob, code int, ok b
 	unitName := fs.String("unit", "turn", "retrieval unit: turn, session, observation or summary")
 	depth := fs.Int("depth", 100, "documents kept per query in the run")
 	rankingName := fs.String("ranking", retrieval.RankingDefault, "lexical ranking to start from: default (the cross-validated choice) or bm25 (plain BM25); the flags below override its fields")
-	var rk retrieval.Ranking // flags override the named ranking's fields
-	fs.Float64Var(&rk.K1, "k1", 0, "BM25 k1 (default: the ranking's)")
-	fs.Float64Var(&rk.B, "b", 0, "BM25 b (default: the ranking's)")
-	fs.BoolVar(&rk.QueryWords, "query-words", false, "query analysis: drop question boilerplate (default: the ranking's)")
-	fs.Float64Var(&rk.NameWeight, "name-weight", 0, "query analysis: weight of capitalised names (default: the ranking's)")
-	fs.IntVar(&rk.Expansion.Terms, "expand-terms", 0, "pseudo-relevance feedback: terms added, 0 off (default: the ranking's)")
-	fs.IntVar(&rk.Expansion.Docs, "expand-docs", 0, "pseudo-relevance feedback: feedback memories (default: the ranking's)")
-	fs.Float64Var(&rk.Expansion.Weight, "expand-weight", 0, "pseudo-relevance feedback: weight of the best added term (default: the ranking's)")
-	fs.IntVar(&rk.Context.Window, "context-window", 0, "context: neighbours on each side within a session (default: the ranking's)")
-	fs.Float64Var(&rk.Context.Neighbour, "context-neighbour", 0, "context: weight of the best neighbour's score (default: the ranking's)")
-	fs.Float64Var(&rk.Context.Source, "context-source", 0, "context: weight of the session's best score (default: the ranking's)")
+	ranking := rankingFlags(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object (summary keys plus per_category)")
 	runOut := fs.String("run", "", "also write the TREC run to this file")
 	qrelsOut := fs.String("qrels", "", "also write the TREC qrels (evidence) to this file")
@@ -192,35 +182,8 @@ func parseLocomo(args []string, stderr io.Writer) (job locomoJob, code int, ok b
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	base, err := retrieval.RankingByName(*rankingName)
+	base, err := ranking(*rankingName)
 	if err != nil {
-		return usageErr("--ranking: %v", err)
-	}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "k1":
-			base.K1 = rk.K1
-		case "b":
-			base.B = rk.B
-		case "query-words":
-			base.QueryWords = rk.QueryWords
-		case "name-weight":
-			base.NameWeight = rk.NameWeight
-		case "expand-terms":
-			base.Expansion.Terms = rk.Expansion.Terms
-		case "expand-docs":
-			base.Expansion.Docs = rk.Expansion.Docs
-		case "expand-weight":
-			base.Expansion.Weight = rk.Expansion.Weight
-		case "context-window":
-			base.Context.Window = rk.Context.Window
-		case "context-neighbour":
-			base.Context.Neighbour = rk.Context.Neighbour
-		case "context-source":
-			base.Context.Source = rk.Context.Source
-		}
-	})
-	if err := base.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
 	po.ranking = base

@@ -189,7 +189,8 @@ func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p
 // Source is its session ("S3"), as a chat agent records the session a
 // message came from; its Time is the session's (LoCoMo dates sessions, not
 // turns), so within a session the IDs, numbered in dialog order, keep the
-// turns in order for the context stage.
+// turns in order for the context stage. A turn's speaker is its metadata
+// "speaker" (retrieval.DefaultSpeakerKey).
 func ingest(ctx context.Context, e *retrieval.Engine, ns string, mems []locomo.Memory, unit locomo.Unit) (map[string]string, time.Time, error) {
 	docIDs := make(map[string]string, len(mems))
 	var now time.Time
@@ -206,7 +207,11 @@ func ingest(ctx context.Context, e *retrieval.Engine, ns string, mems []locomo.M
 			if unit != locomo.UnitTurn && unit != locomo.UnitObservation {
 				source = "" // a session or its summary has no neighbours of its own kind
 			}
-			items = append(items, store.Item{Memory: memory.Memory{Namespace: ns, ID: id, Text: mm.Text, Time: mm.Time, Source: source}})
+			var meta map[string]string // who said it, where a chat agent keeps it (field-aware matching reads it)
+			if mm.Speaker != "" {
+				meta = map[string]string{retrieval.DefaultSpeakerKey: mm.Speaker}
+			}
+			items = append(items, store.Item{Memory: memory.Memory{Namespace: ns, ID: id, Text: mm.Text, Time: mm.Time, Source: source, Metadata: meta}})
 		}
 		if _, err := e.Add(ctx, items); err != nil {
 			return nil, now, err

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,6 +16,9 @@ import (
 	"github.com/rerankd/rerankd/benchmarks/zh"
 	"github.com/rerankd/rerankd/lexical"
 	_ "github.com/rerankd/rerankd/lexical/gse" // eval zh measures the gse modes, so it links the segmenter
+	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // zhResult is the --json output of `eval zh`: locomoResult's shape, with
@@ -35,8 +41,8 @@ func runZh(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	cjk := fs.String("cjk", string(lexical.DefaultCJK), "CJK analysis: "+joinModes())
 	depth := fs.Int("depth", 100, "documents kept per query in the run")
-	k1 := fs.Float64("k1", lexical.DefaultConfig().K1, "BM25 k1")
-	b := fs.Float64("b", lexical.DefaultConfig().B, "BM25 b")
+	rankingName := fs.String("ranking", "", "search through retrieval.Engine (served search) with this lexical ranking, default or bm25, and the flags below on top; empty: per-request BM25 (lexical.Scorer) with --k1 and --b (1.2 and 0.75 when not given)")
+	ranking := rankingFlags(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object (summary keys plus per_tag)")
 	runOut := fs.String("run", "", "also write the TREC run to this file")
 	qrelsOut := fs.String("qrels", "", "also write the TREC qrels to this file")
@@ -64,25 +70,62 @@ func runZh(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	cfg := lexical.DefaultConfig()
-	cfg.K1, cfg.B, cfg.CJK = *k1, *b, mode
-	if err := cfg.Validate(); err != nil {
-		return usageErr("%v", err)
-	}
 	ds, err := zh.Load()
 	if err != nil {
 		return fail(err)
 	}
-	loadStart := time.Now()
-	scorer, err := lexical.New(cfg)
-	if err != nil {
-		return fail(err)
+	var run metrics.Run
+	var loaded, secs float64
+	pipeline := "bm25"
+	if *rankingName != "" {
+		rk, err := ranking(*rankingName)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		loadStart := time.Now()
+		an, err := lexical.NewAnalyzer(mode)
+		if err != nil {
+			return fail(err)
+		}
+		loaded = time.Since(loadStart).Seconds()
+		start := time.Now()
+		if run, err = zhEngineRun(ds, an, rk, *depth); err != nil {
+			return fail(err)
+		}
+		secs, pipeline = time.Since(start).Seconds(), "engine --ranking "+*rankingName
+	} else {
+		// The ranking flags' zero values stand for "not given"; here
+		// only k1 and b apply, with lexical's defaults.
+		cfg := lexical.DefaultConfig()
+		cfg.CJK = mode
+		var stages []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "k1" && f.Name != "b" && strings.Contains(rankingFlagNames, " "+f.Name+" ") {
+				stages = append(stages, "--"+f.Name)
+			}
+		})
+		if len(stages) > 0 {
+			return usageErr("%s: a ranking stage, only with --ranking (through the engine)", strings.Join(stages, ", "))
+		}
+		rk, err := ranking(retrieval.RankingBM25)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		cfg.K1, cfg.B = rk.K1, rk.B
+		if err := cfg.Validate(); err != nil {
+			return usageErr("%v", err)
+		}
+		loadStart := time.Now()
+		scorer, err := lexical.New(cfg)
+		if err != nil {
+			return fail(err)
+		}
+		loaded = time.Since(loadStart).Seconds()
+		start := time.Now()
+		run = zhRun(ds, scorer, *depth)
+		secs = time.Since(start).Seconds()
 	}
-	loaded := time.Since(loadStart).Seconds()
-
-	start := time.Now()
-	run := zhRun(ds, scorer, *depth)
-	res := zhResult{Pipeline: "bm25", CJK: string(mode), Seconds: time.Since(start).Seconds(),
+	res := zhResult{Pipeline: pipeline, CJK: string(mode), Seconds: secs,
 		LoadSeconds: loaded, PerTag: map[string]metrics.Summary{}}
 	qrels := ds.Qrels()
 	if err := writeTREC(*runOut, func(w io.Writer) error { return metrics.WriteRun(w, run, "rerankd") }); err != nil {
@@ -133,6 +176,54 @@ func zhRun(ds *zh.Dataset, s *lexical.Scorer, depth int) metrics.Run {
 		run[q.ID] = ranked
 	}
 	return run
+}
+
+// zhEngineRun searches every query through retrieval.Engine, the served
+// search, with ranking rk: the memories are one namespace of a throwaway
+// store, each with its time and its speaker ("user" or "assistant") as
+// metadata speaker; they have no source, so context has no neighbours.
+func zhEngineRun(ds *zh.Dataset, an *lexical.Analyzer, rk retrieval.Ranking, depth int) (metrics.Run, error) {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "rerankd-eval-zh-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	st, err := store.Open(filepath.Join(dir, "zh.db"), store.Options{NoSync: true})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = st.Close() }()
+	cfg := retrieval.DefaultConfig()
+	cfg.BM25.Analyzer, cfg.Depth = an, depth
+	e, err := retrieval.New(st, nil, cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.Start()
+	defer func() { _ = e.Close() }()
+	if err := e.Wait(ctx); err != nil {
+		return nil, err
+	}
+	const ns = "zh"
+	items := make([]store.Item, len(ds.Memories))
+	for i, m := range ds.Memories {
+		items[i] = store.Item{Memory: memory.Memory{Namespace: ns, ID: m.ID, Text: m.Text, Time: m.Time,
+			Metadata: map[string]string{retrieval.DefaultSpeakerKey: m.Speaker}}}
+	}
+	if _, err := e.Add(ctx, items); err != nil {
+		return nil, err
+	}
+	o := pipelineOptions{ranking: rk, depth: depth}
+	run := metrics.Run{}
+	for _, q := range ds.Queries {
+		ranked, err := searchOne(ctx, e, ns, q.Text, pipelineSpec{base: "bm25"}, o, models{}, time.Time{})
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", q.ID, err)
+		}
+		run[q.ID] = ranked
+	}
+	return run, nil
 }
 
 func joinModes() string {

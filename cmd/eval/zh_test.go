@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rerankd/rerankd/benchmarks/zh"
 	"github.com/rerankd/rerankd/lexical"
+	"github.com/rerankd/rerankd/retrieval"
 )
 
 // TestZh: the default mode runs on the embedded set, reports every tag,
@@ -87,5 +89,70 @@ func TestZhErrors(t *testing.T) {
 		if code := run(c.args, &out, &errb); code != c.code || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d mentioning %q", c.args, code, errb.String(), c.code, c.want)
 		}
+	}
+}
+
+// TestZhEngine: through the engine (served search), plain BM25 scores the
+// set as the direct per-request scorer does; the rankings' flags apply
+// there and are refused without it.
+func TestZhEngine(t *testing.T) {
+	summary := func(args ...string) map[string]float64 {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"zh", "--json"}, args...), &out, &errb); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		var res struct {
+			Pipeline string             `json:"pipeline"`
+			Summary  map[string]float64 `json:"summary"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatal(err)
+		}
+		return res.Summary
+	}
+	// The direct run lists every memory, those without a query term at
+	// score 0 last; the engine's lists the hits.
+	ds, err := zh.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scorer, err := lexical.New(lexical.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := zhRun(ds, scorer, len(ds.Memories)) // no cut: ties at a cut are broken differently
+	an, err := lexical.NewAnalyzer(lexical.DefaultCJK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := zhEngineRun(ds, an, retrieval.PlainBM25(), len(ds.Memories))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range ds.Queries {
+		want := map[string]float64{}
+		for _, r := range direct[q.ID] {
+			if r.Score > 0 {
+				want[r.DocID] = r.Score
+			}
+		}
+		got := engine[q.ID]
+		if len(got) != len(want) {
+			t.Errorf("%s: engine %d hits, direct %d", q.ID, len(got), len(want))
+			continue
+		}
+		for _, r := range got {
+			if w, ok := want[r.DocID]; !ok || math.Abs(r.Score-w) > 1e-9 {
+				t.Errorf("%s: engine %s %v, direct %v (%v)", q.ID, r.DocID, r.Score, w, ok)
+			}
+		}
+	}
+	if s := summary("--ranking", "default", "--field-speaker", "2", "--field-time", "4", "--k1", "0.9"); s["MAP"] <= 0 {
+		t.Errorf("default with fields: %v", s)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"zh", "--expand-terms", "5"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "--ranking") {
+		t.Errorf("expansion without --ranking: exit %d, %s", code, errb.String())
 	}
 }
