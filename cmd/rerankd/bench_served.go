@@ -62,10 +62,11 @@ func (st servedSettings) args() []string {
 
 func startServed(st servedSettings, stderr io.Writer) (*servedPath, error) {
 	metrics := serve.NewMetrics()
-	srv, _, err := composeServer(st.flags(), metrics, slog.New(slog.NewTextHandler(io.Discard, nil)), stderr)
+	comp, err := composeServer(st.flags(), metrics, slog.New(slog.NewTextHandler(io.Discard, nil)), stderr)
 	if err != nil {
 		return nil, err
 	}
+	srv := comp.srv
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		_ = srv.Shutdown(context.Background())

@@ -91,48 +91,50 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --quant: %w", errUsage, err)
 	}
-	reqs := benchWorkload(64, *candidates, 7)
-	var scorer *rerank.Scorer
 	if *dir != "" {
-		o := model.DefaultOptions()
-		o.RuntimeLib, o.Tokenizer, o.Quant, o.NoSharedPrefix, o.PrefixCacheMB = *ortLib, *tok, q, *noShared, *cacheMB
-		o.Session.IntraOpThreads = *threads
-		s, _, err := model.Open(*dir, o)
-		if err != nil {
-			return err
+		// --model is a folder here (serve also takes a hub repo id): a
+		// missing one fails the run, not its usage.
+		if _, err := os.Stat(*dir); err != nil {
+			return fmt.Errorf("model folder %s: %w", *dir, err)
 		}
-		defer s.Close() //nolint:errcheck // measurements are printed by then
-		scorer = s
 	}
-	newBackend := func(sc scheduler.Config) (serve.Backend, error) {
-		sc.Workers = *workers
-		if scorer == nil {
-			return serve.NewLexical(lexical.Default()), nil
+	reqs := benchWorkload(64, *candidates, 7)
+	// Every server is composed from serve's flags by composeServer, exactly
+	// as `rerankd serve` composes it (model, scheduler, metrics, limits).
+	flagsFor := func(sc scheduler.Config, timeout time.Duration) *serveFlags {
+		f := defineServeFlags(flag.NewFlagSet("serve", flag.ContinueOnError))
+		f.modelArg, f.ortLib, f.tok, f.quant = *dir, *ortLib, *tok, q.String()
+		f.threads, f.prefixCacheMB, f.noSharedPrefix = *threads, *cacheMB, *noShared
+		f.sched = sc
+		f.sched.Workers = *workers
+		f.server.Version = version
+		if timeout > 0 {
+			f.server.RequestTimeout = timeout
 		}
-		sched, err := scheduler.New(scorer.Engine(), sc, nil)
-		if err != nil {
-			return nil, err
-		}
-		return &noCloseNeural{serve.NewNeural(*dir, scorer, sched, rerank.DefaultPromptConfig().MaxLength), sched}, nil
+		return f
+	}
+	notes := stderr // model download and conversion progress
+	if *dir == "" {
+		notes = io.Discard // not serve's note on the lexical default
 	}
 	if soakF.hold > 0 {
-		return runSoak(func() (serve.Backend, error) { return newBackend(scheduler.DefaultConfig()) }, soakF, *asJSON, stdout, stderr)
+		return runSoak(func(timeout time.Duration) (*loadServer, error) {
+			return startComposed(flagsFor(scheduler.DefaultConfig(), timeout), notes)
+		}, soakF, *asJSON, stdout, stderr)
 	}
 	res := loadResult{Candidates: *candidates}
-	b, err := newBackend(scheduler.DefaultConfig())
+	ls, err := startComposed(flagsFor(scheduler.DefaultConfig(), 0), notes)
 	if err != nil {
 		return err
 	}
-	res.Backend = b.Name()
-	url, stop, err := startServer(b, serve.DefaultConfig())
-	if err != nil {
-		return err
-	}
+	res.Backend = ls.backend.Name()
+	url, stop, scorer := ls.url, ls.stop, ls.scorer
 	// Server overhead: the same requests scored directly (no HTTP, no
-	// scheduler) and through the server, alternately, so drift in machine
-	// load hits both sides alike. The prefix cache is bypassed meanwhile:
-	// the second scoring of a query would otherwise find its whole prefix
-	// cached and look cheaper than the first.
+	// scheduler, on the server's own engine) and through the server,
+	// alternately, so drift in machine load hits both sides alike. The
+	// prefix cache is bypassed meanwhile: the second scoring of a query
+	// would otherwise find its whole prefix cached and look cheaper than
+	// the first.
 	n1 := res.pairedRequests(*perLevel)
 	var ps *model.PrefixSession
 	if scorer != nil {
@@ -184,14 +186,11 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	// Overload: a queue of two requests' pairs, 64 clients.
 	sc := scheduler.DefaultConfig()
 	sc.QueueSize = 2 * *candidates
-	ob, err := newBackend(sc)
+	ols, err := startComposed(flagsFor(sc, 0), notes)
 	if err != nil {
 		return err
 	}
-	url, stop, err = startServer(ob, serve.DefaultConfig())
-	if err != nil {
-		return err
-	}
+	url, stop = ols.url, ols.stop
 	res.RSSBeforeMB = rssMB()
 	fmt.Fprintf(stderr, "overload: 64 clients, queue of %d pairs, %d requests...\n", sc.QueueSize, *overloadN)
 	res.Overload = drive(url, reqs, 64, *overloadN)
@@ -229,31 +228,33 @@ func (r *loadResult) pairedRequests(perLevel int) int {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// noCloseNeural lets loadtest run several servers over one scorer: closing
-// a server drains its scheduler but leaves the shared model open.
-type noCloseNeural struct {
-	*serve.Neural
-	sched *scheduler.Scheduler
+// loadServer is a server the load tools drive, composed by composeServer
+// exactly as `rerankd serve` composes it, on a loopback port.
+type loadServer struct {
+	composition
+	url  string
+	stop func() // shuts the server down, closing its backend
 }
 
-func (n *noCloseNeural) Close(ctx context.Context) error { return n.sched.Close(ctx) }
-
-func startServer(b serve.Backend, cfg serve.Config) (string, func(), error) {
-	srv, err := serve.New(cfg, b, serve.Limits{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+// startComposed composes the server f describes and serves it on a
+// loopback port.
+func startComposed(f *serveFlags, stderr io.Writer) (*loadServer, error) {
+	comp, err := composeServer(f, serve.NewMetrics(), slog.New(slog.NewTextHandler(io.Discard, nil)), stderr)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		_ = comp.srv.Shutdown(context.Background())
+		return nil, err
 	}
-	go func() { _ = srv.Serve(ln) }()
+	go func() { _ = comp.srv.Serve(ln) }()
 	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_ = srv.Shutdown(ctx)
+		_ = comp.srv.Shutdown(ctx)
 	}
-	return "http://" + ln.Addr().String(), stop, nil
+	return &loadServer{composition: comp, url: "http://" + ln.Addr().String(), stop: stop}, nil
 }
 
 // drive sends n requests from c concurrent clients and summarises them.

@@ -42,6 +42,11 @@ type serveFlags struct {
 	server                                                   serve.Config
 	sched                                                    scheduler.Config
 	memory                                                   *memoryFlags
+
+	// noSharedPrefix is no serve flag: loadtest's --no-shared-prefix runs
+	// model.onnx instead of the shared-prefix graph, for before/after
+	// comparisons, in the otherwise served composition.
+	noSharedPrefix bool
 }
 
 // serveEnvHelp ends serve -h: the variables that are not flags.
@@ -156,10 +161,11 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		f.server.Tracer = tp
 		log.Info("tracing on", "protocol", tcfg.Protocol)
 	}
-	srv, backend, err := composeServer(f, serve.NewMetrics(), log, stderr)
+	comp, err := composeServer(f, serve.NewMetrics(), log, stderr)
 	if err != nil {
 		return err
 	}
+	srv, backend := comp.srv, comp.backend
 	f.memory.ortLib, f.memory.tokenizer, f.memory.threads = f.ortLib, f.tok, f.threads
 	mem, closeMem, err := openMemory(f.memory, log, stderr)
 	if err != nil {
@@ -202,15 +208,25 @@ const engineReason = "float32 by default: int8 runs ~2x faster (its MatMul chain
 	"clients --workers 2 --threads 1 served ~2x the pairs/s (rerankd tune, rerankd loadtest). The scheduler budgets an engine call by " +
 	"what the engine computes, so a request that fits --batch-tokens is one call."
 
+// composition is what composeServer builds.
+type composition struct {
+	srv     *serve.Server
+	backend serve.Backend
+	// scorer is the neural backend's scorer (nil for the lexical default),
+	// on the engine the server runs: loadtest scores with it directly to
+	// measure what the server adds.
+	scorer *rerank.Scorer
+}
+
 // composeServer builds the served composition from f: the backend
 // (neural through the scheduler, or lexical), its calibration, and the
 // HTTP server. serve, bench and the load tools all use it, so what they
 // measure is what serve runs. The memory API is attached by the caller.
-func composeServer(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr io.Writer) (*serve.Server, serve.Backend, error) {
+func composeServer(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr io.Writer) (composition, error) {
 	f.server.Runtime = model.RuntimeVersion
-	backend, limits, err := openBackend(f, metrics, log, stderr)
+	backend, scorer, limits, err := openBackend(f, metrics, log, stderr)
 	if err != nil {
-		return nil, nil, err
+		return composition{}, err
 	}
 	if f.calibration != "" {
 		cal, err := calibrate.Load(f.calibration)
@@ -220,7 +236,7 @@ func composeServer(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stde
 		}
 		if err != nil {
 			_ = backend.Close(context.Background())
-			return nil, nil, fmt.Errorf("%w: --calibration %s: %w", errUsage, f.calibration, err)
+			return composition{}, fmt.Errorf("%w: --calibration %s: %w", errUsage, f.calibration, err)
 		}
 		backend = cb
 		log.Info("calibration loaded", "method", cal.Method, "threshold", cal.Threshold, "rule", cal.Rule, "fitted_on", cal.Source.Pipeline)
@@ -228,37 +244,37 @@ func composeServer(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stde
 	srv, err := serve.New(f.server, backend, limits, metrics, log)
 	if err != nil {
 		_ = backend.Close(context.Background())
-		return nil, nil, err
+		return composition{}, err
 	}
-	return srv, backend, nil
+	return composition{srv: srv, backend: backend, scorer: scorer}, nil
 }
 
 // openBackend loads the neural model when --model is set, else the
 // lexical default, and says how to get the neural model.
-func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr io.Writer) (serve.Backend, serve.Limits, error) {
+func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr io.Writer) (serve.Backend, *rerank.Scorer, serve.Limits, error) {
 	limits := serve.Limits{QueueSize: f.sched.QueueSize, BatchTokens: f.sched.BatchTokens, MaxBatch: f.sched.MaxBatch}
 	quant, err := onnx.ParseQuant(f.quant)
 	if err != nil {
-		return nil, limits, fmt.Errorf("%w: --quant: %w", errUsage, err)
+		return nil, nil, limits, fmt.Errorf("%w: --quant: %w", errUsage, err)
 	}
 	if f.prefixCacheMB < 0 {
-		return nil, limits, fmt.Errorf("%w: --prefix-cache-mb %d: want >= 0 (0 turns the cache off)", errUsage, f.prefixCacheMB)
+		return nil, nil, limits, fmt.Errorf("%w: --prefix-cache-mb %d: want >= 0 (0 turns the cache off)", errUsage, f.prefixCacheMB)
 	}
 	if f.modelArg == "" && quant != onnx.QuantNone {
-		return nil, limits, fmt.Errorf("%w: --quant %v needs --model (the lexical default has no weights)", errUsage, quant)
+		return nil, nil, limits, fmt.Errorf("%w: --quant %v needs --model (the lexical default has no weights)", errUsage, quant)
 	}
 	if f.modelArg == "" {
 		fmt.Fprintln(stderr, "no --model: serving the embedded lexical default (BM25 over each request's documents; word overlap, not neural relevance).\n"+
 			"For the neural reranker: rerankd serve --model Qwen/Qwen3-Reranker-0.6B (downloaded and converted on first use),\n"+
 			"or --model DIR with a folder from `rerankd convert` / scripts/export_onnx.py.")
-		return serve.NewLexical(lexical.Default()), serve.Limits{}, nil
+		return serve.NewLexical(lexical.Default()), nil, serve.Limits{}, nil
 	}
 	dir, err := resolveModel(f.modelArg, f.tok, quant, stderr)
 	if err != nil {
-		return nil, limits, err
+		return nil, nil, limits, err
 	}
 	o := model.DefaultOptions()
-	o.Quant, o.PrefixCacheMB = quant, f.prefixCacheMB
+	o.Quant, o.PrefixCacheMB, o.NoSharedPrefix = quant, f.prefixCacheMB, f.noSharedPrefix
 	o.RuntimeLib, o.Tokenizer = f.ortLib, f.tok
 	o.Session.Provider, o.Session.DeviceID, o.Session.IntraOpThreads = model.Provider(f.provider), f.device, f.threads
 	o.Session.SessionCacheDir = f.sessionCache
@@ -268,16 +284,16 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	o.Scorer.Prompt.MaxLength = f.maxLength
 	o.Scorer.BatchTokens = max(f.sched.BatchTokens, f.maxLength)
 	if err := o.Validate(); err != nil {
-		return nil, limits, fmt.Errorf("%w: %w", errUsage, err)
+		return nil, nil, limits, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	scorer, info, err := model.Open(dir, o)
 	if err != nil {
-		return nil, limits, err
+		return nil, nil, limits, err
 	}
 	sched, err := scheduler.New(scorer.Engine(), f.sched, metrics)
 	if err != nil {
 		_ = scorer.Close()
-		return nil, limits, err
+		return nil, nil, limits, err
 	}
 	if ps, ok := scorer.Engine().(*model.PrefixSession); ok && info.PrefixCache {
 		metrics.WatchPrefixCache(func() rerank.PrefixCacheStats { st, _ := ps.CacheStats(); return st })
@@ -292,7 +308,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	log.Info("model loaded", "dir", dir, "output", info.Output.String(), "runtime", info.Runtime,
 		"shared_prefix", info.SharedPrefix, "prefix_cache", info.PrefixCache, "weights", info.Quant.String(),
 		"tokenizer_ms", info.TokenizerLoad.Milliseconds(), "session_ms", info.SessionLoad.Milliseconds())
-	return serve.NewNeural(f.modelArg, scorer, sched, f.maxLength), limits, nil
+	return serve.NewNeural(f.modelArg, scorer, sched, f.maxLength), scorer, limits, nil
 }
 
 // resolveModel returns a model folder: the argument itself, or the

@@ -98,7 +98,7 @@ func TestServePrefixCacheMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 		metrics := serve.NewMetrics()
-		backend, _, err := openBackend(f, metrics, slog.New(slog.DiscardHandler), io.Discard)
+		backend, _, _, err := openBackend(f, metrics, slog.New(slog.DiscardHandler), io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}

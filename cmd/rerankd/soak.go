@@ -198,12 +198,13 @@ var (
 // f.hold, then checks the pass criteria: answers are only 200 or 429 (no
 // 5xx, other 4xx, timeouts or connection errors); RSS settles back to
 // within the tolerance of its baseline; idle goroutines return to their
-// count before the load. newBackend builds the backend under test.
-func runSoak(newBackend func() (serve.Backend, error), f *soakFlags, asJSON bool, stdout, stderr io.Writer) error {
+// count before the load. start composes and starts the server under test
+// with the given request timeout.
+func runSoak(start func(timeout time.Duration) (*loadServer, error), f *soakFlags, asJSON bool, stdout, stderr io.Writer) error {
 	if err := f.check(); err != nil {
 		return err
 	}
-	res, err := soak(newBackend, f, stderr)
+	res, err := soak(start, f, stderr)
 	if err != nil {
 		return err
 	}
@@ -220,7 +221,7 @@ func runSoak(newBackend func() (serve.Backend, error), f *soakFlags, asJSON bool
 	return nil
 }
 
-func soak(newBackend func() (serve.Backend, error), f *soakFlags, stderr io.Writer) (*soakResult, error) {
+func soak(start func(timeout time.Duration) (*loadServer, error), f *soakFlags, stderr io.Writer) (*soakResult, error) {
 	res := &soakResult{Clients: f.clients, RampS: f.ramp.Seconds(), HoldS: f.hold.Seconds(), Mix: soakMix}
 	bodies := soakBodies()
 	// All bookkeeping is allocated before the baseline is taken.
@@ -233,17 +234,12 @@ func soak(newBackend func() (serve.Backend, error), f *soakFlags, stderr io.Writ
 	res.Samples = make([]soakSample, 0, int(total/every)+8)
 
 	res.Goroutines.BeforeStart = settleGoroutines(0, 0)
-	b, err := newBackend()
+	ls, err := start(f.timeout)
 	if err != nil {
 		return nil, err
 	}
-	res.Backend = b.Name()
-	cfg := serve.DefaultConfig()
-	cfg.RequestTimeout = f.timeout
-	url, stop, err := startServer(b, cfg)
-	if err != nil {
-		return nil, err
-	}
+	res.Backend = ls.backend.Name()
+	url, stop := ls.url, ls.stop
 	tr := &http.Transport{MaxIdleConnsPerHost: f.clients}
 	cl, err := client.New(client.Config{BaseURL: url, MaxRetries: -1, HTTPClient: &http.Client{Transport: tr, Timeout: f.timeout + 10*time.Second}})
 	if err != nil {
