@@ -10,36 +10,36 @@ import (
 
 // Disagreement is one namespace whose indexes did not match the store.
 type Disagreement struct {
-	Namespace string `json:"namespace"`
+	Namespace string
 	// StoreMemories / IndexedMemories: memories in the store and in BM25.
-	StoreMemories   int `json:"store_memories"`
-	IndexedMemories int `json:"indexed_memories"`
+	StoreMemories   int
+	IndexedMemories int
 	// StoreVectors counts usable stored vectors; IndexedVectors the vector
 	// index's size.
-	StoreVectors   int `json:"store_vectors"`
-	IndexedVectors int `json:"indexed_vectors"`
+	StoreVectors   int
+	IndexedVectors int
 	// Missing / Extra: IDs in the store but not in BM25, and the reverse
 	// (first few only).
-	Missing []string `json:"missing,omitempty"`
-	Extra   []string `json:"extra,omitempty"`
+	Missing []string
+	Extra   []string
 	// MissingVectors: IDs with a usable stored vector that the vector
 	// index lacks (first few only). With equal counts, none missing also
 	// means none extra.
-	MissingVectors []string `json:"missing_vectors,omitempty"`
+	MissingVectors []string
 	// Dirty: an index update had failed after a durable write.
-	Dirty bool `json:"dirty,omitempty"`
+	Dirty bool
 	// Repaired: the namespace's indexes were rebuilt from the store.
-	Repaired bool `json:"repaired"`
+	Repaired bool
 }
 
 // CheckReport is the result of Check.
 type CheckReport struct {
-	Namespaces int `json:"namespaces"`
-	Memories   int `json:"memories"`
+	Namespaces int
+	Memories   int
 	// OtherDim counts stored vectors of another dimension than the engine's
 	// (written under a different embedding model); they are not indexed.
-	OtherDim      int            `json:"other_dimension_vectors"`
-	Disagreements []Disagreement `json:"disagreements"`
+	OtherDim      int
+	Disagreements []Disagreement
 }
 
 // maxListed bounds the IDs listed per disagreement.

@@ -355,27 +355,27 @@ func (e *Engine) halt() {
 
 // Stats describes one namespace's indexes.
 type Stats struct {
-	Namespace string `json:"namespace"`
+	Namespace string
 	// Indexed is the number of memories in the BM25 index.
-	Indexed int `json:"indexed"`
+	Indexed int
 	// Vectors is the number of memories in the vector index.
-	Vectors int `json:"vectors"`
+	Vectors int
 	// Ready says both indexes are built.
-	Ready bool `json:"ready"`
+	Ready bool
 	// VectorSource says where the vector index came from at start:
 	// "snapshot" (loaded from Config.SnapshotDir), "rebuild" (built from
 	// the store), or "" (not built yet, a namespace created since start,
 	// or no vector index).
-	VectorSource string `json:"vector_source,omitempty"`
+	VectorSource string
 	// SnapshotMiss says why a rebuilt namespace's snapshot was not used
 	// ("missing: …", "stale: …", "corrupt: …", "dimension: …", "config:
 	// …"), when snapshots are on.
-	SnapshotMiss string `json:"snapshot_miss,omitempty"`
+	SnapshotMiss string
 	// Backfilled counts memories the back-fill gave a vector since start;
 	// BackfillFailed those whose embedding failed (they stay lexical-only
 	// until a later start tries again).
-	Backfilled     int `json:"backfilled,omitempty"`
-	BackfillFailed int `json:"backfill_failed,omitempty"`
+	Backfilled     int
+	BackfillFailed int
 }
 
 // Stats returns the state of ns's indexes (zero values for an unknown ns).

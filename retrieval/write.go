@@ -27,9 +27,9 @@ const (
 
 // Added reports one stored memory.
 type Added struct {
-	Namespace string       `json:"namespace"`
-	ID        string       `json:"id"`
-	Vector    VectorStatus `json:"vector"`
+	Namespace string
+	ID        string
+	Vector    VectorStatus
 }
 
 // MaxBatch bounds one Add call, so one request cannot hold the write lock

@@ -1,0 +1,56 @@
+package retrieval
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// onDisk are this package's types whose JSON is a file format, not an API.
+var onDisk = map[string]bool{
+	"snapHeader": true, // vector index snapshot header (snapfile.go)
+}
+
+// TestNoWireTags: the engine's types carry no JSON tags. What the server
+// answers is shaped by api/ and mapped in serve, so changing a field here
+// cannot change the HTTP API unseen.
+func TestNoWireTags(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok || onDisk[ts.Name.Name] {
+				return true
+			}
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				return true
+			}
+			for _, fl := range st.Fields.List {
+				if fl.Tag == nil {
+					continue
+				}
+				tag := reflect.StructTag(strings.Trim(fl.Tag.Value, "`"))
+				if _, has := tag.Lookup("json"); has {
+					t.Errorf("%s: %s has a JSON tag: wire types live in api/ (serve maps them)", fset.Position(fl.Pos()), ts.Name.Name)
+				}
+			}
+			return true
+		})
+	}
+}
