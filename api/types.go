@@ -214,6 +214,29 @@ type Info struct {
 	// Template is the prompt template in use (absent for the lexical
 	// backend).
 	Template *TemplateInfo `json:"template,omitempty"`
+	// Memory describes the memory store and this replica's indexes of it
+	// (absent when the memory API is off).
+	Memory *MemoryInfo `json:"memory,omitempty"`
+}
+
+// MemoryInfo is what /info reports of the memory API's store: an embedded
+// bbolt file held by this process, or a database shared by replicas whose
+// indexes each replica builds and keeps current (the fields after Shared
+// apply to a shared store only).
+type MemoryInfo struct {
+	// Shared is true for a PostgreSQL store shared by replicas.
+	Shared bool `json:"shared"`
+	// VectorDim is the vector index's dimension (0: lexical only).
+	VectorDim int `json:"vector_dim"`
+	// IndexMemoryBytes bounds this replica's indexes (0: no bound).
+	IndexMemoryBytes int64 `json:"index_memory_bytes,omitempty"`
+	// CatchUpS is how long a search waits for its namespace's indexes
+	// to reach every acknowledged write before answering 503.
+	CatchUpS float64 `json:"catch_up_s,omitempty"`
+	// ResidentNamespaces and IndexBytes: the namespaces this replica
+	// holds indexes of now, and their estimated size.
+	ResidentNamespaces int   `json:"resident_namespaces,omitempty"`
+	IndexBytes         int64 `json:"index_bytes,omitempty"`
 }
 
 // TemplateInfo is a reranker's prompt template as /info reports it: the

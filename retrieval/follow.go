@@ -584,6 +584,9 @@ func (e *Engine) Follow() FollowStats {
 	return st
 }
 
+// Config returns the engine's configuration, defaults applied.
+func (e *Engine) Config() Config { return e.cfg }
+
 // Shared reports whether the engine's store is shared with other
 // processes (its indexes follow the store's change sequence).
 func (e *Engine) Shared() bool { return e.feed != nil }

@@ -231,6 +231,9 @@ func (s *Server) handleInfo(c *fiber.Ctx) error {
 		MaxBatchTokens: s.limits.BatchTokens, MaxBatchRequests: s.limits.MaxBatch, MaxQueuePairs: s.limits.QueueSize,
 		Runtime: s.runtimeVersion(), Truncation: truncationInfo(s.cfg, s.backend.MaxTokens()), Engine: s.cfg.Engine,
 		Template: s.cfg.Template}
+	if s.mem != nil {
+		info.Memory = s.memoryInfo()
+	}
 	if c, ok := s.backend.(*Calibrated); ok {
 		cal := c.Calibration()
 		info.Calibration = &api.CalibrationInfo{Method: string(cal.Method), Threshold: cal.Threshold, Rule: cal.Rule,

@@ -387,3 +387,23 @@ func TestTinyVectorNotAcknowledgedIndexed(t *testing.T) {
 		t.Fatalf("tiny query vector: %d %s, want 200 at bm25", r.code, r.body)
 	}
 }
+
+// TestInfoMemory: /info describes an embedded store (not shared, its
+// vector dimension; no follower fields) and has no memory section without
+// the memory API.
+func TestInfoMemory(t *testing.T) {
+	rcfg := retrieval.DefaultConfig()
+	rcfg.Dim = 8
+	url := startMemory(t, DefaultConfig(), &fakeBackend{}, rcfg)
+	var info api.Info
+	decodeInto(t, do(t, http.MethodGet, url+"/info", "", ""), &info)
+	if info.Memory == nil || info.Memory.Shared || info.Memory.VectorDim != 8 || info.Memory.CatchUpS != 0 || info.Memory.ResidentNamespaces != 0 {
+		t.Fatalf("embedded store: %+v", info.Memory)
+	}
+	url = start(t, DefaultConfig(), &fakeBackend{})
+	info = api.Info{}
+	decodeInto(t, do(t, http.MethodGet, url+"/info", "", ""), &info)
+	if info.Memory != nil {
+		t.Fatalf("memory API off, /info says %+v", info.Memory)
+	}
+}

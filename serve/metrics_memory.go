@@ -3,8 +3,21 @@ package serve
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/retrieval"
 )
+
+// memoryInfo is /info's memory section.
+func (s *Server) memoryInfo() *api.MemoryInfo {
+	e := s.mem
+	mi := &api.MemoryInfo{Shared: e.Shared(), VectorDim: e.Dim()}
+	if mi.Shared {
+		cfg, f := e.Config(), e.Follow()
+		mi.IndexMemoryBytes, mi.CatchUpS = cfg.IndexMemory, cfg.CatchUp.Seconds()
+		mi.ResidentNamespaces, mi.IndexBytes = f.Loaded, f.Bytes
+	}
+	return mi
+}
 
 // watchMemory exports a shared-store engine's follower (retrieval.Engine.
 // Follow), read at scrape time: what this replica caches and how much work

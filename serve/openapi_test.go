@@ -575,6 +575,7 @@ func TestOpenAPISchemasMirrorAPI(t *testing.T) {
 		{"SearchTiming", reflect.TypeFor[api.SearchTiming](), true},
 		{"DeleteResponse", reflect.TypeFor[api.DeleteResponse](), true},
 		{"Error", reflect.TypeFor[api.Error](), true},
+		{"MemoryInfo", reflect.TypeFor[api.MemoryInfo](), true},
 	}
 	for _, m := range mirror {
 		s, ok := doc.schemas[m.name]

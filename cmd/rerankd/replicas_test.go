@@ -494,4 +494,8 @@ func TestReplicaStoreDown(t *testing.T) {
 	if err != nil || len(res.Results) != 1 {
 		t.Fatalf("search after recovery: %+v %v", res, err)
 	}
+	info, err := r.c.Info(ctx)
+	if err != nil || info.Memory == nil || !info.Memory.Shared || info.Memory.CatchUpS != 5 || info.Memory.ResidentNamespaces != 1 || info.Memory.IndexBytes <= 0 {
+		t.Fatalf("/info memory: %+v %v", info.Memory, err)
+	}
 }
