@@ -148,7 +148,7 @@ func copyNamespace(src, dst store.Backend, ns string, batch int, rep *copyReport
 				rep.Same++
 				continue
 			}
-			items = append(items, store.Item{Memory: r.Memory, Vector: r.Vector})
+			items = append(items, store.Item(r))
 		}
 		if err := dst.PutBatch(items); err != nil {
 			return fmt.Errorf("writing the target: %w", err)
