@@ -398,3 +398,50 @@ func (e *Engine) Stats(ns string) Stats {
 	st.Backfilled, st.BackfillFailed = int(sp.backfilled.Load()), int(sp.backfillFailed.Load())
 	return st
 }
+
+// Totals sums Stats over the namespaces this engine holds indexes of, for
+// metrics.
+type Totals struct {
+	// Namespaces held, and how many of them are not built yet.
+	Namespaces, Building int
+	// Indexed and Vectors: memories in the BM25 and vector indexes.
+	Indexed, Vectors int
+	// FromSnapshot and Rebuilt: namespaces whose vector index came from a
+	// snapshot file at start, or was rebuilt from the store (with a
+	// snapshot miss when snapshots are on).
+	FromSnapshot, Rebuilt, SnapshotMisses int
+	// Backfilled and BackfillFailed: as in Stats, summed.
+	Backfilled, BackfillFailed int
+}
+
+// Totals returns the sums of every held namespace's Stats.
+func (e *Engine) Totals() Totals {
+	e.mu.RLock()
+	names := make([]string, 0, len(e.spaces))
+	for ns := range e.spaces {
+		names = append(names, ns)
+	}
+	e.mu.RUnlock()
+	var t Totals
+	for _, ns := range names {
+		s := e.Stats(ns)
+		t.Namespaces++
+		if !s.Ready {
+			t.Building++
+		}
+		t.Indexed += s.Indexed
+		t.Vectors += s.Vectors
+		switch s.VectorSource {
+		case "snapshot":
+			t.FromSnapshot++
+		case "rebuild":
+			t.Rebuilt++
+		}
+		if s.SnapshotMiss != "" {
+			t.SnapshotMisses++
+		}
+		t.Backfilled += s.Backfilled
+		t.BackfillFailed += s.BackfillFailed
+	}
+	return t
+}

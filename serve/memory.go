@@ -29,7 +29,11 @@ const (
 // the memory routes answer 404 saying the API is disabled.
 func (s *Server) WithMemory(e *retrieval.Engine) {
 	s.mem = e
-	if e != nil && e.Shared() {
+	if e == nil {
+		return
+	}
+	s.metrics.watchEngine(e.Totals)
+	if e.Shared() {
 		s.metrics.watchMemory(e.Follow)
 	}
 }

@@ -400,6 +400,19 @@ func TestInfoMemory(t *testing.T) {
 	if info.Memory == nil || info.Memory.Shared || info.Memory.VectorDim != 8 || info.Memory.CatchUpS != 0 || info.Memory.ResidentNamespaces != 0 {
 		t.Fatalf("embedded store: %+v", info.Memory)
 	}
+	// The engine's totals are in /metrics.
+	if r := postJSON(t, url+"/v1/memories", `{"namespace":"a","memories":[{"id":"1","text":"one"},{"id":"2","text":"two"}]}`); r.code != http.StatusCreated {
+		t.Fatalf("add: %d %s", r.code, r.body)
+	}
+	metrics := string(do(t, http.MethodGet, url+"/metrics", "", "").body)
+	for _, want := range []string{"rerankd_memory_namespaces 1", "rerankd_memory_indexed 2", "rerankd_memory_vectors 0", "rerankd_memory_backfill_failed 0"} {
+		if !strings.Contains(metrics, want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if strings.Contains(metrics, "rerankd_memory_namespaces_resident") {
+		t.Error("an embedded store reports the shared store's follower")
+	}
 	url = start(t, DefaultConfig(), &fakeBackend{})
 	info = api.Info{}
 	decodeInto(t, do(t, http.MethodGet, url+"/info", "", ""), &info)

@@ -1,11 +1,54 @@
 package serve
 
 import (
+	"errors"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/retrieval"
 )
+
+// register adds collectors, once: a second server given the same Metrics
+// and engine would only register the same series again.
+func (m *Metrics) register(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		if err := m.Registry.Register(c); err != nil {
+			var dup prometheus.AlreadyRegisteredError
+			if !errors.As(err, &dup) {
+				panic(err) // a malformed collector: programmer error
+			}
+		}
+	}
+}
+
+// watchEngine exports the memory engine's index totals
+// (retrieval.Engine.Totals), read at scrape time, for either store.
+func (m *Metrics) watchEngine(read func() retrieval.Totals) {
+	gauge := func(name, help string, v func(retrieval.Totals) int) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(v(read())) })
+	}
+	m.register(
+		gauge("rerankd_memory_namespaces", "Namespaces whose indexes this process holds.",
+			func(t retrieval.Totals) int { return t.Namespaces }),
+		gauge("rerankd_memory_namespaces_building", "Namespaces whose indexes are still being built (searches there scan the store).",
+			func(t retrieval.Totals) int { return t.Building }),
+		gauge("rerankd_memory_indexed", "Memories in the BM25 indexes.",
+			func(t retrieval.Totals) int { return t.Indexed }),
+		gauge("rerankd_memory_vectors", "Memories in the vector indexes.",
+			func(t retrieval.Totals) int { return t.Vectors }),
+		gauge("rerankd_memory_vector_index_from_snapshot", "Namespaces whose vector index was loaded from a snapshot file at start.",
+			func(t retrieval.Totals) int { return t.FromSnapshot }),
+		gauge("rerankd_memory_vector_index_rebuilt", "Namespaces whose vector index was rebuilt from the store at start.",
+			func(t retrieval.Totals) int { return t.Rebuilt }),
+		gauge("rerankd_memory_snapshot_misses", "Namespaces whose snapshot file was refused at start (missing, stale, damaged, mismatched); the log says why.",
+			func(t retrieval.Totals) int { return t.SnapshotMisses }),
+		gauge("rerankd_memory_backfilled", "Memories the back-fill gave a vector since start.",
+			func(t retrieval.Totals) int { return t.Backfilled }),
+		gauge("rerankd_memory_backfill_failed", "Memories whose back-fill embedding failed since start (lexical only until a later start).",
+			func(t retrieval.Totals) int { return t.BackfillFailed }),
+	)
+}
 
 // memoryInfo is /info's memory section.
 func (s *Server) memoryInfo() *api.MemoryInfo {
@@ -29,7 +72,7 @@ func (m *Metrics) watchMemory(read func() retrieval.FollowStats) {
 	counter := func(name, help string, v func(retrieval.FollowStats) float64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return v(read()) })
 	}
-	m.Registry.MustRegister(
+	m.register(
 		gauge("rerankd_memory_namespaces_resident", "Namespaces whose indexes this replica holds (shared store).",
 			func(s retrieval.FollowStats) float64 { return float64(s.Loaded) }),
 		gauge("rerankd_memory_index_bytes", "Estimated bytes of the resident namespaces' indexes (bounded by --index-memory).",

@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -497,5 +500,16 @@ func TestReplicaStoreDown(t *testing.T) {
 	info, err := r.c.Info(ctx)
 	if err != nil || info.Memory == nil || !info.Memory.Shared || info.Memory.CatchUpS != 5 || info.Memory.ResidentNamespaces != 1 || info.Memory.IndexBytes <= 0 {
 		t.Fatalf("/info memory: %+v %v", info.Memory, err)
+	}
+	resp, err := http.Get(r.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	for _, want := range []string{"rerankd_memory_namespaces_resident 1", "rerankd_memory_index_builds_total 1", "rerankd_memory_indexed 1"} {
+		if !strings.Contains(string(body), want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
 	}
 }
