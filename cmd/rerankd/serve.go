@@ -47,6 +47,9 @@ type serveFlags struct {
 	// model.onnx instead of the shared-prefix graph, for before/after
 	// comparisons, in the otherwise served composition.
 	noSharedPrefix bool
+	// noSpinning is no serve flag either: tune compares intra-op threads
+	// that block when idle with serve's spinning ones.
+	noSpinning bool
 }
 
 // serveEnvHelp ends serve -h: the variables that are not flags.
@@ -278,6 +281,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	o.RuntimeLib, o.Tokenizer = f.ortLib, f.tok
 	o.Session.Provider, o.Session.DeviceID, o.Session.IntraOpThreads = model.Provider(f.provider), f.device, f.threads
 	o.Session.SessionCacheDir = f.sessionCache
+	o.Session.Spinning = o.Session.Spinning && !f.noSpinning
 	if f.sessionCache == "auto" {
 		o.Session.SessionCacheDir = filepath.Join(cacheDir(), "sessions")
 	}

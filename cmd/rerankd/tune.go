@@ -3,26 +3,30 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/rerankd/rerankd/client"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
-	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
 )
 
-// tuneSetting is one runtime layout `rerankd tune` compares: Sessions
-// independent sessions of Threads intra-op threads each, serving Sessions
-// requests at once (the server's --workers with --threads).
+// tuneSetting is one runtime layout `rerankd tune` compares: the server
+// `rerankd serve --threads Threads --workers Sessions` composes (Spinning
+// false: its intra-op threads block when idle instead of spinning),
+// serving Sessions requests at once.
 type tuneSetting struct {
 	Threads  int  `json:"threads"`
 	Spinning bool `json:"spinning"`
-	Sessions int  `json:"sessions"`
+	Sessions int  `json:"sessions"` // serve's --workers: concurrent engine calls, and the requests sent at once
 }
 
 // tuneResult is one setting's measurement.
@@ -35,7 +39,7 @@ type tuneResult struct {
 }
 
 // tuneSettings are the layouts worth comparing on a machine of `cores`
-// cores: the default first (one session using every core, spinning).
+// cores: the default first (one worker using every core, spinning).
 func tuneSettings(cores int) []tuneSetting {
 	out := []tuneSetting{{cores, true, 1}, {cores, false, 1}}
 	if cores > 1 {
@@ -44,9 +48,21 @@ func tuneSettings(cores int) []tuneSetting {
 	return out
 }
 
-// runTune implements `rerankd tune`: opens our scoring path once per
-// setting and replays the bench workload through all of them in turn,
-// round by round, so a machine whose load drifts slows them alike.
+// flags are serve's flags for st over the model folder dir, the rest
+// serve's defaults.
+func (st tuneSetting) flags(dir, ortLib, tok string, q onnx.Quant) *serveFlags {
+	f := defineServeFlags(flag.NewFlagSet("serve", flag.ContinueOnError))
+	f.modelArg, f.ortLib, f.tok, f.quant = dir, ortLib, tok, q.String()
+	f.threads, f.sched.Workers, f.noSpinning = st.Threads, st.Sessions, !st.Spinning
+	f.server.Version = version
+	return f
+}
+
+// runTune implements `rerankd tune`: composes one server per setting with
+// composeServer, exactly as `rerankd serve` composes it (HTTP, scheduler,
+// its own engine and prefix cache), and replays the bench workload through
+// all of them in turn, round by round, so a machine whose load drifts
+// slows them alike.
 func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tune", flag.ContinueOnError)
 	dir := fs.String("model", "", "model folder (required)")
@@ -67,34 +83,40 @@ func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --quant: %w", errUsage, err)
 	}
+	// --model is a folder here (serve also takes a hub repo id): a missing
+	// one fails the run, not its usage.
+	if _, err := os.Stat(*dir); err != nil {
+		return fmt.Errorf("model folder %s: %w", *dir, err)
+	}
 	settings := tuneSettings(*cores)
-	sessions := make([][]*rerank.Scorer, len(settings))
+	servers := make([]*loadServer, len(settings))
+	clients := make([]*client.Client, len(settings))
 	defer func() {
-		for _, ss := range sessions {
-			for _, s := range ss {
-				_ = s.Close()
+		for _, ls := range servers {
+			if ls != nil {
+				ls.stop() // closes its backend
 			}
 		}
 	}()
 	for i, st := range settings {
-		o := model.DefaultOptions()
-		o.RuntimeLib, o.Tokenizer, o.Quant = *ortLib, *tok, q
-		o.Session.IntraOpThreads, o.Session.Spinning = st.Threads, st.Spinning
-		for range st.Sessions {
-			s, _, err := model.Open(*dir, o)
-			if err != nil {
-				return err
-			}
-			sessions[i] = append(sessions[i], s)
+		ls, err := startComposed(st.flags(*dir, *ortLib, *tok, q), stderr)
+		if err != nil {
+			return err
 		}
+		servers[i] = ls
+		// No retries: a 429 here is a failure of the measurement, not load.
+		c, err := client.New(client.Config{BaseURL: ls.url, MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: st.Sessions}, Timeout: 10 * time.Minute}})
+		if err != nil {
+			return err
+		}
+		clients[i] = c
 	}
 	reqs := benchWorkload(*rounds*maxSessions(settings)+1, *candidates, 11)
 	ctx := context.Background()
-	for _, ss := range sessions { // warm-up
-		for _, s := range ss {
-			if _, err := s.Score(ctx, reqs[0]); err != nil {
-				return err
-			}
+	for i, st := range settings { // warm-up: every worker
+		if _, _, err := scoreConcurrently(ctx, clients[i], slices.Repeat(reqs[:1], st.Sessions)); err != nil {
+			return err
 		}
 	}
 	fmt.Fprintf(stderr, "tuning %d settings x %d rounds of %d-memory requests...\n", len(settings), *rounds, *candidates)
@@ -102,15 +124,15 @@ func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	elapsed := make([]time.Duration, len(settings))
 	lat := make([][]float64, len(settings))
 	per := maxSessions(settings)
-	bar := progress.New(stderr, int64(*rounds*len(sessions)), "tune", progress.Items)
+	bar := progress.New(stderr, int64(*rounds*len(settings)), "tune", progress.Items)
 	for r := range *rounds {
-		for i, ss := range sessions {
+		for i, st := range settings {
 			if r+i > 0 {
 				bar.Add(1) // the settings scored so far; Finish counts the last
 			}
 			// Every setting scores the same requests in a round.
-			batch := reqs[1+r*per : 1+r*per+len(ss)]
-			d, each, err := scoreConcurrently(ctx, ss, batch)
+			batch := reqs[1+r*per : 1+r*per+st.Sessions]
+			d, each, err := scoreConcurrently(ctx, clients[i], batch)
 			if err != nil {
 				return err
 			}
@@ -141,26 +163,24 @@ func maxSessions(s []tuneSetting) int {
 	return slices.MaxFunc(s, func(a, b tuneSetting) int { return a.Sessions - b.Sessions }).Sessions
 }
 
-// scoreConcurrently scores reqs[i] on ss[i], all at once, and returns the
-// wall time and each request's latency in ms.
-func scoreConcurrently(ctx context.Context, ss []*rerank.Scorer, reqs []rerank.Request) (time.Duration, []float64, error) {
-	lat := make([]float64, len(ss))
-	errs := make([]error, len(ss))
+// scoreConcurrently sends every request of reqs to the server at c at
+// once and returns the wall time and each request's latency in ms.
+func scoreConcurrently(ctx context.Context, c *client.Client, reqs []rerank.Request) (time.Duration, []float64, error) {
+	lat := make([]float64, len(reqs))
+	errs := make([]error, len(reqs))
 	var wg sync.WaitGroup
 	start := time.Now()
-	for i := range ss {
+	for i := range reqs {
 		wg.Go(func() {
 			t0 := time.Now()
-			_, errs[i] = ss[i].Score(ctx, reqs[i])
+			_, errs[i] = c.Rerank(ctx, rerankRequest(reqs[i]))
 			lat[i] = ms(time.Since(t0))
 		})
 	}
 	wg.Wait()
 	d := time.Since(start)
-	for _, err := range errs {
-		if err != nil {
-			return 0, nil, err
-		}
+	if err := errors.Join(errs...); err != nil {
+		return 0, nil, fmt.Errorf("served path: %w", err)
 	}
 	return d, lat, nil
 }
