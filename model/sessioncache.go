@@ -3,7 +3,6 @@ package model
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/rerankd/rerankd/internal/atomicfile"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -180,32 +180,9 @@ func cachedSession(path string, inputs, outputs []string, cfg SessionConfig) (*o
 	return ort.NewDynamicAdvancedSession(path, inputs, outputs, opts)
 }
 
-// keepEntry flushes the entry built in tmp and moves it into place,
-// reporting whether it is there now.
+// keepEntry flushes the entry built in tmp and moves it into place
+// (atomicfile.Rename: every file and the folder fsynced, renamed, the
+// cache folder fsynced), reporting whether it is there now.
 func keepEntry(tmp, entry string) bool {
-	return syncDir(tmp) == nil && os.Rename(tmp, entry) == nil
-}
-
-// syncDir flushes a folder's files and the folder itself, so an entry
-// that is renamed into place is whole after a crash.
-func syncDir(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, e := range ents {
-		f, err := os.Open(filepath.Join(dir, e.Name()))
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		errs = append(errs, f.Sync(), f.Close())
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	errs = append(errs, d.Sync(), d.Close())
-	return errors.Join(errs...)
+	return atomicfile.Rename(tmp, entry) == nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/rerankd/rerankd/internal/atomicfile"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -236,7 +237,8 @@ func variants(w *arch.Weights, opts onnx.Options, o BuildOptions) (map[string]*o
 	return extra, nil
 }
 
-// copyFile copies via a temporary file and rename, so dst is never partial.
+// copyFile copies src to dst atomically (atomicfile.Write), so dst is
+// never partial.
 func copyFile(src, dst string) error {
 	if same, _ := sameFile(src, dst); same {
 		return nil
@@ -246,22 +248,10 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	defer in.Close() //nolint:errcheck // read-only
-	tmp := dst + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
+	return atomicfile.Write(dst, 0o644, "", func(w io.Writer) error {
+		_, err := io.Copy(w, in)
 		return err
-	}
-	_, err = io.Copy(f, in)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, dst)
-	}
-	if err != nil {
-		_ = os.Remove(tmp) // the copy failed; the error says why
-	}
-	return err
+	})
 }
 
 func sameFile(a, b string) (bool, error) {

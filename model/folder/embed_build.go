@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/rerankd/rerankd/internal/atomicfile"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -251,17 +252,8 @@ func writeSTFiles(out, stSrc string, hidden int) error {
 	return nil
 }
 
-// writeFileAtomic writes data through a temporary file and a rename, so
-// dst is never partial.
+// writeFileAtomic writes data to dst atomically (atomicfile.WriteFile),
+// so dst is never partial.
 func writeFileAtomic(dst string, data []byte) error {
-	tmp := dst + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		_ = os.Remove(tmp) // the write failed; its error says why
-		return err
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return nil
+	return atomicfile.WriteFile(dst, data, 0o644)
 }

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rerankd/rerankd/internal/atomicfile"
 )
 
 // fileMeta is what the hub announces about a file before sending it.
@@ -32,8 +34,10 @@ func (c *Client) resolveURL(repo, rev, file string) string {
 }
 
 // downloadFile fetches one repo file into dir unless a verified copy is
-// there. Bytes go to file.incomplete, which is renamed only once its size
-// and hash check out, so a final name is always a complete file.
+// there. Bytes go to file.incomplete (kept across runs, to resume), which
+// is renamed only once its size and hash check out (atomicfile.Rename:
+// fsynced, renamed, the folder fsynced), so a final name is always a
+// complete file.
 func (c *Client) downloadFile(ctx context.Context, repo, rev, file, dir string) error {
 	u := c.resolveURL(repo, rev, file)
 	dst := filepath.Join(dir, filepath.FromSlash(file))
@@ -59,7 +63,7 @@ func (c *Client) downloadFile(ctx context.Context, repo, rev, file, dir string) 
 		_ = os.Remove(tmp) // the next run must start afresh; the mismatch is the error
 		return fmt.Errorf("download %s from %s: %w", file, repo, err)
 	}
-	if err := os.Rename(tmp, dst); err != nil {
+	if err := atomicfile.Rename(tmp, dst); err != nil {
 		return fmt.Errorf("download %s: %w", file, err)
 	}
 	if st, err := os.Stat(dst); err == nil {

@@ -8,10 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 
+	"github.com/rerankd/rerankd/internal/atomicfile"
 	"github.com/rerankd/rerankd/model/arch"
 )
 
@@ -56,24 +55,15 @@ func WriteSafetensors(w io.Writer, tensors map[string]*arch.Tensor, dtype DType,
 	return nil
 }
 
-// SaveSafetensors writes a safetensors file atomically (temporary file, then rename).
+// SaveSafetensors writes a safetensors file atomically (atomicfile.Write:
+// a temporary file, fsynced, renamed into place, the folder fsynced).
 func SaveSafetensors(path string, tensors map[string]*arch.Tensor, dtype DType, metadata map[string]string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }() // fails harmlessly once renamed
-	if err := WriteSafetensors(tmp, tensors, dtype, metadata); err != nil {
-		_ = tmp.Close() // the write error is the one to report
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, 0o644, "", func(w io.Writer) error {
+		if err := WriteSafetensors(w, tensors, dtype, metadata); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
+	})
 }
 
 func checkTensor(name string, t *arch.Tensor) error {

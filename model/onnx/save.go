@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rerankd/rerankd/internal/atomicfile"
 	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 	"google.golang.org/protobuf/proto"
 )
@@ -25,8 +26,9 @@ const maxInline = 1<<31 - 1<<26
 
 // Save writes dir/model.onnx and, when the initializers are large (see
 // Storage), dir/model.onnx.data. Each file is written to a temporary name
-// and renamed into place, so a failed Save leaves no partial file and any
-// previous model intact. Save must not run concurrently with other use of m.
+// and renamed into place (atomicfile.WriteAll), so a failed Save leaves no
+// partial file and any previous model intact. Save must not run
+// concurrently with other use of m.
 func (m *Model) Save(dir string) error {
 	if err := m.Storage.Validate(); err != nil {
 		return fmt.Errorf("onnx: save: %w", err)
@@ -66,22 +68,11 @@ func (m *Model) Save(dir string) error {
 		return fmt.Errorf("onnx: save: marshal: %w", err)
 	}
 
-	dataTmp, err := writeTemp(dataPath, func(w io.Writer) error { return writeChunks(w, chunks) })
-	if err != nil {
-		return fmt.Errorf("onnx: save: %w", err)
-	}
-	modelTmp, err := writeTemp(modelPath, func(w io.Writer) error { _, err := w.Write(header); return err })
-	if err != nil {
-		cleanup(dataTmp)
-		return fmt.Errorf("onnx: save: %w", err)
-	}
 	// Data first: the new model.onnx never points at an old data file.
-	if err := os.Rename(dataTmp, dataPath); err != nil {
-		cleanup(dataTmp, modelTmp)
-		return fmt.Errorf("onnx: save: %w", err)
-	}
-	if err := os.Rename(modelTmp, modelPath); err != nil {
-		cleanup(modelTmp)
+	if err := atomicfile.WriteAll(
+		fileAt(dataPath, func(w io.Writer) error { return writeChunks(w, chunks) }),
+		fileAt(modelPath, func(w io.Writer) error { _, err := w.Write(header); return err }),
+	); err != nil {
 		return fmt.Errorf("onnx: save: %w", err)
 	}
 	return nil
@@ -107,55 +98,23 @@ func writeChunks(w io.Writer, chunks []extChunk) error {
 	return nil
 }
 
-// writeAtomic writes path through a temporary file and a rename.
+// writeAtomic writes path atomically (a temporary file, fsynced, renamed
+// into place, the folder fsynced).
 func writeAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := writeTemp(path, write)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		cleanup(tmp)
-		return err
-	}
-	return nil
+	return atomicfile.WriteAll(fileAt(path, write))
 }
 
-// writeTemp writes a synced temporary file next to path and returns its
-// name; on error nothing is left behind.
-func writeTemp(path string, write func(io.Writer) error) (tmp string, err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close() // already failing; the write error matters
-			cleanup(f.Name())
+// fileAt is the file path of an atomicfile.WriteAll, written by write
+// through a buffer, readable by all.
+func fileAt(path string, write func(io.Writer) error) atomicfile.File {
+	return atomicfile.File{Path: path, Perm: 0o644, Write: func(f io.Writer) error {
+		bw := bufio.NewWriterSize(f, 1<<20)
+		if err := write(bw); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
 		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err = write(bw); err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = bw.Flush(); err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return "", err
-	}
-	if err = f.Sync(); err != nil {
-		return "", err
-	}
-	if err = f.Close(); err != nil {
-		return "", err
-	}
-	return f.Name(), nil
-}
-
-// cleanup removes temporary files after a failure, best effort: the
-// original error is what the caller needs to see.
-func cleanup(paths ...string) {
-	for _, p := range paths {
-		_ = os.Remove(p)
-	}
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	}}
 }

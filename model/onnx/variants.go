@@ -3,10 +3,10 @@ package onnx
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/rerankd/rerankd/internal/atomicfile"
 	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 	"google.golang.org/protobuf/proto"
 )
@@ -109,25 +109,13 @@ func (m *Model) SaveWith(dir string, extra map[string]*Model) error {
 		paths = append(paths, filepath.Join(dir, name))
 	}
 	dataPath := filepath.Join(dir, DataFile)
-	dataTmp, err := writeTemp(dataPath, func(w io.Writer) error { return writeChunks(w, chunks) })
-	if err != nil {
-		return fmt.Errorf("onnx: save: %w", err)
-	}
-	tmps := []string{dataTmp}
-	for i, p := range paths {
-		tmp, err := writeTemp(p, func(w io.Writer) error { _, err := w.Write(headers[i]); return err })
-		if err != nil {
-			cleanup(tmps...)
-			return fmt.Errorf("onnx: save: %w", err)
-		}
-		tmps = append(tmps, tmp)
-	}
 	// Data first: no new graph ever points at an old data file.
-	for i, dst := range append([]string{dataPath}, paths...) {
-		if err := os.Rename(tmps[i], dst); err != nil {
-			cleanup(tmps[i:]...)
-			return fmt.Errorf("onnx: save: %w", err)
-		}
+	files := []atomicfile.File{fileAt(dataPath, func(w io.Writer) error { return writeChunks(w, chunks) })}
+	for i, p := range paths {
+		files = append(files, fileAt(p, func(w io.Writer) error { _, err := w.Write(headers[i]); return err }))
+	}
+	if err := atomicfile.WriteAll(files...); err != nil {
+		return fmt.Errorf("onnx: save: %w", err)
 	}
 	return nil
 }
