@@ -1,0 +1,72 @@
+package retrieval
+
+import (
+	"slices"
+)
+
+// bytes estimates ix's memory for Config.IndexMemory.
+func (ix *indexes) bytes(dim int) int64 {
+	const perOrder = 96   // source order entry: key, map entry
+	const perVector = 320 // HNSW node: neighbour lists, map entries
+	n := int64(ix.lex.Len())
+	b := ix.lex.Bytes() + n*perOrder
+	if ix.vec != nil {
+		b += int64(ix.vec.Len()) * (int64(dim)*4 + perVector)
+	}
+	return b
+}
+
+// drop forgets sp if it is still ns's space: the next use builds anew.
+func (e *Engine) drop(ns string, sp *space) {
+	e.mu.Lock()
+	if e.spaces[ns] == sp {
+		delete(e.spaces, ns)
+	}
+	e.mu.Unlock()
+}
+
+// enforceBudget drops least recently used namespaces, never keep, while
+// the estimated total exceeds Config.IndexMemory.
+func (e *Engine) enforceBudget(keep string) {
+	if e.cfg.IndexMemory <= 0 {
+		return
+	}
+	type entry struct {
+		ns    string
+		sp    *space
+		used  int64
+		bytes int64
+	}
+	e.mu.RLock()
+	var all []entry
+	var total int64
+	for ns, sp := range e.spaces {
+		if sp.follow == nil {
+			continue
+		}
+		b := sp.follow.bytes.Load()
+		total += b
+		all = append(all, entry{ns, sp, sp.follow.lastUse.Load(), b})
+	}
+	e.mu.RUnlock()
+	if total <= e.cfg.IndexMemory {
+		return
+	}
+	slices.SortFunc(all, func(a, b entry) int { return int(min(max(a.used-b.used, -1), 1)) })
+	for _, en := range all {
+		if total <= e.cfg.IndexMemory {
+			break
+		}
+		if en.ns == keep {
+			continue
+		}
+		select {
+		case <-en.sp.follow.loaded:
+		default:
+			continue // still building: its first user is waiting for it
+		}
+		e.drop(en.ns, en.sp)
+		e.evictions.Add(1)
+		total -= en.bytes
+	}
+}
