@@ -1,5 +1,7 @@
 // Command eval scores rerankd output offline. It is a small dispatcher:
-// each subcommand is one entry in the commands table in main.go.
+// each subcommand is one entry in program's table in main.go, dispatched
+// by cmd/internal/cli as rerankd's are (usage text, help, exit statuses 0
+// ok, 1 failure, 2 usage error).
 //
 // # eval metrics
 //

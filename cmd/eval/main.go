@@ -1,62 +1,37 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
+
+	"github.com/rerankd/rerankd/cmd/internal/cli"
 )
 
-// Exit statuses shared by every subcommand.
+// Exit statuses shared by every subcommand (cli's).
 const (
-	exitOK    = 0
-	exitFail  = 1 // bad input file, failed write
-	exitUsage = 2 // bad command line
+	exitOK    = cli.ExitOK
+	exitFail  = cli.ExitFail  // bad input file, failed write
+	exitUsage = cli.ExitUsage // bad command line
 )
 
-// command is one subcommand. run gets the arguments after its name and
-// returns the exit status.
-type command struct {
-	name    string
-	summary string
-	run     func(args []string, stdout, stderr io.Writer) int
-}
-
-// commands is the dispatch table; add a subcommand by adding an entry.
-var commands = []command{
-	{"metrics", "score a TREC run against qrels (MAP, MRR, NDCG, P, Recall; trec_eval conventions)", runMetrics},
-	{"locomo", "retrieval on LoCoMo conversations, scored against the evidence turns, per category", runLocomo},
-	{"zh", "BM25 on the Chinese agent-memory test set (benchmarks/zh), per query tag, by CJK analysis (--cjk)", runZh},
-	{"calibrate", "fit score calibration (Platt, isotonic) and a threshold, judged leave one conversation out; file + plots", runCalibrate},
+// program is the dispatch table; add a subcommand by adding an entry. Each
+// command reports its own errors on stderr and returns its exit status
+// (cli.Reported); dispatch, usage text and help are cli's, as rerankd's.
+func program() cli.Program {
+	return cli.Program{Name: "eval", Commands: []cli.Command{
+		{Name: "metrics", Summary: "score a TREC run against qrels (MAP, MRR, NDCG, P, Recall; trec_eval conventions)", Run: cli.Reported(runMetrics)},
+		{Name: "locomo", Summary: "retrieval on LoCoMo conversations, scored against the evidence turns, per category", Run: cli.Reported(runLocomo)},
+		{Name: "zh", Summary: "BM25 on the Chinese agent-memory test set (benchmarks/zh), per query tag, by CJK analysis (--cjk)", Run: cli.Reported(runZh)},
+		{Name: "calibrate", Summary: "fit score calibration (Platt, isotonic) and a threshold, judged leave one conversation out; file + plots", Run: cli.Reported(runCalibrate)},
+	}}
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(program().Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
+// run dispatches args as main does, with no stdin (no eval command reads
+// it).
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stderr)
-		return exitUsage
-	}
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		usage(stdout)
-		return exitOK
-	}
-	for _, c := range commands {
-		if c.name == args[0] {
-			return c.run(args[1:], stdout, stderr)
-		}
-	}
-	fmt.Fprintf(stderr, "eval: unknown command %q\n", args[0])
-	usage(stderr)
-	return exitUsage
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: eval <command> [flags]\n\ncommands:")
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(w, "\nRun 'eval <command> -h' for a command's flags.")
+	return program().Run(args, nil, stdout, stderr)
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/cmd/internal/paths"
 	"github.com/rerankd/rerankd/model/onnx"
 )
@@ -19,17 +19,7 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // parseFlags parses args and turns flag errors into usage errors (exit 2).
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	return nil
+	return cli.ParseFlags(fs, args, stderr)
 }
 
 // defaultORTLib is $ORT_LIB or the library scripts/setup.sh installs.
