@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/rerankd/rerankd/cmd/internal/paths"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
@@ -89,8 +90,8 @@ func hasTemplate(dir string) bool {
 // HF_ENDPOINT and HF_TOKEN (or HUGGING_FACE_HUB_TOKEN) are honoured.
 func download(repo, revision string, stderr io.Writer) (string, error) {
 	cfg := hf.DefaultConfig()
-	cfg.Endpoint = envOr("HF_ENDPOINT", cfg.Endpoint)
-	cfg.Token = envOr("HF_TOKEN", envOr("HUGGING_FACE_HUB_TOKEN", ""))
+	cfg.Endpoint = paths.HubEndpoint(cfg.Endpoint)
+	cfg.Token = paths.HubToken()
 	cfg.Revision = revision
 	cfg.CacheDir = filepath.Join(cacheDir(), "hub")
 	var mu sync.Mutex

@@ -1,18 +1,10 @@
 package main
 
 import (
-	"os"
-
 	"github.com/rerankd/rerankd/cmd/internal/paths"
 )
 
-// cacheDir, defaultTokenizer: see cmd/internal/paths (shared with cmd/eval).
+// cacheDir, defaultTokenizer: see cmd/internal/paths (shared with cmd/eval),
+// the one place that reads the environment.
 func cacheDir() string         { return paths.CacheDir() }
 func defaultTokenizer() string { return paths.Tokenizer() }
-
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
-}

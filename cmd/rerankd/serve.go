@@ -21,6 +21,7 @@ import (
 
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/calibrate"
+	"github.com/rerankd/rerankd/cmd/internal/paths"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/folder"
@@ -92,24 +93,9 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	return f
 }
 
-// applyEnv fills flags not given on the command line from RERANKD_<NAME>.
-func applyEnv(fs *flag.FlagSet) error {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var errs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] {
-			return
-		}
-		env := "RERANKD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(env); ok {
-			if err := f.Value.Set(v); err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q: %w", env, v, err))
-			}
-		}
-	})
-	return errors.Join(errs...)
-}
+// applyEnv fills flags not given on the command line from RERANKD_<NAME>
+// (paths.ApplyFlagEnv).
+func applyEnv(fs *flag.FlagSet) error { return paths.ApplyFlagEnv(fs) }
 
 func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -144,7 +130,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	tcfg := tracing.DefaultConfig()
 	tcfg.ServiceVersion = version
-	tcfg, err := tracing.FromEnv(tcfg, os.LookupEnv)
+	tcfg, err := tracing.FromEnv(tcfg, paths.LookupEnv)
 	if err != nil {
 		return fmt.Errorf("%w: tracing: %w", errUsage, err)
 	}

@@ -29,8 +29,8 @@ const (
 	osUser   = "postgres" // the user the server runs as under root
 
 	// BinEnv names a folder holding initdb and postgres, used instead of
-	// the search in /usr/lib/postgresql and on PATH.
-	BinEnv = "RERANKD_PG_BIN"
+	// the search in /usr/lib/postgresql and on PATH (read by testenv.PGBin).
+	BinEnv = testenv.PGBinEnv
 
 	startTimeout = 60 * time.Second
 	stopTimeout  = 60 * time.Second
@@ -49,7 +49,7 @@ const enableHint = "install Debian's postgresql package: scripts/setup_postgres.
 // newest /usr/lib/postgresql/<major>/bin, else the folder of postgres on
 // PATH. The error wraps ErrNotInstalled.
 func Available() (binDir string, err error) {
-	if d := os.Getenv(BinEnv); d != "" {
+	if d := testenv.PGBin(); d != "" {
 		if !hasServer(d) {
 			return "", fmt.Errorf("%w in %s=%s (needs initdb and postgres)", ErrNotInstalled, BinEnv, d)
 		}

@@ -2,6 +2,15 @@
 // tests only (production code gets paths from cmd/ flags). Tests that need
 // them fail with a message naming the fix rather than skip: a skipped parity
 // or runtime test would prove nothing in CI, where make test installs them.
+//
+// It is the one package outside cmd/internal/paths that reads the
+// environment (TestOneEnvironmentHome there), and it reads only what tests
+// need: RERANKD_CACHE, XDG_CACHE_HOME and HOME (CacheDir, the same rule as
+// paths.CacheDir), RERANKD_TOKENIZER (TokenizerDir), ORT_LIB (ORTLib), CI
+// (InCI), RERANKD_LOCOMO (LoCoMo, LoCoMoOr), BROWSER_NODE_PATH
+// (BrowserNodePath) and RERANKD_PG_BIN (PGBin, for internal/pgtest). A
+// test's own re-exec markers (a child process told what to do, as in the
+// crash tests) stay in its _test.go files.
 package testenv
 
 import (
@@ -185,3 +194,10 @@ func RequireBrowser(tb testing.TB) {
 		SkipUnlessCI(tb, "no node on PATH", "install Node.js")
 	}
 }
+
+// PGBinEnv names a folder holding the PostgreSQL server binaries (initdb,
+// postgres) for internal/pgtest, instead of its search.
+const PGBinEnv = "RERANKD_PG_BIN"
+
+// PGBin is $RERANKD_PG_BIN, "" when unset.
+func PGBin() string { return os.Getenv(PGBinEnv) }

@@ -1,12 +1,31 @@
-// Package paths locates rerankd's run-time files (the ONNX Runtime library
-// and tokenizer that scripts/setup.sh installs, converted models, memory
-// data) for both commands. It reads the environment, which is why it lives
-// under cmd/: library packages never do.
+// Package paths is the one home of the environment for rerankd's commands
+// (rerankd, eval): every variable they read is read here, and so are the
+// rules for rerankd's folders. Library packages never read the
+// environment (TestOneEnvironmentHome); internal/testenv reads the
+// variables of tests only.
+//
+// The variables:
+//
+//   - RERANKD_CACHE, else XDG_CACHE_HOME, else HOME: CacheDir, where
+//     scripts/setup.sh installs run-time files and converted models and
+//     hub downloads are kept.
+//   - ORT_LIB: ORTLib, the ONNX Runtime library.
+//   - RERANKD_TOKENIZER: Tokenizer, the default tokenizer folder.
+//   - RERANKD_DATA, else XDG_DATA_HOME, else HOME: DataDir, the memories.
+//   - RERANKD_<FLAG> for each of `rerankd serve`'s flags (RERANKD_STORE,
+//     RERANKD_MAX_DOCUMENTS, ...): ApplyFlagEnv; a flag given wins.
+//   - HF_ENDPOINT, HF_TOKEN or HUGGING_FACE_HUB_TOKEN: HubEndpoint and
+//     HubToken, for downloads from the Hugging Face hub.
+//   - OTEL_*: serve passes LookupEnv to tracing.FromEnv, which names them.
 package paths
 
 import (
+	"errors"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/rerankd/rerankd/model"
 )
@@ -63,4 +82,51 @@ func home() string {
 		return "."
 	}
 	return h
+}
+
+// LookupEnv is os.LookupEnv, for code that takes a lookup function
+// (tracing.FromEnv) and tests that pass their own.
+func LookupEnv(key string) (string, bool) { return os.LookupEnv(key) }
+
+// FlagEnv is the variable standing in for the flag name: RERANKD_ and the
+// name in upper case, '-' as '_' (max-documents: RERANKD_MAX_DOCUMENTS).
+func FlagEnv(name string) string {
+	return "RERANKD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// ApplyFlagEnv fills each flag of fs not given on the command line from
+// its FlagEnv variable when that is set (even to ""), after fs.Parse. It
+// returns every value a flag refuses, naming the variable.
+func ApplyFlagEnv(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] {
+			return
+		}
+		env := FlagEnv(f.Name)
+		if v, ok := os.LookupEnv(env); ok {
+			if err := f.Value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", env, v, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// HubEndpoint is $HF_ENDPOINT, else def (the hub's own address).
+func HubEndpoint(def string) string {
+	if e := os.Getenv("HF_ENDPOINT"); e != "" {
+		return e
+	}
+	return def
+}
+
+// HubToken is $HF_TOKEN, else $HUGGING_FACE_HUB_TOKEN, else "" (no token).
+func HubToken() string {
+	if t := os.Getenv("HF_TOKEN"); t != "" {
+		return t
+	}
+	return os.Getenv("HUGGING_FACE_HUB_TOKEN")
 }
