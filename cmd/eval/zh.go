@@ -32,6 +32,10 @@ type zhResult struct {
 	LoadSeconds float64                    `json:"load_seconds"`
 	Summary     metrics.Summary            `json:"summary"`
 	PerTag      map[string]metrics.Summary `json:"per_tag"`
+	// Recall100 is Recall@100 (grade >= 1 relevant), overall and per tag,
+	// as eval locomo reports it.
+	Recall100       float64            `json:"recall@100"`
+	Recall100PerTag map[string]float64 `json:"recall@100_per_tag"`
 }
 
 // runZh implements `eval zh`: BM25 over the Chinese test set of
@@ -126,7 +130,7 @@ func runZh(args []string, stdout, stderr io.Writer) int {
 		secs = time.Since(start).Seconds()
 	}
 	res := zhResult{Pipeline: pipeline, CJK: string(mode), Seconds: secs,
-		LoadSeconds: loaded, PerTag: map[string]metrics.Summary{}}
+		LoadSeconds: loaded, PerTag: map[string]metrics.Summary{}, Recall100PerTag: map[string]float64{}}
 	qrels := ds.Qrels()
 	if err := writeTREC(*runOut, func(w io.Writer) error { return metrics.WriteRun(w, run, "rerankd") }); err != nil {
 		return fail(err)
@@ -134,6 +138,7 @@ func runZh(args []string, stdout, stderr io.Writer) int {
 	if err := writeTREC(*qrelsOut, func(w io.Writer) error { return metrics.WriteQrels(w, qrels) }); err != nil {
 		return fail(err)
 	}
+	res.Recall100 = recallAt(qrels, run, 100)
 	if res.Summary, _, err = metrics.Evaluate(qrels, run); err != nil {
 		return fail(err)
 	}
@@ -142,6 +147,7 @@ func runZh(args []string, stdout, stderr io.Writer) int {
 		if len(sub) == 0 {
 			continue
 		}
+		res.Recall100PerTag[tag] = recallAt(sub, run, 100)
 		if res.PerTag[tag], _, err = metrics.Evaluate(sub, run); err != nil {
 			return fail(err)
 		}
@@ -238,20 +244,20 @@ func joinModes() string {
 // same number formats), with a row per query tag.
 func printZhTable(w io.Writer, r zhResult, memories int) {
 	keys := metrics.SummaryKeys()
-	fmt.Fprintf(w, "pipeline %s, cjk %s, %d memories, %.2fs (dictionary load %.2fs)\n\n| set | %s |\n|---|%s\n",
+	fmt.Fprintf(w, "pipeline %s, cjk %s, %d memories, %.2fs (dictionary load %.2fs)\n\n| set | %s | Recall@100 |\n|---|%s---|\n",
 		r.Pipeline, r.CJK, memories, r.Seconds, r.LoadSeconds,
 		strings.Join(keys, " | "), strings.Repeat("---|", len(keys)))
-	row := func(name string, s metrics.Summary) {
+	row := func(name string, s metrics.Summary, r100 float64) {
 		var b strings.Builder
 		for _, v := range s.Values() {
 			fmt.Fprintf(&b, " %.4f |", v)
 		}
-		fmt.Fprintf(w, "| %s |%s %d |\n", name, b.String(), s.Queries)
+		fmt.Fprintf(w, "| %s |%s %d | %.4f |\n", name, b.String(), s.Queries, r100)
 	}
-	row("all", r.Summary)
+	row("all", r.Summary, r.Recall100)
 	for _, tag := range zh.Tags() {
 		if s, ok := r.PerTag[tag]; ok {
-			row(tag, s)
+			row(tag, s, r.Recall100PerTag[tag])
 		}
 	}
 }

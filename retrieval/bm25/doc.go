@@ -74,10 +74,11 @@
 // field (BM25F's document frequency), and may exist without postings.
 // Search and SearchTerms never read them: a plain search of an index
 // with fields is the same, bit for bit, as of one without. The cost is
-// where fields match: a term with postings in a weighted field is summed
-// into a per-term block of frequencies, then saturated (two passes over
-// its postings instead of one); a term found only in the text takes the
-// plain path.
+// where fields match: a term with postings in the text and a weighted
+// field, or in several, is summed into a per-term block of frequencies,
+// then saturated (two passes over its postings instead of one); a term
+// found in one field only (a time term) is saturated in one pass, and
+// one found only in the text takes the plain path.
 //
 // An Index is safe for concurrent use: searches share a read lock, Add and
 // Delete take the write lock only after analysing their text.

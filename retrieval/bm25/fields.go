@@ -153,6 +153,29 @@ func (x *Index) accumulateTF(s *scratch, c *cursor, p []posting, avgLen float64,
 	}
 }
 
+// accumulateField adds the BM25F contribution of a term found in one
+// field only (a time term, a speaker who is not in the text) in one pass:
+// the combined frequency is that field's alone, fw·tf/B_f, saturated at
+// once (the same operations, in the same order, as accumulateTF and
+// saturate would do).
+func (x *Index) accumulateField(s *scratch, c *cursor, p []posting, track bool, cfg Config, fp *FieldParams) {
+	f := int(c.field) - 1
+	b, avg := fp.B[f], float64(x.fieldTotal[f])/float64(len(x.ids))
+	k1, w := cfg.K1, c.w
+	for _, e := range p {
+		if x.docLen[e.doc] < 0 { // deleted, not yet compacted away
+			continue
+		}
+		t := c.fw * float64(e.tf) / (1 - b + b*float64(x.fieldLen[e.doc][f])/avg)
+		d := e.doc & (blockDocs - 1)
+		a := &s.acc[d]
+		if track && *a == 0 {
+			s.touched = append(s.touched, d)
+		}
+		*a += w * t * (k1 + 1) / (k1 + t)
+	}
+}
+
 // saturate turns the combined frequencies of one term (s.tf) into its
 // BM25F contribution, weight·tf~·(k1+1)/(k1+tf~), added to the scores,
 // and clears them.

@@ -48,8 +48,9 @@ type cursor struct {
 	// BM25F only.
 	fw    float64 // the field's weight (1 for the text)
 	field int8    // 0: the text; f+1: field f
-	group bool    // one of a term's several cursors, or of a field's
+	group bool    // one of a term's several cursors
 	last  bool    // the group's last cursor
+	solo  bool    // the term's only cursor, in a field: saturated in one pass
 }
 
 // cand is a scored document number.
@@ -131,15 +132,18 @@ func (x *Index) searchFields(s *scratch, qterms []Term, k int, p Config, fp *Fie
 			continue
 		}
 		start := len(s.cur)
-		if n := x.fieldCursors(s, t, fp); n > 1 || n == 1 && s.cur[start].field != 0 {
+		switch n := x.fieldCursors(s, t, fp); {
+		case n > 1:
 			for i := start; i < len(s.cur); i++ {
 				s.cur[i].group = true
 			}
 			s.cur[len(s.cur)-1].last = true
+			if s.tf == nil {
+				s.tf = new([blockDocs]float64)
+			}
+		case n == 1 && s.cur[start].field != 0:
+			s.cur[start].solo = true
 		}
-	}
-	if s.tf == nil && len(s.cur) > 0 {
-		s.tf = new([blockDocs]float64)
 	}
 	return x.scoreBlocks(s, k, p, fp)
 }
@@ -187,12 +191,15 @@ func (x *Index) scoreBlocks(s *scratch, k int, p Config, fp *FieldParams) []Hit 
 		// accumulation over whole lists makes, whatever the history.
 		for i := range s.cur {
 			c := &s.cur[i]
-			if c.group {
+			switch {
+			case c.group:
 				x.accumulateTF(s, c, c.p[:c.n], avgLen, p, fp)
 				if c.last {
 					s.saturate(c.w, p.K1, track)
 				}
-			} else {
+			case c.solo:
+				x.accumulateField(s, c, c.p[:c.n], track, p, fp)
+			default:
 				x.accumulate(s, c.p[:c.n], c.w, avgLen, track, p)
 			}
 			c.p = c.p[c.n:]
