@@ -47,6 +47,8 @@ type followState struct {
 	// snapSeq the sequence of the store's snapshot as last known.
 	changedAt atomic.Int64
 	snapSeq   atomic.Uint64
+	// recs: the memories as the indexes hold them (follow_records.go).
+	recs records
 }
 
 // unavailable wraps a store failure of the follow path.
@@ -156,13 +158,13 @@ func (e *Engine) load(ns string, sp *space) {
 	if err == nil {
 		sp.lexReady.Store(true)
 		sp.vecReady.Store(true)
-		fs.bytes.Store(sp.ix().bytes(e.dim))
+		fs.bytes.Store(sp.ix().bytes(e.dim) + fs.recs.size())
 	}
 	sp.mu.Unlock()
-	fs.loadErr = err
-	close(fs.loaded)
 	if err != nil {
 		e.drop(ns, sp)
+		fs.loadErr = err
+		close(fs.loaded)
 		if !errors.Is(err, errStopped) {
 			e.log.Warn("memory index build from the shared store failed; the next use retries", "namespace_len", len(ns), "err", err)
 		}
@@ -170,7 +172,10 @@ func (e *Engine) load(ns string, sp *space) {
 	}
 	e.loads.Add(1)
 	e.log.Debug("memory index built from the shared store", "memories", sp.ix().lex.Len(), "took", time.Since(t0))
+	// Within budget before the first search is let in, so that what it
+	// and /metrics see is the state after the eviction.
 	e.enforceBudget(ns)
+	close(fs.loaded)
 	if snaps := e.dbSnaps(); snaps != nil && inserted {
 		e.saveDBSnapshot(snaps, ns, sp)
 	}
@@ -214,16 +219,17 @@ func (e *Engine) loadLocked(ns string, sp *space) (bool, error) {
 		if e.ctx.Err() != nil {
 			return false, errStopped
 		}
-		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, vectors)
+		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, e.dim > 0)
 		if err != nil {
 			return false, err
 		}
 		for _, r := range recs {
 			if vectors {
 				e.applyRecord(sp, ix, r)
-			} else {
-				ix.lex.Add(r.Memory.ID, r.Memory.Text)
+			} else { // the vector index came from the snapshot
+				e.addLex(ix.lex, r.Memory)
 				ix.order.add(r.Memory.ID, r.Memory.Source, r.Memory.Time)
+				sp.follow.recs.put(r)
 			}
 		}
 		if next == "" {
@@ -247,7 +253,7 @@ func (e *Engine) catchUpLocked(ctx context.Context, ns string, sp *space, target
 	defer func() {
 		if applied > 0 {
 			e.caughtUp.Add(int64(applied))
-			fs.bytes.Store(ix.bytes(e.dim))
+			fs.bytes.Store(ix.bytes(e.dim) + fs.recs.size())
 			fs.changedAt.Store(time.Now().UnixNano())
 		}
 	}()
@@ -267,6 +273,7 @@ func (e *Engine) catchUpLocked(ctx context.Context, ns string, sp *space, target
 				id := c.Record.Memory.ID
 				ix.lex.Delete(id)
 				ix.order.delete(id)
+				fs.recs.delete(id)
 				if ix.vec != nil {
 					ix.vec.Delete(id)
 				}
@@ -297,6 +304,9 @@ func (e *Engine) applyRecord(sp *space, ix *indexes, r store.Record) {
 	m := r.Memory
 	e.addLex(ix.lex, m)
 	ix.order.add(m.ID, m.Source, m.Time)
+	if sp.follow != nil {
+		sp.follow.recs.put(r)
+	}
 	if ix.vec == nil {
 		return
 	}

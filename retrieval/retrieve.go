@@ -205,7 +205,11 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 		}
 	}
 	_, fsp := span.Start(ctx, tracerName, "rerankd.fill", attribute.Int("rerankd.candidates", len(cands)))
-	cands, err = e.fill(q.Namespace, cands)
+	if sp.follow != nil {
+		cands = e.fillFromRecords(sp, cands)
+	} else {
+		cands, err = e.fill(q.Namespace, cands)
+	}
 	span.End(fsp, err)
 	if err != nil {
 		return Retrieved{}, err
