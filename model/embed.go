@@ -66,42 +66,20 @@ func (c EmbedConfig) Validate() error {
 
 // EmbedderOptions configure OpenEmbedder.
 type EmbedderOptions struct {
-	// Engine is onnx (default) or reference.
-	Engine EngineKind
-	// RuntimeLib is the ONNX Runtime shared library (onnx engine).
-	RuntimeLib string
-	// Session configures ONNX Runtime (threads, provider).
-	Session SessionConfig
+	LoadOptions
 	// Embed configures the input format and batching.
 	Embed EmbedConfig
-	// Tokenizer is used when the folder has no tokenizer.json.
-	Tokenizer string
-	// LoadedTokenizer, when set, is used instead of reading one; it must
-	// be the folder's (or Tokenizer's) tokenizer. Without it the file is
-	// read through tokenizer.Shared, so a process parses each distinct
-	// tokenizer.json once.
-	LoadedTokenizer *tokenizer.Tokenizer
 }
 
 // DefaultEmbedderOptions returns the defaults; RuntimeLib must still be set
 // for the onnx engine.
 func DefaultEmbedderOptions() EmbedderOptions {
-	return EmbedderOptions{Engine: EngineONNX, Session: DefaultSessionConfig(), Embed: DefaultEmbedConfig()}
+	return EmbedderOptions{LoadOptions: DefaultLoadOptions(), Embed: DefaultEmbedConfig()}
 }
 
 // Validate reports every problem at once.
 func (o EmbedderOptions) Validate() error {
-	errs := []error{o.Session.Validate(), o.Embed.Validate()}
-	switch o.Engine {
-	case EngineONNX:
-		if o.RuntimeLib == "" {
-			errs = append(errs, errors.New("onnx engine needs the ONNX Runtime library path"))
-		}
-	case EngineReference:
-	default:
-		errs = append(errs, fmt.Errorf("engine %q: want onnx or reference", o.Engine))
-	}
-	return errors.Join(errs...)
+	return errors.Join(o.LoadOptions.Validate(), o.Embed.Validate())
 }
 
 // EmbedderInfo describes an opened embedding model.
@@ -155,22 +133,9 @@ func OpenEmbedder(dir string, o EmbedderOptions) (*Embedder, error) {
 	if _, err := os.Stat(modelPath); err != nil {
 		return nil, fmt.Errorf("model folder %s: %w", dir, err)
 	}
-	tokPath := filepath.Join(dir, tokenizer.FileName)
-	if _, err := os.Stat(tokPath); err != nil {
-		if o.Tokenizer == "" {
-			return nil, fmt.Errorf("model folder %s has no %s and no tokenizer was given", dir, tokenizer.FileName)
-		}
-		tokPath = o.Tokenizer
-		if st, err := os.Stat(tokPath); err == nil && st.IsDir() {
-			tokPath = filepath.Join(tokPath, tokenizer.FileName)
-		}
-	}
-	tok := o.LoadedTokenizer
-	var err error
-	if tok == nil {
-		if tok, err = tokenizer.Shared(tokPath); err != nil {
-			return nil, err
-		}
+	tok, tokPath, err := resolveTokenizer(dir, o.LoadOptions)
+	if err != nil {
+		return nil, err
 	}
 	st, err := folder.ReadSTSettings(dir)
 	if err != nil {
@@ -247,15 +212,7 @@ func openEmbedEngine(dir, modelPath string, tok *tokenizer.Tokenizer, o Embedder
 	if err := InitRuntime(o.RuntimeLib); err != nil {
 		return nil, err
 	}
-	// Padding positions are masked out; any valid id will do.
-	pad, _ := tok.TokenID(folder.EndOfText)
-	switch {
-	case tok.Pad().Set:
-		pad = tok.Pad().ID
-	case tok.EOS().Set:
-		pad = tok.EOS().ID
-	}
-	s, err := OpenEmbeddingSession(modelPath, pad, o.Session)
+	s, err := OpenEmbeddingSession(modelPath, padID(tok), o.Session)
 	if err != nil {
 		return nil, err
 	}

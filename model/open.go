@@ -23,24 +23,54 @@ const (
 	EngineReference EngineKind = "reference" // plain-Go pass over the same weights
 )
 
-// Options configure Open.
-type Options struct {
+// LoadOptions are what opening any model folder needs, reranker or
+// embedder alike: one type, so the two cannot drift apart in defaults or
+// in what they accept.
+type LoadOptions struct {
 	// Engine is onnx (default) or reference.
 	Engine EngineKind
 	// RuntimeLib is the ONNX Runtime shared library (onnx engine).
 	RuntimeLib string
 	// Session configures ONNX Runtime (threads, provider).
 	Session SessionConfig
-	// Scorer configures prompts and batching.
-	Scorer rerank.ScorerConfig
 	// Tokenizer is used when the folder has no tokenizer.json (community
-	// exports often ship the ONNX file alone).
+	// exports often ship the ONNX file alone): a tokenizer.json, or a
+	// folder holding one.
 	Tokenizer string
 	// LoadedTokenizer, when set, is used instead of reading one; it must
-	// be the folder's (or Tokenizer's) tokenizer. Without it the file is
-	// read through tokenizer.Shared, so a process parses each distinct
-	// tokenizer.json once.
+	// be the folder's (or Tokenizer's) tokenizer, which must still exist:
+	// the embedder reads its post-processor from the file. Without it the
+	// file is read through tokenizer.Shared, so a process parses each
+	// distinct tokenizer.json once.
 	LoadedTokenizer *tokenizer.Tokenizer
+}
+
+// DefaultLoadOptions returns the defaults; RuntimeLib must still be set for
+// the onnx engine.
+func DefaultLoadOptions() LoadOptions {
+	return LoadOptions{Engine: EngineONNX, Session: DefaultSessionConfig()}
+}
+
+// Validate reports every problem at once.
+func (o LoadOptions) Validate() error {
+	errs := []error{o.Session.Validate()}
+	switch o.Engine {
+	case EngineONNX:
+		if o.RuntimeLib == "" {
+			errs = append(errs, errors.New("onnx engine needs the ONNX Runtime library path"))
+		}
+	case EngineReference:
+	default:
+		errs = append(errs, fmt.Errorf("engine %q: want onnx or reference", o.Engine))
+	}
+	return errors.Join(errs...)
+}
+
+// Options configure Open.
+type Options struct {
+	LoadOptions
+	// Scorer configures prompts and batching.
+	Scorer rerank.ScorerConfig
 	// NoSharedPrefix runs model.onnx even when the folder has the
 	// shared-prefix graph (onnx.SharedPrefixFile), which is otherwise used
 	// instead: same scores (within 1e-5), the request's shared prefix
@@ -65,26 +95,17 @@ const DefaultPrefixCacheMB = 64
 // DefaultOptions returns the defaults; RuntimeLib must still be set for the
 // onnx engine.
 func DefaultOptions() Options {
-	return Options{Engine: EngineONNX, Session: DefaultSessionConfig(), Scorer: rerank.DefaultScorerConfig(), PrefixCacheMB: DefaultPrefixCacheMB}
+	return Options{LoadOptions: DefaultLoadOptions(), Scorer: rerank.DefaultScorerConfig(), PrefixCacheMB: DefaultPrefixCacheMB}
 }
 
 // Validate reports every problem at once.
 func (o Options) Validate() error {
-	errs := []error{o.Session.Validate(), o.Scorer.Validate()}
+	errs := []error{o.LoadOptions.Validate(), o.Scorer.Validate()}
 	if o.PrefixCacheMB < 0 {
 		errs = append(errs, fmt.Errorf("prefix cache %d MiB: want >= 0 (0 turns it off)", o.PrefixCacheMB))
 	}
-	switch o.Engine {
-	case EngineONNX:
-		if o.RuntimeLib == "" {
-			errs = append(errs, errors.New("onnx engine needs the ONNX Runtime library path"))
-		}
-	case EngineReference:
-		if o.Quant != onnx.QuantNone {
-			errs = append(errs, fmt.Errorf("the reference engine runs float32 weights only, not %v", o.Quant))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("engine %q: want onnx or reference", o.Engine))
+	if o.Engine == EngineReference && o.Quant != onnx.QuantNone {
+		errs = append(errs, fmt.Errorf("the reference engine runs float32 weights only, not %v", o.Quant))
 	}
 	return errors.Join(errs...)
 }
@@ -149,10 +170,8 @@ func Open(dir string, o Options) (*rerank.Scorer, Info, error) {
 	tokc := make(chan loaded, 1)
 	go func() {
 		t0 := time.Now()
-		l := loaded{tok: o.LoadedTokenizer}
-		if l.tok == nil {
-			l.tok, l.err = loadTokenizer(dir, o.Tokenizer)
-		}
+		var l loaded
+		l.tok, _, l.err = resolveTokenizer(dir, o.LoadOptions)
 		if l.err == nil {
 			l.yes, l.no, l.pad, l.err = specialIDs(l.tok, tmpl)
 		}
@@ -233,15 +252,54 @@ func Open(dir string, o Options) (*rerank.Scorer, Info, error) {
 	return sc, info, nil
 }
 
-func loadTokenizer(dir, fallback string) (*tokenizer.Tokenizer, error) {
+// tokenizerPath is the tokenizer.json a model folder runs with: its own,
+// else fallback (a file, or a folder holding one). The path itself is
+// returned, not only the tokenizer, because the embedder reads the
+// post-processor from the same file.
+func tokenizerPath(dir, fallback string) (string, error) {
 	path := filepath.Join(dir, tokenizer.FileName)
-	if _, err := os.Stat(path); err != nil {
-		if fallback == "" {
-			return nil, fmt.Errorf("model folder %s has no %s and no tokenizer was given", dir, tokenizer.FileName)
-		}
-		path = fallback
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
 	}
-	return tokenizer.Shared(path)
+	if fallback == "" {
+		return "", fmt.Errorf("model folder %s has no %s and no tokenizer was given", dir, tokenizer.FileName)
+	}
+	if st, err := os.Stat(fallback); err == nil && st.IsDir() {
+		return filepath.Join(fallback, tokenizer.FileName), nil
+	}
+	return fallback, nil
+}
+
+// resolveTokenizer returns the tokenizer Open and OpenEmbedder run with
+// and the file it comes from: o.LoadedTokenizer when set, else the file
+// tokenizerPath picks, read through tokenizer.Shared.
+func resolveTokenizer(dir string, o LoadOptions) (*tokenizer.Tokenizer, string, error) {
+	path, err := tokenizerPath(dir, o.Tokenizer)
+	if err != nil {
+		return nil, "", err
+	}
+	if o.LoadedTokenizer != nil {
+		return o.LoadedTokenizer, path, nil
+	}
+	tok, err := tokenizer.Shared(path)
+	if err != nil {
+		return nil, "", err
+	}
+	return tok, path, nil
+}
+
+// padID is the id written into padding positions. They are masked out,
+// so any id in the vocabulary will do; the tokenizer's own pad or end
+// token is preferred so that dumps of the inputs read naturally.
+func padID(tok *tokenizer.Tokenizer) int {
+	switch {
+	case tok.Pad().Set:
+		return tok.Pad().ID
+	case tok.EOS().Set:
+		return tok.EOS().ID
+	}
+	id, _ := tok.TokenID(folder.EndOfText)
+	return id
 }
 
 // specialIDs reads the ids the runtime needs: the template's answer
@@ -251,11 +309,5 @@ func specialIDs(tok *tokenizer.Tokenizer, t rerank.Template) (yes, no, pad int, 
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("template %s (%s): %w", t.Name, t.Source, err)
 	}
-	switch {
-	case tok.Pad().Set:
-		pad = tok.Pad().ID
-	case tok.EOS().Set:
-		pad = tok.EOS().ID
-	}
-	return yes, no, pad, nil
+	return yes, no, padID(tok), nil
 }
