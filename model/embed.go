@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rerankd/rerankd/internal/batching"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -353,7 +354,6 @@ func (e *Embedder) wrap(body []int) []int {
 // cancelling ctx stops between batches and terminates a run in progress.
 func (e *Embedder) Embed(ctx context.Context, texts []string, isQuery bool) ([][]float32, error) {
 	seqs := make([][]int, len(texts))
-	lens := make([]int, len(texts))
 	var errs []error
 	for i, t := range texts {
 		if strings.TrimSpace(t) == "" {
@@ -361,13 +361,13 @@ func (e *Embedder) Embed(ctx context.Context, texts []string, isQuery bool) ([][
 			continue
 		}
 		seqs[i], _ = e.Tokens(t, isQuery)
-		lens[i] = len(seqs[i])
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	out := make([][]float32, len(texts))
-	for _, batch := range planBatches(lens, e.cfg.MaxBatch, e.cfg.BatchTokens, e.engine.SameLengthBatches()) {
+	// Padded: the engine pads every row to the longest and computes it.
+	for _, batch := range batching.Plan(seqs, e.cfg.MaxBatch, e.cfg.BatchTokens, batching.Padded, e.engine.SameLengthBatches()) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

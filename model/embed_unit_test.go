@@ -13,30 +13,6 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 )
 
-func TestPlanBatches(t *testing.T) {
-	for _, tc := range []struct {
-		name             string
-		lens             []int
-		maxBatch, budget int
-		same             bool
-		want             [][]int
-	}{
-		{"empty", nil, 4, 100, false, nil},
-		{"sorted by length", []int{5, 1, 3}, 4, 100, false, [][]int{{1, 2, 0}}},
-		{"max batch", []int{1, 1, 1, 1, 1}, 2, 100, false, [][]int{{0, 1}, {2, 3}, {4}}},
-		{"token budget counts padding", []int{2, 2, 10, 10}, 8, 20, false, [][]int{{0, 1}, {2, 3}}},
-		{"over-long runs alone", []int{50, 1}, 8, 20, false, [][]int{{1}, {0}}},
-		{"same length", []int{3, 2, 3, 2, 4}, 8, 100, true, [][]int{{1, 3}, {0, 2}, {4}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := planBatches(tc.lens, tc.maxBatch, tc.budget, tc.same)
-			if !slices.EqualFunc(got, tc.want, slices.Equal[[]int]) {
-				t.Errorf("planBatches(%v) = %v, want %v", tc.lens, got, tc.want)
-			}
-		})
-	}
-}
-
 // TestPoolLast: the last masked-in position is read for left padding,
 // right padding and no padding alike.
 func TestPoolLast(t *testing.T) {

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
+	"github.com/rerankd/rerankd/internal/batching"
 	"github.com/rerankd/rerankd/tokenizer"
 )
 
@@ -193,29 +193,11 @@ func (s *Scorer) run(ctx context.Context, prompts []Prompt) ([]float32, error) {
 // (the engine's cost of the call). Benchmarks use it to count calls and
 // padding.
 func (s *Scorer) Batches(prompts []Prompt) [][]int {
-	order := make([]int, len(prompts))
-	for i := range order {
-		order[i] = i
+	seqs := make([][]int, len(prompts))
+	for i, p := range prompts {
+		seqs[i] = p.IDs
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return len(prompts[a].IDs) - len(prompts[b].IDs) })
-	cost := engineCost(s.engine)
-	var batches [][]int
-	var seqs [][]int
-	for start := 0; start < len(order); {
-		end := start
-		seqs = seqs[:0]
-		for end < len(order) && end-start < s.cfg.MaxBatch {
-			if cost(append(seqs, prompts[order[end]].IDs)) > s.cfg.BatchTokens {
-				break
-			}
-			seqs = append(seqs, prompts[order[end]].IDs)
-			end++
-		}
-		end = max(end, start+1) // one over-long prompt still runs alone
-		batches = append(batches, order[start:end])
-		start = end
-	}
-	return batches
+	return batching.Plan(seqs, s.cfg.MaxBatch, s.cfg.BatchTokens, engineCost(s.engine), false)
 }
 
 // Sigmoid maps a logit to a probability without overflow.
@@ -248,15 +230,9 @@ func (s *Scorer) WithConfig(cfg ScorerConfig) (*Scorer, error) {
 func (s *Scorer) Template() Template { return s.prompt.tmpl }
 
 // engineCost is e's Cost, or rows × longest row for an engine that pads.
-func engineCost(e Engine) func([][]int) int {
+func engineCost(e Engine) batching.Cost {
 	if c, ok := e.(interface{ Cost([][]int) int }); ok {
 		return c.Cost
 	}
-	return func(seqs [][]int) int {
-		width := 0
-		for _, q := range seqs {
-			width = max(width, len(q))
-		}
-		return len(seqs) * width
-	}
+	return batching.Padded
 }

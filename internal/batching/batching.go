@@ -1,0 +1,65 @@
+// Package batching plans the engine calls of one request's sequences, for
+// the reranker (rerank.Scorer) and the embedder (model.Embedder) alike:
+// both sort by length and fill each call greedily under a row count and a
+// token budget, and differ only in how a call's tokens are counted. It
+// imports nothing that links cgo, so package rerank can use it.
+//
+// The server's scheduler plans differently on purpose (a window grown
+// around the oldest waiting pair, across requests, with a padding ratio),
+// and the shared-prefix engine packs rows inside one call (model/prefix.go);
+// neither is a request-local, shortest-first plan.
+package batching
+
+import "slices"
+
+// Cost is the tokens one engine call over seqs computes. It must not keep
+// or change seqs.
+type Cost func(seqs [][]int) int
+
+// Padded is rows × longest row: what an engine that pads every row to the
+// longest computes.
+func Padded(seqs [][]int) int {
+	longest := 0
+	for _, s := range seqs {
+		longest = max(longest, len(s))
+	}
+	return len(seqs) * longest
+}
+
+// Plan groups seqs into engine calls and returns them as indexes into seqs:
+// shortest first (rows of similar length waste little padding), each call
+// at most maxBatch rows and cost(call) <= budget. A sequence over the
+// budget still runs, alone. With sameLength every call holds sequences of
+// one length only, for engines whose output depends on the padding. A nil
+// cost is Padded.
+func Plan(seqs [][]int, maxBatch, budget int, cost Cost, sameLength bool) [][]int {
+	if cost == nil {
+		cost = Padded
+	}
+	order := make([]int, len(seqs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(seqs[a]) - len(seqs[b]) })
+	var out [][]int
+	var call [][]int
+	for start := 0; start < len(order); {
+		end := start
+		call = call[:0]
+		for end < len(order) && end-start < maxBatch {
+			next := seqs[order[end]]
+			if sameLength && len(next) != len(seqs[order[start]]) {
+				break
+			}
+			if cost(append(call, next)) > budget {
+				break
+			}
+			call = append(call, next)
+			end++
+		}
+		end = max(end, start+1)
+		out = append(out, order[start:end:end])
+		start = end
+	}
+	return out
+}

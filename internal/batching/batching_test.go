@@ -1,0 +1,66 @@
+package batching
+
+import (
+	"slices"
+	"testing"
+)
+
+func seqsOf(lens ...int) [][]int {
+	seqs := make([][]int, len(lens))
+	for i, n := range lens {
+		seqs[i] = make([]int, n)
+	}
+	return seqs
+}
+
+func TestPlan(t *testing.T) {
+	// sharedOnce counts a common first token once, as an engine that
+	// computes a shared prefix once would: a budget in its terms fits more
+	// rows than padding would allow.
+	sharedOnce := func(seqs [][]int) int {
+		n := 0
+		for _, s := range seqs {
+			n += len(s) - 1
+		}
+		return n + 1
+	}
+	for _, tc := range []struct {
+		name             string
+		lens             []int
+		maxBatch, budget int
+		cost             Cost
+		same             bool
+		want             [][]int
+	}{
+		{"empty", nil, 4, 100, nil, false, nil},
+		{"sorted by length", []int{5, 1, 3}, 4, 100, nil, false, [][]int{{1, 2, 0}}},
+		{"stable among equals", []int{2, 1, 2, 1}, 4, 100, nil, false, [][]int{{1, 3, 0, 2}}},
+		{"max batch", []int{1, 1, 1, 1, 1}, 2, 100, nil, false, [][]int{{0, 1}, {2, 3}, {4}}},
+		{"token budget counts padding", []int{2, 2, 10, 10}, 8, 20, nil, false, [][]int{{0, 1}, {2, 3}}},
+		{"padding of a longer row", []int{1, 1, 1, 6}, 8, 12, Padded, false, [][]int{{0, 1, 2}, {3}}},
+		{"over-long runs alone", []int{50, 1}, 8, 20, nil, false, [][]int{{1}, {0}}},
+		{"same length", []int{3, 2, 3, 2, 4}, 8, 100, nil, true, [][]int{{1, 3}, {0, 2}, {4}}},
+		{"the engine's cost", []int{1, 1, 1, 6}, 8, 12, sharedOnce, false, [][]int{{0, 1, 2, 3}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Plan(seqsOf(tc.lens...), tc.maxBatch, tc.budget, tc.cost, tc.same)
+			if !slices.EqualFunc(got, tc.want, slices.Equal[[]int]) {
+				t.Errorf("Plan(%v) = %v, want %v", tc.lens, got, tc.want)
+			}
+			for _, call := range got {
+				if len(call) != cap(call) {
+					t.Errorf("call %v has spare capacity %d: an append would write into the next call", call, cap(call))
+				}
+			}
+		})
+	}
+}
+
+func TestPadded(t *testing.T) {
+	if got := Padded(seqsOf(1, 4, 2)); got != 12 {
+		t.Errorf("Padded = %d, want 12", got)
+	}
+	if got := Padded(nil); got != 0 {
+		t.Errorf("Padded(nil) = %d, want 0", got)
+	}
+}
