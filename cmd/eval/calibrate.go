@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/calibrate"
 	"github.com/rerankd/rerankd/calibrate/plots"
+	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/lexical"
 )
 
@@ -55,7 +55,7 @@ type calibrateFlags struct {
 // the calibration file's content, the folds, the uncalibrated baseline).
 // Exit status 2 for usage errors, 1 for unreadable or unusable data
 // (non-finite scores, fewer than two groups) and failed writes.
-func runCalibrate(args []string, stdout, stderr io.Writer) int {
+func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval calibrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f calibrateFlags
@@ -81,15 +81,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+		return parseError(err)
 	}
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "eval calibrate: "+format+"\n", a...)
-		return exitUsage
-	}
+	usageErr := cli.Usagef
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	switch {
@@ -169,8 +163,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		}
 		ds, err := locomo.Load(f.data)
 		if err != nil {
-			fmt.Fprintf(stderr, "eval calibrate: %v\n", err)
-			return exitFail
+			return err
 		}
 		cfg.Input = calibrate.InputProbability
 		if f.score == "raw" {
@@ -180,8 +173,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		pairs = locomoPairs(ds, unit, scorer, f.depth, f.score == "served", stderr)
 	} else {
 		if pairs, unjudged, err = runPairs(f); err != nil {
-			fmt.Fprintf(stderr, "eval calibrate: %v\n", err)
-			return exitFail
+			return err
 		}
 		switch f.input {
 		case "auto":
@@ -206,8 +198,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 
 	cal, ev, err := calibrate.Calibrate(pairs, cfg, src)
 	if err != nil {
-		fmt.Fprintf(stderr, "eval calibrate: %v\n", err)
-		return exitFail
+		return err
 	}
 	res := calibrateResult{Calibration: cal, Folds: ev.Folds, Unjudged: unjudged, Out: f.out}
 	if cfg.Input == calibrate.InputProbability && cfg.Method != calibrate.MethodIdentity {
@@ -219,31 +210,28 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	}
 	if f.out != "" {
 		if err := cal.Save(f.out); err != nil {
-			fmt.Fprintf(stderr, "eval calibrate: %v\n", err)
-			return exitFail
+			return err
 		}
 	}
 	if f.plots != "" {
 		d := plots.Data{Title: plotTitle(cal), Scores: calibrate.Scores(pairs), Probs: ev.Probs, Labels: calibrate.Labels(pairs),
 			ScoresAreProbabilities: cfg.Input == calibrate.InputProbability, Bins: cfg.Bins, Threshold: cal.Threshold, Rule: cal.Rule}
 		if err := os.MkdirAll(f.plots, 0o755); err != nil {
-			fmt.Fprintf(stderr, "eval calibrate: %v\n", err)
-			return exitFail
+			return err
 		}
 		if res.Plots, err = plots.WriteAll(d, f.plots); err != nil {
-			fmt.Fprintf(stderr, "eval calibrate: %v\n", err)
-			return exitFail
+			return err
 		}
 	}
 	res.Seconds = time.Since(start).Seconds()
 	if f.json {
 		if err := json.NewEncoder(stdout).Encode(res); err != nil {
-			return exitFail
+			return fmt.Errorf("writing output: %w", err)
 		}
-		return exitOK
+		return nil
 	}
 	printCalibration(stdout, res)
-	return exitOK
+	return nil
 }
 
 // runPairs reads --run, --qrels and --groups into pairs.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -99,16 +98,15 @@ type cvResult struct {
 // conversation, picks the point with the best MAP over the other
 // conversations' questions and scores it on the held-out one (leave one
 // conversation out). Only the held-out scores make the reported figure.
-func runLocomoCV(args []string, job locomoJob, ds *locomo.Dataset, stdout, stderr io.Writer) int {
+func runLocomoCV(args []string, job locomoJob, ds *locomo.Dataset, stdout, stderr io.Writer) error {
 	start := time.Now()
 	grid := cvGrids[job.cv]
 	qrels := metrics.Qrels(ds.Qrels(job.unit))
 	jobs := make([]locomoJob, len(grid))
 	for i, point := range grid {
-		pj, code, ok := parseLocomo(append(slices.Clone(args), strings.Fields(point)...), stderr)
-		if !ok {
-			fmt.Fprintf(stderr, "eval locomo: --cv %s: point %q does not parse\n", job.cv, point)
-			return code
+		pj, err := parseLocomo(append(slices.Clone(args), strings.Fields(point)...), stderr)
+		if err != nil {
+			return fmt.Errorf("--cv %s: point %q does not parse: %w", job.cv, point, err)
 		}
 		jobs[i] = pj
 	}
@@ -129,15 +127,15 @@ func runLocomoCV(args []string, job locomoJob, ds *locomo.Dataset, stdout, stder
 	for i := range per {
 		per[i] = make([]float64, len(qids))
 	}
-	category, code := cvRuns(jobs, ds, qrels, stderr, func(i int, qid string, ranked []metrics.Ranked) error {
+	category, err := cvRuns(jobs, ds, qrels, stderr, func(i int, qid string, ranked []metrics.Ranked) error {
 		_, pq, err := metrics.Evaluate(metrics.Qrels{qid: qrels[qid]}, metrics.Run{qid: ranked})
 		if err == nil {
 			per[i][index[qid]] = pq[0].MAP
 		}
 		return err
 	})
-	if code != exitOK {
-		return code
+	if err != nil {
+		return err
 	}
 	meanMAP := func(i int, keep func(conv string) bool) float64 {
 		var sum float64
@@ -180,11 +178,11 @@ func runLocomoCV(args []string, job locomoJob, ds *locomo.Dataset, stdout, stder
 	for k, i := range need {
 		sub[k], runs[i] = jobs[i], metrics.Run{}
 	}
-	if _, code := cvRuns(sub, ds, qrels, stderr, func(k int, qid string, ranked []metrics.Ranked) error {
+	if _, err := cvRuns(sub, ds, qrels, stderr, func(k int, qid string, ranked []metrics.Ranked) error {
 		runs[need[k]][qid] = ranked
 		return nil
-	}); code != exitOK {
-		return code
+	}); err != nil {
+		return err
 	}
 	cvRun := metrics.Run{}
 	for ci, c := range ds.Conversations {
@@ -195,27 +193,23 @@ func runLocomoCV(args []string, job locomoJob, ds *locomo.Dataset, stdout, stder
 		}
 	}
 	name := pipelineName(job.spec) + " --cv " + job.cv
-	var err error
 	if res.CrossValidated, err = summarise(name+" (cross-validated)", job.unit, qrels, cvRun, category); err != nil {
-		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-		return exitFail
+		return err
 	}
 	res.InSampleSetting = grid[bi]
 	if res.InSample, err = summarise(name+" in-sample "+grid[bi], job.unit, qrels, runs[bi], category); err != nil {
-		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-		return exitFail
+		return err
 	}
 	if res.Default, err = summarise(name+" first point "+grid[0], job.unit, qrels, runs[0], category); err != nil {
-		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-		return exitFail
+		return err
 	}
 	secs := time.Since(start).Seconds()
 	res.CrossValidated.Seconds, res.InSample.Seconds, res.Default.Seconds = secs, secs, secs
 	if job.asJSON {
 		if err := json.NewEncoder(stdout).Encode(res); err != nil {
-			return exitFail
+			return fmt.Errorf("writing output: %w", err)
 		}
-		return exitOK
+		return nil
 	}
 	fmt.Fprintf(stdout, "grid %s (%d points), leave one conversation out\n\n| held out | chosen on the others | train MAP | held-out MAP |\n|---|---|---|---|\n", job.cv, len(grid))
 	for _, f := range res.Folds {
@@ -227,7 +221,7 @@ func runLocomoCV(args []string, job locomoJob, ds *locomo.Dataset, stdout, stder
 	printLocomoTable(stdout, res.InSample)
 	fmt.Fprintln(stdout)
 	printLocomoTable(stdout, res.Default)
-	return exitOK
+	return nil
 }
 
 // cvRuns runs every job over ds and calls visit with each question's
@@ -237,7 +231,7 @@ func runLocomoCV(args []string, job locomoJob, ds *locomo.Dataset, stdout, stder
 // searched once per ranking, through the same searchOne as execute
 // (TestCVSharedEngine: the same runs). Any other grid runs job by job.
 func cvRuns(jobs []locomoJob, ds *locomo.Dataset, qrels metrics.Qrels, stderr io.Writer,
-	visit func(i int, qid string, ranked []metrics.Ranked) error) (map[string]locomo.Category, int) {
+	visit func(i int, qid string, ranked []metrics.Ranked) error) (map[string]locomo.Category, error) {
 	rankings := make([]retrieval.Ranking, len(jobs))
 	shared := true
 	for i, j := range jobs {
@@ -250,34 +244,27 @@ func cvRuns(jobs []locomoJob, ds *locomo.Dataset, qrels metrics.Qrels, stderr io
 	}
 	var category map[string]locomo.Category
 	for i, j := range jobs {
-		run, cat, code := j.execute(ds, qrels, io.Discard)
-		if code != exitOK {
-			return nil, code
+		run, cat, err := j.execute(ds, qrels, io.Discard) // one progress line per point, below
+		if err != nil {
+			return nil, err
 		}
 		for qid, ranked := range run {
 			if err := visit(i, qid, ranked); err != nil {
-				fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-				return nil, exitFail
+				return nil, err
 			}
 		}
 		category = cat
 		fmt.Fprintf(stderr, "cv %s: point %d/%d done\n", j.cv, i+1, len(jobs))
 	}
-	return category, exitOK
+	return category, nil
 }
 
 // executeRankings is execute for several rankings at once, over one
 // engine (see cvRuns): visit gets each judged question's ranking under
 // rankings[i].
 func (j locomoJob) executeRankings(ds *locomo.Dataset, qrels metrics.Qrels, rankings []retrieval.Ranking,
-	visit func(i int, qid string, ranked []metrics.Ranked) error, stderr io.Writer) (map[string]locomo.Category, int) {
-	fail := func(err error) (map[string]locomo.Category, int) {
-		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-		if errors.Is(err, errUsageEval) {
-			return nil, exitUsage
-		}
-		return nil, exitFail
-	}
+	visit func(i int, qid string, ranked []metrics.Ranked) error, stderr io.Writer) (map[string]locomo.Category, error) {
+	fail := func(err error) (map[string]locomo.Category, error) { return nil, err }
 	m, err := openModels(j.spec, j.po)
 	if err != nil {
 		return fail(err)
@@ -341,5 +328,5 @@ func (j locomoJob) executeRankings(ds *locomo.Dataset, qrels metrics.Qrels, rank
 			bar.Add(1)
 		}
 	}
-	return category, exitOK
+	return category, nil
 }

@@ -64,9 +64,9 @@ func TestCVSharedEngine(t *testing.T) {
 	}
 	var jobs []locomoJob
 	for _, point := range []string{"--ranking=bm25", "", "--field-speaker=1 --field-time=2 --expand-terms=5 --expand-docs=3 --expand-weight=0.4"} {
-		j, _, ok := parseLocomo(append([]string{"--data", fixtures}, strings.Fields(point)...), io.Discard)
-		if !ok {
-			t.Fatalf("%q does not parse", point)
+		j, err := parseLocomo(append([]string{"--data", fixtures}, strings.Fields(point)...), io.Discard)
+		if err != nil {
+			t.Fatalf("%q does not parse: %v", point, err)
 		}
 		jobs = append(jobs, j)
 	}
@@ -75,16 +75,16 @@ func TestCVSharedEngine(t *testing.T) {
 	for i := range got {
 		got[i] = metrics.Run{}
 	}
-	if _, code := cvRuns(jobs, ds, qrels, io.Discard, func(i int, qid string, ranked []metrics.Ranked) error {
+	if _, err := cvRuns(jobs, ds, qrels, io.Discard, func(i int, qid string, ranked []metrics.Ranked) error {
 		got[i][qid] = ranked
 		return nil
-	}); code != exitOK {
-		t.Fatalf("cvRuns: exit %d", code)
+	}); err != nil {
+		t.Fatalf("cvRuns: %v", err)
 	}
 	for i, j := range jobs {
-		want, _, code := j.execute(ds, qrels, io.Discard)
-		if code != exitOK {
-			t.Fatalf("execute: exit %d", code)
+		want, _, err := j.execute(ds, qrels, io.Discard)
+		if err != nil {
+			t.Fatalf("execute: %v", err)
 		}
 		if !reflect.DeepEqual(got[i], want) {
 			t.Errorf("ranking %+v: the shared engine's run differs from execute's", j.po.ranking)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rerankd/rerankd/benchmarks/locomo"
 	"github.com/rerankd/rerankd/benchmarks/metrics"
+	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval"
@@ -45,48 +46,44 @@ type locomoJob struct {
 
 // runLocomo implements `eval locomo`: retrieval over each conversation's
 // memories for each of its questions, scored against the evidence.
-func runLocomo(args []string, stdout, stderr io.Writer) int {
-	job, code, ok := parseLocomo(args, stderr)
-	if !ok {
-		return code
+func runLocomo(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	job, err := parseLocomo(args, stderr)
+	if err != nil {
+		return err
 	}
 	ds, err := locomo.Load(job.data)
 	if err != nil {
-		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-		return exitFail
+		return err
 	}
 	if job.cv != "" {
 		return runLocomoCV(args, job, ds, stdout, stderr)
 	}
 	start := time.Now()
 	qrels := metrics.Qrels(ds.Qrels(job.unit))
-	run, category, code := job.execute(ds, qrels, stderr)
-	if code != exitOK {
-		return code
+	run, category, err := job.execute(ds, qrels, stderr)
+	if err != nil {
+		return err
 	}
 	elapsed := time.Since(start).Seconds()
 	if err := writeTREC(job.runOut, func(w io.Writer) error { return metrics.WriteRun(w, run, "rerankd") }); err != nil {
-		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-		return exitFail
+		return err
 	}
 	if err := writeTREC(job.qrelsOut, func(w io.Writer) error { return metrics.WriteQrels(w, qrels) }); err != nil {
-		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-		return exitFail
+		return err
 	}
 	res, err := summarise(pipelineName(job.spec), job.unit, qrels, run, category)
 	if err != nil {
-		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-		return exitFail
+		return err
 	}
 	res.Seconds = elapsed
 	if job.asJSON {
 		if err := json.NewEncoder(stdout).Encode(res); err != nil {
-			return exitFail
+			return fmt.Errorf("writing output: %w", err)
 		}
-		return exitOK
+		return nil
 	}
 	printLocomoTable(stdout, res)
-	return exitOK
+	return nil
 }
 
 // summarise scores run overall and per category.
@@ -116,9 +113,9 @@ func summarise(pipeline string, unit locomo.Unit, qrels metrics.Qrels, run metri
 	return res, nil
 }
 
-// parseLocomo reads the command line; ok is false when the command must
-// stop with code.
-func parseLocomo(args []string, stderr io.Writer) (job locomoJob, code int, ok bool) {
+// parseLocomo reads the command line. stderr gets the flag package's
+// messages (and -h's flag list).
+func parseLocomo(args []string, stderr io.Writer) (locomoJob, error) {
 	fs := flag.NewFlagSet("eval locomo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", "", "LoCoMo directory (per-conversation files) or locomo10.json (required)")
@@ -145,14 +142,10 @@ func parseLocomo(args []string, stderr io.Writer) (job locomoJob, code int, ok b
 	fs.Float64Var(&po.mmr.Lambda, "mmr-lambda", po.mmr.Lambda, "mmr: relevance vs diversity (1: relevance only)")
 	fs.IntVar(&po.mmr.Window, "mmr-window", po.mmr.Window, "mmr: candidates it reorders")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return job, exitOK, false
-		}
-		return job, exitUsage, false
+		return locomoJob{}, parseError(err)
 	}
-	usageErr := func(format string, a ...any) (locomoJob, int, bool) {
-		fmt.Fprintf(stderr, "eval locomo: "+format+"\n", a...)
-		return job, exitUsage, false
+	usageErr := func(format string, a ...any) (locomoJob, error) {
+		return locomoJob{}, cli.Usagef(format, a...)
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -188,29 +181,20 @@ func parseLocomo(args []string, stderr io.Writer) (job locomoJob, code int, ok b
 	}
 	po.ranking = base
 	return locomoJob{data: *data, runOut: *runOut, qrelsOut: *qrelsOut, asJSON: *asJSON, cv: *cv,
-		spec: spec, po: po, unit: unit}, exitOK, true
+		spec: spec, po: po, unit: unit}, nil
 }
 
 // execute runs the job's pipeline over ds. Every pipeline, plain bm25
 // included, runs through the retrieval engine the server uses
 // (TestEngineBM25MatchesDirect shows it ranks as the direct
-// per-conversation BM25 of bm25Run does).
-func (j locomoJob) execute(ds *locomo.Dataset, qrels metrics.Qrels, stderr io.Writer) (metrics.Run, map[string]locomo.Category, int) {
+// per-conversation BM25 of bm25Run does). stderr gets the progress.
+func (j locomoJob) execute(ds *locomo.Dataset, qrels metrics.Qrels, stderr io.Writer) (metrics.Run, map[string]locomo.Category, error) {
 	m, err := openModels(j.spec, j.po)
 	if err != nil {
-		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-		if errors.Is(err, errUsageEval) {
-			return nil, nil, exitUsage
-		}
-		return nil, nil, exitFail
+		return nil, nil, err
 	}
 	defer m.Close()
-	run, category, err := enginePipeline(context.Background(), ds, j.unit, j.spec, j.po, m, qrels, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "eval locomo: %v\n", err)
-		return nil, nil, exitFail
-	}
-	return run, category, exitOK
+	return enginePipeline(context.Background(), ds, j.unit, j.spec, j.po, m, qrels, stderr)
 }
 
 // bm25Run ranks each conversation's memories for each of its judged

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"io"
 	"os"
 
@@ -14,16 +16,26 @@ const (
 	exitUsage = cli.ExitUsage // bad command line
 )
 
-// program is the dispatch table; add a subcommand by adding an entry. Each
-// command reports its own errors on stderr and returns its exit status
-// (cli.Reported); dispatch, usage text and help are cli's, as rerankd's.
+// program is the dispatch table; add a subcommand by adding an entry.
+// Commands return their errors and cli prints them, as rerankd's do; a
+// command prints its own only when it says more than one line (cli.Exit).
 func program() cli.Program {
 	return cli.Program{Name: "eval", Commands: []cli.Command{
-		{Name: "metrics", Summary: "score a TREC run against qrels (MAP, MRR, NDCG, P, Recall; trec_eval conventions)", Run: cli.Reported(runMetrics)},
-		{Name: "locomo", Summary: "retrieval on LoCoMo conversations, scored against the evidence turns, per category", Run: cli.Reported(runLocomo)},
-		{Name: "zh", Summary: "BM25 on the Chinese agent-memory test set (benchmarks/zh), per query tag, by CJK analysis (--cjk)", Run: cli.Reported(runZh)},
-		{Name: "calibrate", Summary: "fit score calibration (Platt, isotonic) and a threshold, judged leave one conversation out; file + plots", Run: cli.Reported(runCalibrate)},
+		{Name: "metrics", Summary: "score a TREC run against qrels (MAP, MRR, NDCG, P, Recall; trec_eval conventions)", Run: runMetrics},
+		{Name: "locomo", Summary: "retrieval on LoCoMo conversations, scored against the evidence turns, per category", Run: runLocomo},
+		{Name: "zh", Summary: "BM25 on the Chinese agent-memory test set (benchmarks/zh), per query tag, by CJK analysis (--cjk)", Run: runZh},
+		{Name: "calibrate", Summary: "fit score calibration (Platt, isotonic) and a threshold, judged leave one conversation out; file + plots", Run: runCalibrate},
 	}}
+}
+
+// parseError is a command's answer to its flag set's Parse error: -h is
+// help (exit 0); any other error the flag package has already printed,
+// with the flag list, so only the status is left to give.
+func parseError(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return cli.Exit(exitUsage)
 }
 
 func main() {

@@ -11,9 +11,10 @@ import (
 	"strings"
 
 	"github.com/rerankd/rerankd/benchmarks/metrics"
+	"github.com/rerankd/rerankd/cmd/internal/cli"
 )
 
-func runMetrics(args []string, stdout, stderr io.Writer) int {
+func runMetrics(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval metrics", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	qrelsPath := fs.String("qrels", "", "TREC qrels `file`: qid iter docid rel (required)")
@@ -25,36 +26,32 @@ func runMetrics(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+		return parseError(err)
 	}
+	// These print the usage text after the message, more than the
+	// dispatcher's one line, so they are printed here.
 	switch {
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "eval metrics: unexpected argument %q\n", fs.Arg(0))
 		fs.Usage()
-		return exitUsage
+		return cli.Exit(exitUsage)
 	case *qrelsPath == "" || *runPath == "":
 		fmt.Fprintln(stderr, "eval metrics: --qrels and --run are required")
 		fs.Usage()
-		return exitUsage
+		return cli.Exit(exitUsage)
 	}
 
 	qrels, err := readFile(*qrelsPath, metrics.ReadQrels)
 	if err != nil {
-		fmt.Fprintf(stderr, "eval metrics: %v\n", err)
-		return exitFail
+		return err
 	}
 	run, err := readFile(*runPath, metrics.ReadRun)
 	if err != nil {
-		fmt.Fprintf(stderr, "eval metrics: %v\n", err)
-		return exitFail
+		return err
 	}
 	sum, per, err := metrics.Evaluate(qrels, run)
 	if err != nil {
-		fmt.Fprintf(stderr, "eval metrics: %s: %v\n", *qrelsPath, err)
-		return exitFail
+		return fmt.Errorf("%s: %w", *qrelsPath, err)
 	}
 
 	bw := bufio.NewWriter(stdout)
@@ -67,10 +64,9 @@ func runMetrics(args []string, stdout, stderr io.Writer) int {
 		err = bw.Flush()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "eval metrics: writing output: %v\n", err)
-		return exitFail
+		return fmt.Errorf("writing output: %w", err)
 	}
-	return exitOK
+	return nil
 }
 
 // readFile opens path and parses it with read, turning a parse error into

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/rerankd/rerankd/benchmarks/locomo"
 	"github.com/rerankd/rerankd/benchmarks/metrics"
+	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/cmd/internal/paths"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model"
@@ -92,10 +92,10 @@ func (m models) Close() {
 func openModels(p pipelineSpec, o pipelineOptions) (models, error) {
 	var m models
 	if p.needsEmbedder() && o.embedModel == "" {
-		return m, fmt.Errorf("%w: pipeline %s needs --embed-model DIR (a Qwen3-Embedding ONNX folder; none ships with rerankd)", errUsageEval, p.base)
+		return m, fmt.Errorf("%w: pipeline %s needs --embed-model DIR (a Qwen3-Embedding ONNX folder; none ships with rerankd)", cli.ErrUsage, p.base)
 	}
 	if p.rerank && o.model == "" {
-		return m, fmt.Errorf("%w: the rerank stage needs --model DIR (a reranker ONNX folder from `rerankd convert`)", errUsageEval)
+		return m, fmt.Errorf("%w: the rerank stage needs --model DIR (a reranker ONNX folder from `rerankd convert`)", cli.ErrUsage)
 	}
 	if o.embedModel != "" && p.needsEmbedder() {
 		eo := model.DefaultEmbedderOptions()
@@ -118,9 +118,6 @@ func openModels(p pipelineSpec, o pipelineOptions) (models, error) {
 	}
 	return m, nil
 }
-
-// errUsageEval marks command-line mistakes found after parsing.
-var errUsageEval = errors.New("usage")
 
 // enginePipeline runs p through the same retrieval.Engine the server uses:
 // each conversation is a namespace of a throwaway store, and each judged

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/benchmarks/zh"
+	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/lexical"
 	_ "github.com/rerankd/rerankd/lexical/gse" // eval zh measures the gse modes, so it links the segmenter
 	"github.com/rerankd/rerankd/retrieval"
@@ -40,7 +40,7 @@ type zhResult struct {
 
 // runZh implements `eval zh`: BM25 over the Chinese test set of
 // benchmarks/zh, scored against its judgments, per query tag.
-func runZh(args []string, stdout, stderr io.Writer) int {
+func runZh(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval zh", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cjk := fs.String("cjk", string(lexical.DefaultCJK), "CJK analysis: "+joinModes())
@@ -51,19 +51,9 @@ func runZh(args []string, stdout, stderr io.Writer) int {
 	runOut := fs.String("run", "", "also write the TREC run to this file")
 	qrelsOut := fs.String("qrels", "", "also write the TREC qrels to this file")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+		return parseError(err)
 	}
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "eval zh: "+format+"\n", a...)
-		return exitUsage
-	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "eval zh: %v\n", err)
-		return exitFail
-	}
+	usageErr := cli.Usagef
 	switch {
 	case fs.NArg() > 0:
 		return usageErr("unexpected argument %q", fs.Arg(0))
@@ -76,7 +66,7 @@ func runZh(args []string, stdout, stderr io.Writer) int {
 	}
 	ds, err := zh.Load()
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	var run metrics.Run
 	var loaded, secs float64
@@ -89,12 +79,12 @@ func runZh(args []string, stdout, stderr io.Writer) int {
 		loadStart := time.Now()
 		an, err := lexical.NewAnalyzer(mode)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		loaded = time.Since(loadStart).Seconds()
 		start := time.Now()
 		if run, err = zhEngineRun(ds, an, rk, *depth); err != nil {
-			return fail(err)
+			return err
 		}
 		secs, pipeline = time.Since(start).Seconds(), "engine --ranking "+*rankingName
 	} else {
@@ -122,7 +112,7 @@ func runZh(args []string, stdout, stderr io.Writer) int {
 		loadStart := time.Now()
 		scorer, err := lexical.New(cfg)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		loaded = time.Since(loadStart).Seconds()
 		start := time.Now()
@@ -133,14 +123,14 @@ func runZh(args []string, stdout, stderr io.Writer) int {
 		LoadSeconds: loaded, PerTag: map[string]metrics.Summary{}, Recall100PerTag: map[string]float64{}}
 	qrels := ds.Qrels()
 	if err := writeTREC(*runOut, func(w io.Writer) error { return metrics.WriteRun(w, run, "rerankd") }); err != nil {
-		return fail(err)
+		return err
 	}
 	if err := writeTREC(*qrelsOut, func(w io.Writer) error { return metrics.WriteQrels(w, qrels) }); err != nil {
-		return fail(err)
+		return err
 	}
 	res.Recall100 = recallAt(qrels, run, 100)
 	if res.Summary, _, err = metrics.Evaluate(qrels, run); err != nil {
-		return fail(err)
+		return err
 	}
 	for _, tag := range zh.Tags() {
 		sub := ds.QrelsTagged(tag)
@@ -149,17 +139,17 @@ func runZh(args []string, stdout, stderr io.Writer) int {
 		}
 		res.Recall100PerTag[tag] = recallAt(sub, run, 100)
 		if res.PerTag[tag], _, err = metrics.Evaluate(sub, run); err != nil {
-			return fail(err)
+			return err
 		}
 	}
 	if *asJSON {
 		if err := json.NewEncoder(stdout).Encode(res); err != nil {
-			return exitFail
+			return fmt.Errorf("writing output: %w", err)
 		}
-		return exitOK
+		return nil
 	}
 	printZhTable(stdout, res, len(ds.Memories))
-	return exitOK
+	return nil
 }
 
 // zhRun ranks all memories for every query: the set is one user's memory,

@@ -10,9 +10,12 @@
 //   - `PROG nope`: "PROG: unknown command "nope"" and the usage text on
 //     stderr, exit 2.
 //   - A command's error: nil or flag.ErrHelp exit 0; wrapping ErrUsage
-//     (a bad command line) "PROG CMD: error" on stderr, exit 2; an Exit
-//     error its status, the command having said why; any other error
-//     "PROG CMD: error" on stderr, exit 1.
+//     (a bad command line, also Usagef) "PROG CMD: error" on stderr, exit
+//     2; an Exit error its status, the command having said why in more
+//     than the one line Run would print (the flag package's message and
+//     flag list, say); any other error "PROG CMD: error" on stderr, exit 1.
+//     Commands return their errors and leave the printing to Run, so that
+//     every program words them alike.
 package cli
 
 import (
@@ -111,13 +114,18 @@ func Exit(code int) error {
 	return exitError{code}
 }
 
-// Reported adapts a command that reports its own errors on stderr and
-// returns its exit status (eval's commands) to Command.Run.
-func Reported(run func(args []string, stdout, stderr io.Writer) int) func([]string, io.Reader, io.Writer, io.Writer) error {
-	return func(args []string, _ io.Reader, stdout, stderr io.Writer) error {
-		return Exit(run(args, stdout, stderr))
-	}
+// Usagef is a usage error (exit 2) that reads as its message alone,
+// without ErrUsage's "usage: " in front: eval's usage messages have always
+// read that way, and scripts match on them.
+func Usagef(format string, a ...any) error {
+	return usageError{fmt.Sprintf(format, a...)}
 }
+
+// usageError is Usagef's error.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string        { return e.msg }
+func (e usageError) Is(target error) bool { return target == ErrUsage }
 
 // ParseFlags parses a command's args into fs, with fs's messages (and -h's
 // flag list) on stderr: a flag error or a positional argument is a usage

@@ -30,13 +30,16 @@ func testProgram() Program {
 		{Name: "fail", Summary: "fails", Run: func([]string, io.Reader, io.Writer, io.Writer) error {
 			return errors.New("disk full")
 		}},
-		{Name: "reported", Summary: "reports its own failure", Run: Reported(func(args []string, _, stderr io.Writer) int {
+		{Name: "reported", Summary: "reports its own failure", Run: func(args []string, _ io.Reader, _, stderr io.Writer) error {
 			if len(args) > 0 {
 				fmt.Fprintln(stderr, "prog reported: said why")
-				return ExitUsage
+				return Exit(ExitUsage)
 			}
-			return ExitOK
-		})},
+			return nil
+		}},
+		{Name: "usagef", Summary: "a usage error without the prefix", Run: func([]string, io.Reader, io.Writer, io.Writer) error {
+			return Usagef("--n %d: want >= 1", 0)
+		}},
 	}}
 }
 
@@ -63,6 +66,7 @@ func TestRun(t *testing.T) {
 		{[]string{"fail"}, ExitFail, "", "prog fail: disk full"},
 		{[]string{"reported"}, ExitOK, "", ""},
 		{[]string{"reported", "x"}, ExitUsage, "", "prog reported: said why\n"},
+		{[]string{"usagef"}, ExitUsage, "", "prog usagef: --n 0: want >= 1\n"},
 	} {
 		var out, errb bytes.Buffer
 		code := testProgram().Run(c.args, strings.NewReader(""), &out, &errb)
@@ -87,6 +91,7 @@ func TestUsage(t *testing.T) {
 		"  flags     parses --n\n" +
 		"  fail      fails\n" +
 		"  reported  reports its own failure\n" +
+		"  usagef    a usage error without the prefix\n" +
 		"\nrun 'prog <command> -h' for a command's flags\n"
 	if b.String() != want {
 		t.Errorf("usage:\n%s\nwant:\n%s", b.String(), want)
