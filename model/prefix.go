@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,6 +44,9 @@ type PrefixSession struct {
 	// bypass runs calls as if there were no cache (neither read nor
 	// written), so a benchmark can measure the cache's gain on one session.
 	bypass atomic.Bool
+	// keepOrder passes a group's rows in the caller's order instead of
+	// longest first (tests: the graph is right for any order).
+	keepOrder bool
 }
 
 // SetCacheBypass turns the cross-request cache off (true) or back on for
@@ -137,6 +141,11 @@ func (s *PrefixSession) Logits(ctx context.Context, seqs [][]int) ([]float32, er
 	}
 	out := make([]float32, len(seqs))
 	for _, g := range planGroups(seqs, s.callTokens) {
+		if !s.keepOrder {
+			// Longest first: the graph pads each bucket of consecutive rows
+			// (onnx.Options.AttentionBuckets) to its own longest row.
+			slices.SortStableFunc(g.rows, func(a, b int) int { return cmp.Compare(len(seqs[b]), len(seqs[a])) })
+		}
 		logits, err := s.runGroup(ctx, seqs, g)
 		if err != nil {
 			return nil, err

@@ -24,6 +24,16 @@ import (
 // `rerankd bench --quant` measures that on the model it is given.
 var quantScoreTol = map[onnx.Quant]float64{onnx.QuantInt8: 0.05}
 
+// quantSameTol bounds |logit - logit| of one quantised variant between its
+// plain and shared-prefix graphs, or alone and in a batch. Float32 agrees
+// within ~2e-6 there (the same sums in another order); quantising an
+// activation per row can turn such a difference into one rounding step of
+// one activation, measured up to 2.4e-5 on the tiny model (which of its
+// ~1e5 activations land near a step changes with the graph's form).
+// Quantising per tensor, what the bound guards against, moves a logit by
+// ~1e-2.
+const quantSameTol = 1e-4
+
 // tinyQuantModel writes (once per run) a tiny model with every quantised
 // variant.
 func tinyQuantModel(t testing.TB) string {
@@ -60,8 +70,9 @@ func openQuant(t testing.TB, dir string, q onnx.Quant, plain bool, cfg rerank.Sc
 
 // TestQuantMatchesFloat: each quantised variant scores like the float32
 // graph within its documented bound; its shared-prefix graph equals its
-// plain graph within 1e-5; and a document's score does not depend on the
-// batch it is in (activations are quantised per row, not per tensor).
+// plain graph within quantSameTol; and a document's score does not depend
+// on the batch it is in beyond that (activations are quantised per row,
+// not per tensor).
 func TestQuantMatchesFloat(t *testing.T) {
 	dir := tinyQuantModel(t)
 	cfg := rerank.DefaultScorerConfig()
@@ -84,7 +95,7 @@ func TestQuantMatchesFloat(t *testing.T) {
 				if d > quantScoreTol[q] {
 					t.Errorf("doc %d: %v score %.6f, float32 %.6f (|d| %.2g > %g)", i, q, got[i].Score, ref[i].Score, d, quantScoreTol[q])
 				}
-				if math.Abs(gotShared[i].Logit-got[i].Logit) > sharedPrefixTol {
+				if math.Abs(gotShared[i].Logit-got[i].Logit) > quantSameTol {
 					t.Errorf("doc %d: shared-prefix logit %.7f, plain %.7f", i, gotShared[i].Logit, got[i].Logit)
 				}
 			}
@@ -102,7 +113,7 @@ func TestQuantMatchesFloat(t *testing.T) {
 			}
 			alone := scoreAll(t, single, req)
 			for i := range alone {
-				if d := math.Abs(alone[i].Logit - gotShared[i].Logit); d > sharedPrefixTol {
+				if d := math.Abs(alone[i].Logit - gotShared[i].Logit); d > quantSameTol {
 					t.Errorf("doc %d: logit alone %.7f, in a batch %.7f", i, alone[i].Logit, gotShared[i].Logit)
 				}
 			}

@@ -221,6 +221,8 @@ func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
 		{name: "bench: negative ready starts", args: []string{"bench", "--model", tmp, "--ready-starts", "-1"}, code: 2, want: []string{"--ready-starts >= 0"}},
 		{name: "loadtest: negative prefix cache", args: []string{"loadtest", "--prefix-cache-mb", "-3"}, code: 2, want: []string{"--prefix-cache-mb >= 0"}},
 		{name: "loadtest: quant unknown", args: []string{"loadtest", "--quant", "bf16"}, code: 2, want: []string{"--quant", "bf16"}},
+		{name: "testmodel: graph fusion unknown", args: []string{"testmodel", "--out", filepath.Join(h.dir, "fused"), "--graph-fusion", "rotary+flash"}, code: 2, want: []string{"--graph-fusion", `unknown fusion "flash"`}},
+		{name: "convert: attention buckets 0", args: []string{"convert", "--from", h.dir, "--out", filepath.Join(h.dir, "conv"), "--attention-buckets", "0"}, code: 2, want: []string{"--attention-buckets 0: want 1..8"}},
 		{name: "serve: address in use", args: []string{"serve", "--store", "none", "--addr", busy.Addr().String()}, code: 1, want: []string{"listen", "address already in use"}},
 		{name: "serve: address garbage", args: []string{"serve", "--store", "none", "--addr", "not an address"}, code: 1, want: []string{"listen not an address"}},
 		{name: "serve: positional argument", args: srv("extra"), code: 2, want: []string{`unexpected argument "extra"`}},

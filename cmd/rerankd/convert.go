@@ -29,6 +29,7 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	external := fs.Bool("external-data", false, "always write weights to model.onnx.data (always done above 1.5 GB)")
 	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
 	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs: int8 (per-channel int8 weights, per-row int8 activations), or none")
+	setGraph := graphFlags(fs)
 	kind := fs.String("kind", "auto", "auto (Qwen3Model architecture or sentence-transformers embedding files mean embedding), reranker or embedding")
 	tmplFlag := fs.String("template", "", "prompt template: "+rerank.TemplateQwen3Reranker+", "+rerank.TemplateMxbaiV2+
 		", or a rerankd_template.json file (default: the source's own, a known repo's, or Qwen3-Reranker's for a Qwen3 model)")
@@ -46,6 +47,10 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	// which ignores Quants for it.
 	qs, err := quantsFor(fs, *quants, k != folder.KindEmbedding, onnx.HeadLogit)
 	if err != nil {
+		return err
+	}
+	var bo folder.BuildOptions
+	if err := setGraph(&bo); err != nil {
 		return err
 	}
 	var tmpl *rerank.Template
@@ -72,7 +77,14 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "converting %s\n", src)
 	warn := func(msg string) { fmt.Fprintf(stderr, "rerankd convert: warning: %s\n", msg) }
-	if err := folder.Convert(src, *out, folder.BuildOptions{Tokenizer: *tok, ForceExternal: *external, Kind: k, NoSharedPrefix: *noShared, Quants: qs, Template: tmpl, Warn: warn}); err != nil {
+	bo.Tokenizer = *tok
+	bo.ForceExternal = *external
+	bo.Kind = k
+	bo.NoSharedPrefix = *noShared
+	bo.Quants = qs
+	bo.Template = tmpl
+	bo.Warn = warn
+	if err := folder.Convert(src, *out, bo); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s\n", *out)

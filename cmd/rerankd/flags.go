@@ -8,6 +8,7 @@ import (
 
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/cmd/internal/paths"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/onnx"
 )
 
@@ -62,4 +63,24 @@ func quantsFor(fs *flag.FlagSet, list string, reranker bool, head onnx.Head) ([]
 		return nil, fmt.Errorf("%w: --quant: quantised variants are written for logit-head rerankers only", errUsage)
 	}
 	return nil, nil
+}
+
+// graphFlags registers the graph-form flags testmodel and convert share
+// and returns a function that sets them on BuildOptions after parsing.
+func graphFlags(fs *flag.FlagSet) func(*folder.BuildOptions) error {
+	fusion := fs.String("graph-fusion", onnx.DefaultFusion.String(),
+		"ONNX Runtime contrib kernels in the reranker graphs: none (standard ops), all, or names from rotary, skipnorm, scores joined by + (docs/graph-fusion.md)")
+	buckets := fs.Int("attention-buckets", onnx.DefaultAttentionBuckets,
+		"runs of rows the shared-prefix graph pads to their own longest row (1-8)")
+	return func(o *folder.BuildOptions) error {
+		f, err := onnx.ParseFusion(*fusion)
+		if err != nil {
+			return fmt.Errorf("%w: --graph-fusion: %w", errUsage, err)
+		}
+		if *buckets < 1 || *buckets > 8 {
+			return fmt.Errorf("%w: --attention-buckets %d: want 1..8", errUsage, *buckets)
+		}
+		o.Fusion, o.AttentionBuckets = f, *buckets
+		return nil
+	}
 }

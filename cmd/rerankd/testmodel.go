@@ -25,6 +25,7 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer folder copied into the model (env RERANKD_TOKENIZER)")
 	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
 	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs: int8 (per-channel int8 weights, per-row int8 activations), or none")
+	setGraph := graphFlags(fs)
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -52,13 +53,21 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var bo folder.BuildOptions
+	if err := setGraph(&bo); err != nil {
+		return err
+	}
 	write := folder.WriteTestModel
 	if k == folder.KindEmbedding {
 		write = folder.WriteTestEmbeddingModel
 	}
 	start := time.Now()
 	fmt.Fprintf(stderr, "writing %s %s model (%.2fB parameters, random weights, seed %d) to %s\n", *size, k, float64(cfg.Params())/1e9, *seed, *out)
-	if err := write(*out, cfg, *seed, folder.BuildOptions{Tokenizer: *tok, Head: h, NoSharedPrefix: *noShared, Quants: qs}); err != nil {
+	bo.Tokenizer = *tok
+	bo.Head = h
+	bo.NoSharedPrefix = *noShared
+	bo.Quants = qs
+	if err := write(*out, cfg, *seed, bo); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s in %.1fs (random weights: for tests and speed, not quality)\n", *out, time.Since(start).Seconds())

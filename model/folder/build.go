@@ -46,6 +46,13 @@ type BuildOptions struct {
 	// selects one with Options.Quant. HeadLogit rerankers only (an error
 	// with another head); embedding models ignore it.
 	Quants []onnx.Quant
+	// Fusion selects ONNX Runtime contrib kernels for the reranker graphs
+	// (onnx.Options.Fusion); 0, the default, writes standard ops only.
+	Fusion onnx.Fusion
+	// AttentionBuckets splits a shared-prefix batch's attention into runs
+	// of rows padded to their own longest (onnx.Options.AttentionBuckets);
+	// 0 takes onnx.DefaultAttentionBuckets.
+	AttentionBuckets int
 	// Template is the prompt template written into the folder
 	// (TemplateFile) and whose answer tokens fold into the head; nil reads
 	// the source's (LoadTemplate), or for WriteTestModel the family's
@@ -156,6 +163,10 @@ func writeFolder(out string, w *arch.Weights, tokDir, src string, o BuildOptions
 	opts := onnx.NewOptions(yes, no)
 	opts.Head = o.Head
 	opts.Storage.ForceExternal = o.ForceExternal
+	opts.Fusion = o.Fusion
+	if o.AttentionBuckets > 0 {
+		opts.AttentionBuckets = o.AttentionBuckets
+	}
 	m, err := onnx.BuildReranker(w, opts)
 	if err != nil {
 		return err

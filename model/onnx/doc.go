@@ -5,7 +5,12 @@
 // contract the runtime expects (right-padded int64 input_ids and
 // attention_mask in, one float32 logit per sequence out), and the ops are
 // chosen so ORT fuses them (RMSNorm written with Pow becomes
-// SimplifiedLayerNormalization; x*sigmoid(x) becomes QuickGelu).
+// SimplifiedLayerNormalization; x*sigmoid(x) becomes QuickGelu). Where ORT
+// has a CPU kernel for a whole subgraph but does not fuse it itself, the
+// graph can name it (Options.Fusion, off by default: RotaryEmbedding,
+// SkipSimplifiedLayerNormalization, FusedMatMul from ONNX Runtime's
+// com.microsoft domain); Fusion 0, the default, writes standard ONNX ops
+// only.
 //
 // The default head computes dot(final hidden state at the last real token,
 // head[yes] - head[no]) instead of full-vocabulary logits: the reranker's

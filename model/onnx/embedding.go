@@ -108,11 +108,13 @@ func BuildEmbedding(w *arch.Weights, opts EmbeddingOptions) (*Model, error) {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}
 	h := d.op("Gather", []string{embed, d.op("Reshape", []string{ids, d.ints(-1)})}, attrInt("axis", 0))
+	delta := ""
 	for l := range c.NumHiddenLayers {
-		if h, err = d.layer(l, h); err != nil {
+		if h, delta, err = d.layer(l, h, delta); err != nil {
 			return nil, fmt.Errorf("onnx: layer %d: %w", l, err)
 		}
 	}
+	h = d.op("Add", []string{h, delta})
 	if err := d.embeddingOutputs(h, mask, opts.Outputs); err != nil {
 		return nil, fmt.Errorf("onnx: embedding outputs: %w", err)
 	}

@@ -56,6 +56,25 @@ func (g *graph) opN(opType string, n int, inputs []string, attrs ...*onnxpb.Attr
 	return outs
 }
 
+// msDomain is ONNX Runtime's contrib operator domain (see Fusion).
+const msDomain = "com.microsoft"
+
+// msOp adds a node of ONNX Runtime's com.microsoft domain with n outputs,
+// of which only those listed in want are named (the others, optional, are
+// left out with ""), and returns the output names by index.
+func (g *graph) msOp(opType string, n int, want []int, inputs []string, attrs ...*onnxpb.AttributeProto) []string {
+	base := g.name(opType)
+	outs := make([]string, n)
+	for _, i := range want {
+		outs[i] = fmt.Sprintf("%s:%d", base, i)
+	}
+	g.nodes = append(g.nodes, &onnxpb.NodeProto{
+		Name: proto.String(base), OpType: proto.String(opType), Domain: proto.String(msDomain),
+		Input: inputs, Output: outs, Attribute: attrs,
+	})
+	return outs
+}
+
 // opTo adds a single-output node whose output has a fixed name (a graph output).
 func (g *graph) opTo(out, opType string, inputs []string, attrs ...*onnxpb.AttributeProto) string {
 	g.nodes = append(g.nodes, &onnxpb.NodeProto{
@@ -161,6 +180,10 @@ func (g *graph) proto(name, doc string) *onnxpb.GraphProto {
 
 func attrInt(name string, v int64) *onnxpb.AttributeProto {
 	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(v)}
+}
+
+func attrFloat(name string, v float32) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_FLOAT.Enum(), F: proto.Float32(v)}
 }
 
 func attrInts(name string, v ...int64) *onnxpb.AttributeProto {

@@ -8,8 +8,8 @@ import (
 )
 
 // head appends the final norm and the output selected by opts.Head to the
-// residual stream h [batch*seq, hidden].
-func (d *decoder) head(h, mask string, opts Options) error {
+// residual stream h [batch*seq, hidden] plus the last block's output delta.
+func (d *decoder) head(h, delta, mask string, opts Options) error {
 	d.scope = "head"
 	norm, err := d.weight(arch.FinalNorm)
 	if err != nil {
@@ -24,14 +24,15 @@ func (d *decoder) head(h, mask string, opts Options) error {
 		if err != nil {
 			return err
 		}
-		logits := d.linear(d.rmsNorm(h, norm), out) // [batch*seq, vocab]
+		normed, _ := d.addNorm(h, delta, norm)
+		logits := d.linear(normed, out) // [batch*seq, vocab]
 		d.opTo(OutputLogits, "Reshape", []string{logits, d.shapeBS(-1)})
 		d.output(OutputLogits, onnxpb.TensorProto_FLOAT, "batch", "seq", d.cfg.VocabSize)
 		return nil
 	}
 	// Norm only the gathered rows: RMSNorm is per position, so this equals
 	// gathering the normed stream at a fraction of the cost.
-	last := d.rmsNorm(d.gatherLast(h, mask), norm) // [batch, hidden]
+	last, _ := d.addNorm(d.gatherLast(h, mask), d.gatherLast(delta, mask), norm) // [batch, hidden]
 	switch opts.Head {
 	case HeadLogit:
 		diff, err := d.w.ScoreVector(opts.YesID, opts.NoID)
@@ -72,9 +73,13 @@ func (d *decoder) headMatrix() (string, error) {
 // right-padded batch: flat index row*seq + sum(mask[row]) - 1. A row with no
 // real token is clamped to position 0 (its score is meaningless but finite).
 func (d *decoder) gatherLast(h, mask string) string {
-	lens := d.op("ReduceSum", []string{mask, d.ints(1)}, attrInt("keepdims", 0)) // [batch]
-	last := d.op("Max", []string{d.op("Sub", []string{lens, d.scalarInt(1)}), d.scalarInt(0)})
-	rows := d.op("Range", []string{d.scalarInt(0), d.batch, d.scalarInt(1)})
-	flat := d.op("Add", []string{d.op("Mul", []string{rows, d.seq}), last})
+	flat, ok := d.consts["last:"+mask]
+	if !ok {
+		lens := d.op("ReduceSum", []string{mask, d.ints(1)}, attrInt("keepdims", 0)) // [batch]
+		last := d.op("Max", []string{d.op("Sub", []string{lens, d.scalarInt(1)}), d.scalarInt(0)})
+		rows := d.op("Range", []string{d.scalarInt(0), d.batch, d.scalarInt(1)})
+		flat = d.op("Add", []string{d.op("Mul", []string{rows, d.seq}), last})
+		d.consts["last:"+mask] = flat
+	}
 	return d.op("Gather", []string{h, flat}, attrInt("axis", 0))
 }

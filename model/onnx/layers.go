@@ -24,10 +24,25 @@ type decoder struct {
 
 	batch, seq   string // 0-D int64 batch and sequence sizes
 	batch1, seq1 string // the same as 1-element vectors, for building shapes
-	cos, sin     string // [seq, 1, head_dim]; sin carries rotate-half's sign
+	at           ropeAt // RoPE at every position of the [batch, seq] layout
 	mask         string // additive attention mask [batch, 1, 1, seq, seq]
 	quant        Quant  // how projection weights are stored (see proj)
-	shapes       map[string]string
+	fuse         Fusion // contrib kernels to write (see Fusion)
+	// RotaryEmbedding's tables [positions, head_dim/2] (FuseRotary).
+	cosCache, sinCache string
+	shapes             map[string]string
+}
+
+// ropeAt says where a set of rows sits for RoPE: cos and sin tables
+// broadcasting against [rows..., heads, head_dim] (sin carrying
+// rotate-half's sign), or with FuseRotary the position ids
+// RotaryEmbedding reads ([batch, seq], or a 1-element start) and the shapes
+// that take the rows to its [batch, seq, heads*head_dim] input and back
+// (per heads: flat(heads), back(heads)).
+type ropeAt struct {
+	cos, sin   string
+	pos        string
+	flat, back func(heads int64) string
 }
 
 // weight adds a tensor of w as an initializer (once) and returns its name.
@@ -72,14 +87,22 @@ func (d *decoder) prologue(ids, mask string) {
 	for i := range inv {
 		inv[i] = float32(math.Pow(d.cfg.RopeTheta, -float64(2*i)/float64(hd)))
 	}
-	invFreq := d.floatInit("rope.inv_freq", []int{hd / 2}, inv)
-	posF := d.op("Cast", []string{pos}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
-	ang := d.op("Mul", []string{d.op("Unsqueeze", []string{posF, d.ints(1)}), invFreq}) // [seq, hd/2]
-	c, s := d.op("Cos", []string{ang}), d.op("Sin", []string{ang})
-	cos := d.op("Concat", []string{c, c}, attrInt("axis", -1))
-	sin := d.op("Concat", []string{d.op("Neg", []string{s}), s}, attrInt("axis", -1))
-	d.cos = d.op("Unsqueeze", []string{cos, d.ints(1)})
-	d.sin = d.op("Unsqueeze", []string{sin, d.ints(1)})
+	if d.fuse&FuseRotary != 0 {
+		// RotaryEmbedding reads the tables at position_ids; a 1-element
+		// position_ids is the first position of every row.
+		d.ropeCache()
+		d.at = ropeAt{pos: d.ints(0),
+			flat: func(heads int64) string { return d.shapeBS(heads * int64(hd)) },
+			back: func(heads int64) string { return d.shapeBS(heads, int64(hd)) }}
+	} else {
+		invFreq := d.floatInit("rope.inv_freq", []int{hd / 2}, inv)
+		posF := d.op("Cast", []string{pos}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
+		ang := d.op("Mul", []string{d.op("Unsqueeze", []string{posF, d.ints(1)}), invFreq}) // [seq, hd/2]
+		c, s := d.op("Cos", []string{ang}), d.op("Sin", []string{ang})
+		cos := d.op("Concat", []string{c, c}, attrInt("axis", -1))
+		sin := d.op("Concat", []string{d.op("Neg", []string{s}), s}, attrInt("axis", -1))
+		d.at = ropeAt{cos: d.op("Unsqueeze", []string{cos, d.ints(1)}), sin: d.op("Unsqueeze", []string{sin, d.ints(1)})}
+	}
 
 	// Mask: query i sees key j iff j <= i and key j is a real token.
 	row := d.op("Unsqueeze", []string{pos, d.ints(1)}) // [seq, 1] = i
@@ -99,6 +122,52 @@ func (d *decoder) rmsNorm(x, weight string) string {
 	ms := d.op("ReduceMean", []string{sq, d.ints(-1)}, attrInt("keepdims", 1))
 	rms := d.op("Sqrt", []string{d.op("Add", []string{ms, d.scalarFloat(float32(d.cfg.RMSNormEps))})})
 	return d.op("Mul", []string{d.op("Div", []string{x, rms}), weight})
+}
+
+// ropeCache sets d.cosCache and d.sinCache to RotaryEmbedding's tables,
+// [positions, head_dim/2] initializers for every position the model
+// takes (max_position_embeddings): cos and sin of the angle
+// pos*theta^(-2i/head_dim), rounded to float32 as Hugging Face computes it
+// (as model/ref does). Constants, not computed per run: a table computed
+// in the graph gets its values from kernels whose vectorised body and
+// scalar tail round differently, so a position's values would depend on
+// the table's length, i.e. on the batch.
+func (d *decoder) ropeCache() {
+	n := d.cfg.MaxPositionEmbeddings
+	if n <= 0 {
+		n = defaultMaxPositions
+	}
+	half := d.cfg.HeadDim / 2
+	cos, sin := make([]float32, n*half), make([]float32, n*half)
+	for i := range half {
+		inv := float32(math.Pow(d.cfg.RopeTheta, -float64(2*i)/float64(d.cfg.HeadDim)))
+		for p := range n {
+			ang := float64(float32(p) * inv)
+			cos[p*half+i], sin[p*half+i] = float32(math.Cos(ang)), float32(math.Sin(ang))
+		}
+	}
+	d.cosCache = d.floatInit("rope.cos", []int{n, half}, cos)
+	d.sinCache = d.floatInit("rope.sin", []int{n, half}, sin)
+}
+
+// defaultMaxPositions is the RoPE table length for a config without
+// max_position_embeddings.
+const defaultMaxPositions = 32768
+
+// addNorm returns rmsNorm(h + delta) and the sum h + delta, the residual
+// stream after it; without delta (the first layer) rmsNorm(h) and h. With
+// FuseSkipNorm the two are one SkipSimplifiedLayerNormalization.
+func (d *decoder) addNorm(h, delta, weight string) (normed, sum string) {
+	if delta == "" {
+		return d.rmsNorm(h, weight), h
+	}
+	if d.fuse&FuseSkipNorm != 0 {
+		o := d.msOp("SkipSimplifiedLayerNormalization", 4, []int{0, 3}, []string{h, delta, weight},
+			attrFloat("epsilon", float32(d.cfg.RMSNormEps)))
+		return o[0], o[3]
+	}
+	sum = d.op("Add", []string{h, delta})
+	return d.rmsNorm(sum, weight), sum
 }
 
 // linear computes x·Wᵀ for x [rows, in] and W [out, in].
@@ -176,12 +245,43 @@ func (d *decoder) qkNorm(x, weight string) string {
 	return d.rmsNorm(x, weight)
 }
 
-// rope rotates x [batch, seq, heads, head_dim]: x*cos + rotate_half(x)*sin,
-// with rotate_half([x1, x2]) = [-x2, x1] (the sign lives in d.sin).
-func (d *decoder) rope(x string) string {
+// rope rotates x [rows..., heads, head_dim] at at: x*cos + rotate_half(x)*sin,
+// with rotate_half([x1, x2]) = [-x2, x1] (the sign lives in at.sin); with
+// FuseRotary one RotaryEmbedding (not interleaved: the same halves).
+func (d *decoder) rope(x string, heads int64, at ropeAt) string {
+	if d.fuse&FuseRotary != 0 {
+		flat := d.op("Reshape", []string{x, at.flat(heads)})
+		r := d.msOp("RotaryEmbedding", 1, []int{0}, []string{flat, at.pos, d.cosCache, d.sinCache},
+			attrInt("interleaved", 0), attrInt("num_heads", heads))[0]
+		return d.op("Reshape", []string{r, at.back(heads)})
+	}
 	halves := d.opN("Split", 2, []string{x}, attrInt("axis", -1), attrInt("num_outputs", 2))
 	rot := d.op("Concat", []string{halves[1], halves[0]}, attrInt("axis", -1))
-	return d.op("Add", []string{d.op("Mul", []string{x, d.cos}), d.op("Mul", []string{rot, d.sin})})
+	return d.op("Add", []string{d.op("Mul", []string{x, at.cos}), d.op("Mul", []string{rot, at.sin})})
+}
+
+// scale is attention's 1/sqrt(head_dim).
+func (d *decoder) scale() float32 { return float32(1 / math.Sqrt(float64(d.cfg.HeadDim))) }
+
+// scaleQuery multiplies queries by scale(), unless FuseScores folds it into
+// the scores' FusedMatMul.
+func (d *decoder) scaleQuery(q string) string {
+	if d.fuse&FuseScores != 0 {
+		return q
+	}
+	return d.op("Mul", []string{q, d.scalarFloat(d.scale())})
+}
+
+// scores returns q·kᵀ (times scale() with FuseScores) for q [..., n, hd]
+// and keys k [..., m, hd], broadcasting the leading axes. Without
+// FuseScores kT is the keys already transposed, [..., hd, m], and k is not
+// used; with it k is, and kT is not (neither is built unless used: the
+// callers pass thunks).
+func (d *decoder) scores(q string, k, kT func() string) string {
+	if d.fuse&FuseScores != 0 {
+		return d.msOp("FusedMatMul", 1, []int{0}, []string{q, k()}, attrInt("transB", 1), attrFloat("alpha", d.scale()))[0]
+	}
+	return d.op("MatMul", []string{q, kT()})
 }
 
 // heads returns the attention shape: query heads, key/value heads, head
@@ -191,48 +291,52 @@ func (d *decoder) heads() (nh, nkv, hd, group int64) {
 	return nh, nkv, hd, nh / nkv
 }
 
-// layer appends decoder block l to the residual stream h [batch*seq, hidden].
-func (d *decoder) layer(l int, h string) (string, error) {
+// layer appends decoder block l to the residual stream h [batch*seq, hidden]
+// plus delta (the previous block's output, not yet added: "" for none) and
+// returns the stream and this block's output, likewise.
+func (d *decoder) layer(l int, h, delta string) (string, string, error) {
 	ws, err := d.layerWeights(l)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	nh, nkv, hd, group := d.heads()
 
 	d.scope = fmt.Sprintf("layers.%d/attn", l)
-	a := d.rmsNorm(h, ws[arch.InputNorm])
+	a, h := d.addNorm(h, delta, ws[arch.InputNorm])
 	// q: [B,S,nh,hd] -> norm, rope, scale -> [B,nkv,group,S,hd]; query head
 	// kvh*group+j uses kv head kvh, as in Hugging Face's repeat_kv.
 	q := d.op("Reshape", []string{d.proj(a, ws, arch.QProj), d.shapeBS(nh, hd)})
-	q = d.rope(d.qkNorm(q, ws[arch.QNorm]))
-	q = d.op("Mul", []string{q, d.scalarFloat(float32(1 / math.Sqrt(float64(hd))))})
+	q = d.scaleQuery(d.rope(d.qkNorm(q, ws[arch.QNorm]), nh, d.at))
 	q = d.op("Reshape", []string{q, d.shapeBS(nkv, group, hd)})
 	q = d.op("Transpose", []string{q}, attrInts("perm", 0, 2, 3, 1, 4))
-	// k: [B,S,nkv,hd] -> norm, rope -> kᵀ [B,nkv,1,hd,S] (broadcast over group).
+	// k: [B,S,nkv,hd] -> norm, rope -> [B,nkv,1,S,hd] or kᵀ [B,nkv,1,hd,S]
+	// (broadcast over group).
 	k := d.op("Reshape", []string{d.proj(a, ws, arch.KProj), d.shapeBS(nkv, hd)})
-	k = d.rope(d.qkNorm(k, ws[arch.KNorm]))
+	k = d.rope(d.qkNorm(k, ws[arch.KNorm]), nkv, d.at)
 	k = d.op("Reshape", []string{k, d.shapeBS(nkv, 1, hd)})
-	k = d.op("Transpose", []string{k}, attrInts("perm", 0, 2, 3, 4, 1))
 	// v: [B,nkv,1,S,hd].
 	v := d.op("Reshape", []string{d.proj(a, ws, arch.VProj), d.shapeBS(nkv, 1, hd)})
 	v = d.op("Transpose", []string{v}, attrInts("perm", 0, 2, 3, 1, 4))
 
-	scores := d.op("Add", []string{d.op("MatMul", []string{q, k}), d.mask}) // [B,nkv,group,S,S]
+	qk := d.scores(q,
+		func() string { return d.op("Transpose", []string{k}, attrInts("perm", 0, 2, 3, 1, 4)) },
+		func() string { return d.op("Transpose", []string{k}, attrInts("perm", 0, 2, 3, 4, 1)) })
+	scores := d.op("Add", []string{qk, d.mask}) // [B,nkv,group,S,S]
 	p := d.op("Softmax", []string{scores}, attrInt("axis", -1))
 	o := d.op("MatMul", []string{p, v})                                 // [B,nkv,group,S,hd]
 	o = d.op("Transpose", []string{o}, attrInts("perm", 0, 3, 1, 2, 4)) // [B,S,nkv,group,hd]
 	o = d.op("Reshape", []string{o, d.ints(-1, nh*hd)})
-	h = d.op("Add", []string{h, d.proj(o, ws, arch.OProj)})
 
-	return d.mlp(l, h, ws), nil
+	d.scope = fmt.Sprintf("layers.%d/mlp", l)
+	m, h := d.addNorm(h, d.proj(o, ws, arch.OProj), ws[arch.PostNorm])
+	return h, d.mlp(m, ws), nil
 }
 
-// mlp appends layer l's feed-forward block (SwiGLU) to h [rows, hidden].
-func (d *decoder) mlp(l int, h string, ws map[string]string) string {
-	d.scope = fmt.Sprintf("layers.%d/mlp", l)
-	m := d.rmsNorm(h, ws[arch.PostNorm])
+// mlp returns a block's feed-forward output (SwiGLU) for m [rows, hidden],
+// the post-attention-normed stream; the caller adds it to the stream.
+func (d *decoder) mlp(m string, ws map[string]string) string {
 	gate := d.proj(m, ws, arch.GateProj)
 	act := d.op("Mul", []string{gate, d.op("Sigmoid", []string{gate})}) // silu
 	act = d.op("Mul", []string{act, d.proj(m, ws, arch.UpProj)})
-	return d.op("Add", []string{h, d.proj(act, ws, arch.DownProj)})
+	return d.proj(act, ws, arch.DownProj)
 }

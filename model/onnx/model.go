@@ -87,7 +87,9 @@ func (m *Model) Check() error {
 			}
 		}
 		for _, out := range n.GetOutput() {
-			define(out, "node output")
+			if out != "" { // an optional output left out
+				define(out, "node output")
+			}
 		}
 	}
 	for _, out := range g.GetOutput() {

@@ -3,6 +3,8 @@ package onnx
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Head selects what a reranker graph outputs.
@@ -58,6 +60,100 @@ type Options struct {
 	// (QuantNone: float32 Gemm, the reference). Quantised graphs record the
 	// choice in MetaQuant.
 	Quant Quant
+	// Fusion selects ONNX Runtime kernels (domain com.microsoft) written in
+	// place of standard-op subgraphs; 0 writes standard ONNX ops only.
+	// NewOptions sets DefaultFusion.
+	Fusion Fusion
+	// AttentionBuckets splits a shared-prefix batch's rows into this many
+	// runs of consecutive rows whose continuation attention is padded to
+	// the run's longest row instead of the batch's (0 and 1: one run). The
+	// engine passes rows longest first, so the shorter half of a batch
+	// computes attention at its own width. NewOptions sets
+	// DefaultAttentionBuckets.
+	AttentionBuckets int
+}
+
+// DefaultAttentionBuckets is NewOptions' AttentionBuckets: one run, the
+// graph measured at full depth (docs/graph-fusion.md).
+const DefaultAttentionBuckets = 1
+
+// maxAttentionBuckets bounds AttentionBuckets: every bucket repeats the
+// attention's kernels in every layer.
+const maxAttentionBuckets = 8
+
+// Fusion is a set of ONNX Runtime contrib kernels (domain com.microsoft,
+// CPU kernels in ONNX Runtime 1.30) a graph may use where a standard-op
+// subgraph computes the same thing with more kernels and more passes over
+// memory. Each computes the same function up to float32 rounding.
+type Fusion uint8
+
+const (
+	// FuseRotary writes RoPE as RotaryEmbedding (one kernel) instead of
+	// Split, Concat, two Muls and an Add over every query and key.
+	FuseRotary Fusion = 1 << iota
+	// FuseSkipNorm writes each residual Add and the RMSNorm that follows it
+	// as one SkipSimplifiedLayerNormalization (ORT does not fuse them
+	// itself: the sum has a second consumer).
+	FuseSkipNorm
+	// FuseScores writes the attention scores q·kᵀ·(1/sqrt(head_dim)) as
+	// FusedMatMul (transB, alpha): no transposed copy of the keys and no
+	// separate scaling of the queries.
+	FuseScores
+
+	fuseAll = FuseRotary | FuseSkipNorm | FuseScores
+)
+
+type fusionName struct {
+	f    Fusion
+	name string
+}
+
+var fusionNames = []fusionName{{FuseRotary, "rotary"}, {FuseSkipNorm, "skipnorm"}, {FuseScores, "scores"}}
+
+// DefaultFusion is what NewOptions (and so every model folder unless
+// asked otherwise) uses: standard ops only. The contrib kernels gain ~20% on
+// a 4-layer graph of the 0.6B model's width but nothing measurable on the
+// served path of the full 28-layer model, and the full plain graph ran
+// slower with them (docs/graph-fusion.md); AllFusions selects them.
+const DefaultFusion Fusion = 0
+
+// AllFusions is every fusion this package writes.
+const AllFusions = fuseAll
+
+// String lists the set's names joined by "+" ("none" when empty).
+func (f Fusion) String() string {
+	var parts []string
+	for _, n := range fusionNames {
+		if f&n.f != 0 {
+			parts = append(parts, n.name)
+		}
+	}
+	if rest := f &^ fuseAll; rest != 0 {
+		parts = append(parts, fmt.Sprintf("Fusion(%#x)", uint8(rest)))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "+")
+}
+
+// ParseFusion is the inverse of Fusion.String ("all" is every fusion).
+func ParseFusion(s string) (Fusion, error) {
+	switch s {
+	case "none", "":
+		return 0, nil
+	case "all":
+		return fuseAll, nil
+	}
+	var f Fusion
+	for _, part := range strings.Split(s, "+") {
+		i := slices.IndexFunc(fusionNames, func(n fusionName) bool { return n.name == part })
+		if i < 0 {
+			return 0, fmt.Errorf("unknown fusion %q (want none, all, or names from rotary, skipnorm, scores joined by +)", part)
+		}
+		f |= fusionNames[i].f
+	}
+	return f, nil
 }
 
 // Storage configures where Save puts initializer data.
@@ -81,7 +177,8 @@ const DefaultExternalThreshold = 1_500_000_000
 // NewOptions returns options for a HeadLogit reranker with the given
 // yes/no token ids and default storage.
 func NewOptions(yesID, noID int) Options {
-	return Options{Head: HeadLogit, YesID: yesID, NoID: noID, Storage: DefaultStorage()}
+	return Options{Head: HeadLogit, YesID: yesID, NoID: noID, Storage: DefaultStorage(),
+		Fusion: DefaultFusion, AttentionBuckets: DefaultAttentionBuckets}
 }
 
 // DefaultStorage returns the default Storage: inline below 1.5 GB, 4096-byte
@@ -110,6 +207,12 @@ func (o Options) Validate() error {
 	}
 	if o.Quant < QuantNone || o.Quant > QuantInt8 {
 		errs = append(errs, fmt.Errorf("unknown weight quantisation %v", o.Quant))
+	}
+	if o.Fusion&^fuseAll != 0 {
+		errs = append(errs, fmt.Errorf("unknown fusion %v", o.Fusion))
+	}
+	if o.AttentionBuckets < 0 || o.AttentionBuckets > maxAttentionBuckets {
+		errs = append(errs, fmt.Errorf("attention buckets %d: want 0..%d", o.AttentionBuckets, maxAttentionBuckets))
 	}
 	return errors.Join(errs...)
 }

@@ -25,7 +25,9 @@ import (
 //     gathers the continuation rows into it, scores every continuation query
 //     against the prefix keys (one MatMul per kv head over all rows, no
 //     copy of the prefix per row) and its own row's earlier keys, and
-//     scatters the result back;
+//     scatters the result back; the batch's rows are split into
+//     Options.AttentionBuckets runs, each padded to its own longest row
+//     (the engine passes rows longest first);
 //   - the last layer runs only what the score needs: keys and values of
 //     every token (the last token attends to them), but queries, attention,
 //     output projection and MLP for each row's last token alone (~3% of a
@@ -82,23 +84,25 @@ const (
 )
 
 // prefixDecoder builds the shared-prefix graph on decoder's helpers
-// (weight, rmsNorm, linear, rope); rope reads d.cos/d.sin, which here are
-// per packed row, [rows, 1, head_dim].
+// (weight, addNorm, proj, rope); d.at is RoPE per packed row.
 type prefixDecoder struct {
 	*decoder
-	pastK, pastV   string // graph inputs [layers, nkv, past, hd]
-	p1, pv, b1, s1 string // prefix, past+prefix, batch and seq sizes as 1-element vectors
-	splitRows      string // [prefix, tokens]: Split sizes of the packed stream
-	splitKeys      string // [past+prefix, seq]: Split sizes of a continuation's keys
-	padIndex       string // [batch*seq]: packed continuation row of each slot (padding: any valid row)
-	unpadIndex     string // [tokens]: slot b*seq+j of each packed continuation token
-	prefixMask     string // additive [prefix, past+prefix], causal
-	contMask       string // additive [batch, 1, 1, seq, seq]: causal within the row, padding masked
-	lastMask       string // additive [batch, 1, 1, 1, seq]: a row's real keys
-	lastRow        string // [batch]: row of each sequence's last token in the packed stream
-	lastCos        string // [batch, 1, head_dim]: RoPE tables at the last tokens
-	lastSin        string
-	presentK       []string // per layer [1, nkv, past+prefix, hd]
+	pastK, pastV   string       // graph inputs [layers, nkv, past, hd]
+	p1, pv, b1, s1 string       // prefix, past+prefix, batch and seq sizes as 1-element vectors
+	splitKeys      string       // [past+prefix, seq]: Split sizes of a continuation's keys
+	padIndex       string       // [batch*seq]: packed continuation row of each slot (padding: any valid row)
+	padAll         string       // padIndex + prefix: the same slots\' rows in the whole packed stream (prefix rows first)
+	unpadIndex     string       // [tokens]: slot b*seq+j of each packed continuation token
+	prefixMask     string       // additive [prefix, past+prefix], causal
+	contMask       string       // additive [batch, 1, 1, seq, seq]: causal within the row, padding masked
+	lastMask       string       // additive [batch, 1, 1, 1, seq]: a row's real keys
+	buckets        []attnBucket // the continuations' attention, by bucket of rows
+	unpadBuckets   string       // [tokens]: slot of each packed continuation token in the buckets' outputs, concatenated
+	unpadAll       string       // [prefix+tokens]: row of each packed row (the prefix\'s, then each token\'s) in the prefix\'s attention output followed by the buckets\'
+	attnBuckets    int          // Options.AttentionBuckets
+	lastRow        string       // [batch]: row of each sequence's last token in the packed stream
+	lastAt         ropeAt       // RoPE at the last tokens (rows [batch])
+	presentK       []string     // per layer [1, nkv, past+prefix, hd]
 	presentV       []string
 }
 
@@ -122,7 +126,8 @@ func BuildSharedPrefix(w *arch.Weights, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("onnx: build shared prefix: %w", err)
 	}
 	c := w.Config
-	d := &prefixDecoder{decoder: &decoder{graph: newGraph(), cfg: c, w: w, shapes: map[string]string{}, quant: opts.Quant}}
+	d := &prefixDecoder{decoder: &decoder{graph: newGraph(), cfg: c, w: w, shapes: map[string]string{}, quant: opts.Quant, fuse: opts.Fusion},
+		attnBuckets: opts.AttentionBuckets}
 	pids := d.input(PrefixIDs, onnxpb.TensorProto_INT64, "prefix")
 	ids := d.input(PackedIDs, onnxpb.TensorProto_INT64, "tokens")
 	mask := d.input(PackedMask, onnxpb.TensorProto_INT64, "batch", "seq")
@@ -137,12 +142,13 @@ func BuildSharedPrefix(w *arch.Weights, opts Options) (*Model, error) {
 	}
 	all := d.op("Concat", []string{pids, ids}, attrInt("axis", 0))
 	h := d.op("Gather", []string{embed, all}, attrInt("axis", 0)) // [prefix+tokens, hidden]
+	delta := ""
 	for l := range c.NumHiddenLayers - 1 {
-		if h, err = d.layer(l, h); err != nil {
+		if h, delta, err = d.layer(l, h, delta); err != nil {
 			return nil, fmt.Errorf("onnx: layer %d: %w", l, err)
 		}
 	}
-	last, err := d.lastLayer(c.NumHiddenLayers-1, h) // [batch, hidden]
+	last, lastDelta, err := d.lastLayer(c.NumHiddenLayers-1, h, delta) // [batch, hidden] each
 	if err != nil {
 		return nil, fmt.Errorf("onnx: layer %d: %w", c.NumHiddenLayers-1, err)
 	}
@@ -155,7 +161,8 @@ func BuildSharedPrefix(w *arch.Weights, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}
-	d.opTo(OutputLogits, "MatMul", []string{d.rmsNorm(last, norm), d.floatInit(HeadDiffName, []int{c.HiddenSize}, diff)})
+	normed, _ := d.addNorm(last, lastDelta, norm)
+	d.opTo(OutputLogits, "MatMul", []string{normed, d.floatInit(HeadDiffName, []int{c.HiddenSize}, diff)})
 	d.output(OutputLogits, onnxpb.TensorProto_FLOAT, "batch")
 	d.opTo(PresentKey, "Concat", d.presentK, attrInt("axis", 0))
 	d.opTo(PresentValue, "Concat", d.presentV, attrInt("axis", 0))
@@ -199,7 +206,6 @@ func (d *prefixDecoder) prologue(pids, ids, mask string) {
 	d.p1 = d.op("Unsqueeze", []string{p1, d.ints(0)})
 	d.b1 = d.op("Unsqueeze", []string{batch, d.ints(0)})
 	d.s1 = d.op("Unsqueeze", []string{seq, d.ints(0)})
-	d.splitRows = d.op("Concat", []string{d.p1, d.op("Shape", []string{ids})}, attrInt("axis", 0))
 	d.pv = d.op("Unsqueeze", []string{p, d.ints(0)})
 	d.splitKeys = d.op("Concat", []string{d.pv, d.s1}, attrInt("axis", 0))
 
@@ -208,6 +214,7 @@ func (d *prefixDecoder) prologue(pids, ids, mask string) {
 	d.unpadIndex = d.op("Reshape", []string{d.op("NonZero", []string{isReal}), d.ints(-1)})
 	count := d.op("CumSum", []string{flat, zero})
 	d.padIndex = d.op("Max", []string{d.op("Sub", []string{count, one}), zero})
+	d.padAll = d.op("Add", []string{d.padIndex, p1})
 
 	// Positions: the prefix at past..P-1, continuation token j of its row
 	// at P+j.
@@ -238,17 +245,37 @@ func (d *prefixDecoder) prologue(pids, ids, mask string) {
 	// Last real token of row b: slot b*seq + len_b - 1, packed row
 	// padIndex[slot], after the prefix's rows.
 	lens := d.op("ReduceSum", []string{mask, d.ints(1)}, attrInt("keepdims", 0))
+	d.bucketRows(lens, add, p1)
+	d.unpadAll = d.op("Concat", []string{d.op("Range", []string{zero, p1, one}), d.op("Add", []string{d.unpadBuckets, p1})}, attrInt("axis", 0))
 	rows := d.op("Range", []string{zero, batch, one})
 	slot := d.op("Add", []string{d.op("Mul", []string{rows, seq}), d.op("Sub", []string{lens, one})})
 	d.lastRow = d.op("Add", []string{d.op("Gather", []string{d.padIndex, slot}, attrInt("axis", 0)), p1})
-	d.lastCos = d.op("Gather", []string{d.cos, d.lastRow}, attrInt("axis", 0))
-	d.lastSin = d.op("Gather", []string{d.sin, d.lastRow}, attrInt("axis", 0))
+	if d.fuse&FuseRotary != 0 {
+		d.lastAt = d.at
+		d.lastAt.pos = d.op("Unsqueeze", []string{d.op("Gather", []string{pos, d.lastRow}, attrInt("axis", 0)), d.ints(1)})
+	} else {
+		d.lastAt = ropeAt{cos: d.op("Gather", []string{d.at.cos, d.lastRow}, attrInt("axis", 0)),
+			sin: d.op("Gather", []string{d.at.sin, d.lastRow}, attrInt("axis", 0))}
+	}
 }
 
-// ropeTables sets d.cos/d.sin to [rows, 1, head_dim] for positions pos
-// [rows], computed as the plain graph's prologue does.
+// ropeTables sets d.at for the packed rows at positions pos [rows],
+// computed as the plain graph's prologue does: cos/sin [rows, 1, head_dim],
+// or with FuseRotary the constant tables and pos as RotaryEmbedding's
+// position ids [rows, 1].
 func (d *prefixDecoder) ropeTables(pos string) {
 	hd := d.cfg.HeadDim
+	if d.fuse&FuseRotary != 0 {
+		// Each row is its own one-token sequence, [rows, 1, heads*hd] with
+		// position ids [rows, 1]: RotaryEmbedding refuses a sequence longer
+		// than its tables, and a batch's packed rows can outnumber the
+		// model's positions.
+		d.ropeCache()
+		d.at = ropeAt{pos: d.op("Unsqueeze", []string{pos, d.ints(1)}),
+			flat: func(heads int64) string { return d.ints(-1, 1, heads*int64(hd)) },
+			back: func(heads int64) string { return d.ints(-1, heads, int64(hd)) }}
+		return
+	}
 	inv := make([]float32, hd/2)
 	for i := range inv {
 		inv[i] = float32(math.Pow(d.cfg.RopeTheta, -float64(2*i)/float64(hd)))
@@ -259,6 +286,73 @@ func (d *prefixDecoder) ropeTables(pos string) {
 	c, s := d.op("Cos", []string{ang}), d.op("Sin", []string{ang})
 	cos := d.op("Concat", []string{c, c}, attrInt("axis", -1))
 	sin := d.op("Concat", []string{d.op("Neg", []string{s}), s}, attrInt("axis", -1))
-	d.cos = d.op("Unsqueeze", []string{cos, d.ints(1)})
-	d.sin = d.op("Unsqueeze", []string{sin, d.ints(1)})
+	d.at = ropeAt{cos: d.op("Unsqueeze", []string{cos, d.ints(1)}), sin: d.op("Unsqueeze", []string{sin, d.ints(1)})}
+}
+
+// attnBucket is a run of the batch's rows whose continuation attention is
+// computed padded to its own longest row, not the batch's: with rows in
+// decreasing length (model.PrefixSession's order), the shorter rows pay
+// for their own width. Names as prefixDecoder's fields.
+type attnBucket struct {
+	b1, s1    string // its rows and width as 1-element vectors
+	padIndex  string // [b*s]: row of each slot in the whole packed stream
+	contMask  string // additive [b, 1, 1, s, s]
+	splitKeys string // [P, s]
+}
+
+// bucketRows splits the batch into d.attnBuckets buckets of consecutive
+// rows: bucket h holds rows ceil(h*B/k) .. ceil((h+1)*B/k)-1, so row b is
+// in bucket floor(b*k/B). With fewer rows than buckets some would be empty
+// (which ONNX Runtime does not always survive): such a bucket holds one row
+// of another bucket instead, computed again and not used. lens [B] are the rows' lengths
+// and mask [B, S, S] the additive continuation mask.
+func (d *prefixDecoder) bucketRows(lens, mask, p1 string) {
+	zero, one := d.scalarInt(0), d.scalarInt(1)
+	k := int64(max(d.attnBuckets, 1))
+	if k == 1 {
+		d.buckets = []attnBucket{d.fullBatch()}
+		d.unpadBuckets = d.unpadIndex
+		return
+	}
+	batch := d.op("Squeeze", []string{d.b1, d.ints(0)})
+	seq := d.op("Squeeze", []string{d.s1, d.ints(0)})
+	last := d.op("Sub", []string{batch, one})
+	ceilDiv := func(num string) string { // ceil(num / k), num >= 0
+		return d.op("Div", []string{d.op("Add", []string{num, d.scalarInt(k - 1)}), d.scalarInt(k)})
+	}
+	grid := d.op("Reshape", []string{d.padIndex, d.op("Concat", []string{d.b1, d.s1}, attrInt("axis", 0))}) // [B, S]
+	var starts, widths, offsets []string
+	offset := zero
+	for h := range k {
+		start := d.op("Min", []string{ceilDiv(d.op("Mul", []string{batch, d.scalarInt(h)})), last})
+		end := d.op("Max", []string{ceilDiv(d.op("Mul", []string{batch, d.scalarInt(h + 1)})), d.op("Add", []string{start, one})})
+		start1 := d.op("Unsqueeze", []string{start, d.ints(0)})
+		end1 := d.op("Unsqueeze", []string{end, d.ints(0)})
+		rows := d.op("Slice", []string{lens, start1, end1, d.ints(0)})
+		s1 := d.op("ReduceMax", []string{rows, d.ints(0)}, attrInt("keepdims", 1)) // its width, >= 1
+		b1 := d.op("Sub", []string{end1, start1})
+		idx := d.op("Slice", []string{grid, d.op("Concat", []string{start1, d.ints(0)}, attrInt("axis", 0)),
+			d.op("Concat", []string{end1, s1}, attrInt("axis", 0)), d.ints(0, 1)})
+		m := d.op("Slice", []string{mask, d.op("Concat", []string{start1, d.ints(0, 0)}, attrInt("axis", 0)),
+			d.op("Concat", []string{end1, s1, s1}, attrInt("axis", 0)), d.ints(0, 1, 2)})
+		d.buckets = append(d.buckets, attnBucket{b1: b1, s1: s1,
+			padIndex:  d.op("Add", []string{d.op("Reshape", []string{idx, d.ints(-1)}), p1}),
+			contMask:  d.op("Unsqueeze", []string{m, d.ints(1, 2)}),
+			splitKeys: d.op("Concat", []string{d.pv, s1}, attrInt("axis", 0))})
+		starts, widths = append(starts, start1), append(widths, s1)
+		offsets = append(offsets, d.op("Unsqueeze", []string{offset, d.ints(0)}))
+		width := d.op("Squeeze", []string{s1, d.ints(0)})
+		offset = d.op("Add", []string{offset, d.op("Mul", []string{d.op("Squeeze", []string{b1, d.ints(0)}), width})})
+	}
+	// Token t of row b at position j (full-layout slot b*S + j) sits at
+	// offset[h] + (b - start[h])*width[h] + j in the concatenated outputs,
+	// h = floor(b*k/B).
+	b := d.op("Div", []string{d.unpadIndex, seq})
+	j := d.op("Mod", []string{d.unpadIndex, seq})
+	h := d.op("Div", []string{d.op("Mul", []string{b, d.scalarInt(k)}), batch})
+	at := func(v []string) string {
+		return d.op("Gather", []string{d.op("Concat", v, attrInt("axis", 0)), h}, attrInt("axis", 0))
+	}
+	rowBase := d.op("Add", []string{at(offsets), d.op("Mul", []string{d.op("Sub", []string{b, at(starts)}), at(widths)})})
+	d.unpadBuckets = d.op("Add", []string{rowBase, j})
 }

@@ -2,7 +2,6 @@ package onnx
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/rerankd/rerankd/model/arch"
 )
@@ -18,24 +17,31 @@ func (d *prefixDecoder) attnInputs(a string, ws map[string]string, wantQ bool) q
 	_, nkv, hd, _ := d.heads()
 	var r qkv
 	if wantQ {
-		r.q = d.query(a, ws, d.cos, d.sin)
+		r.q = d.query(a, ws, d.at)
 	}
 	r.k = d.op("Reshape", []string{d.proj(a, ws, arch.KProj), d.ints(-1, nkv, hd)})
-	r.k = d.rope(d.qkNorm(r.k, ws[arch.KNorm]))
+	r.k = d.rope(d.qkNorm(r.k, ws[arch.KNorm]), nkv, d.at)
 	r.v = d.op("Reshape", []string{d.proj(a, ws, arch.VProj), d.ints(-1, nkv, hd)})
 	return r
 }
 
-// query projects a [rows, hidden] to scaled, rotated queries [rows, nh, hd]
-// with RoPE tables cos/sin [rows, 1, hd].
-func (d *prefixDecoder) query(a string, ws map[string]string, cos, sin string) string {
+// query projects a [rows, hidden] to rotated queries [rows, nh, hd], RoPE
+// at at, scaled unless the scores fold the scale in (scaleQuery).
+func (d *prefixDecoder) query(a string, ws map[string]string, at ropeAt) string {
 	nh, _, hd, _ := d.heads()
 	q := d.op("Reshape", []string{d.proj(a, ws, arch.QProj), d.ints(-1, nh, hd)})
-	q = d.qkNorm(q, ws[arch.QNorm])
-	halves := d.opN("Split", 2, []string{q}, attrInt("axis", -1), attrInt("num_outputs", 2))
-	rot := d.op("Concat", []string{halves[1], halves[0]}, attrInt("axis", -1))
-	q = d.op("Add", []string{d.op("Mul", []string{q, cos}), d.op("Mul", []string{rot, sin})})
-	return d.op("Mul", []string{q, d.scalarFloat(float32(1 / math.Sqrt(float64(hd))))})
+	return d.scaleQuery(d.rope(d.qkNorm(q, ws[arch.QNorm]), nh, at))
+}
+
+// once returns a thunk computing f() on its first call only.
+func once(f func() string) func() string {
+	var v string
+	return func() string {
+		if v == "" {
+			v = f()
+		}
+		return v
+	}
 }
 
 // prefixKV splits the prefix rows off k and v, appends them to layer l's
@@ -54,109 +60,132 @@ func (d *prefixDecoder) prefixKV(l int, kp, vp string) (string, string) {
 	return k, v
 }
 
-// splitPacked splits packed rows x into the prefix's and the
-// continuations'.
-func (d *prefixDecoder) splitPacked(x string) (prefix, cont string) {
-	o := d.opN("Split", 2, []string{x, d.splitRows}, attrInt("axis", 0))
-	return o[0], o[1]
+// prefixRows returns the prefix's rows of the packed stream x (the
+// continuations' are read from x itself by the padding gathers: no copy).
+func (d *prefixDecoder) prefixRows(x string) string {
+	return d.op("Slice", []string{x, d.ints(0), d.p1, d.ints(0)})
 }
 
-// padded gathers packed continuation rows x [tokens, heads, hd] into the
-// padded layout [batch, seq, heads, hd].
-func (d *prefixDecoder) padded(x string, heads int64) string {
-	x = d.op("Gather", []string{x, d.padIndex}, attrInt("axis", 0)) // [B*S, heads, hd]
-	shape := d.op("Concat", []string{d.b1, d.s1, d.ints(heads, int64(d.cfg.HeadDim))}, attrInt("axis", 0))
+// padded gathers the continuation rows of the packed stream x [prefix +
+// tokens, heads, hd] into bucket bk's padded layout [b, s, heads, hd].
+func (d *prefixDecoder) padded(x string, heads int64, bk attnBucket) string {
+	x = d.op("Gather", []string{x, bk.padIndex}, attrInt("axis", 0)) // [b*s, heads, hd]
+	shape := d.op("Concat", []string{bk.b1, bk.s1, d.ints(heads, int64(d.cfg.HeadDim))}, attrInt("axis", 0))
 	return d.op("Reshape", []string{x, shape})
 }
 
+// fullBatch is the whole batch as one bucket.
+func (d *prefixDecoder) fullBatch() attnBucket {
+	return attnBucket{b1: d.b1, s1: d.s1, padIndex: d.padAll, contMask: d.contMask, splitKeys: d.splitKeys}
+}
+
 // layer appends decoder block l to the packed stream h [prefix+tokens,
-// hidden].
-func (d *prefixDecoder) layer(l int, h string) (string, error) {
+// hidden] plus delta (the previous block's output, "" for none) and returns
+// the stream and this block's output, likewise.
+func (d *prefixDecoder) layer(l int, h, delta string) (string, string, error) {
 	ws, err := d.layerWeights(l)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	nh, nkv, hd, group := d.heads()
 
 	d.scope = fmt.Sprintf("layers.%d/attn", l)
-	x := d.attnInputs(d.rmsNorm(h, ws[arch.InputNorm]), ws, true)
-	qp, qc := d.splitPacked(x.q)
-	kp, kc := d.splitPacked(x.k)
-	vp, vc := d.splitPacked(x.v)
-	kFull, vFull := d.prefixKV(l, kp, vp) // [nkv, P, hd]
-	kFullT := d.op("Transpose", []string{kFull}, attrInts("perm", 0, 2, 1))
+	a, h := d.addNorm(h, delta, ws[arch.InputNorm])
+	x := d.attnInputs(a, ws, true)
+	qp, kp, vp := d.prefixRows(x.q), d.prefixRows(x.k), d.prefixRows(x.v)
+	kFull, vFull := d.prefixKV(l, kp, vp)                   // [nkv, P, hd]
+	kFull4 := d.op("Unsqueeze", []string{kFull, d.ints(1)}) // [nkv, 1, P, hd]
+	kFullT4 := once(func() string {
+		return d.op("Unsqueeze", []string{d.op("Transpose", []string{kFull}, attrInts("perm", 0, 2, 1)), d.ints(1)})
+	})
+	kFull4f := func() string { return kFull4 }
 
 	// Prefix queries [nkv, group, prefix, hd] against kᵀ [nkv, 1, hd, P]
 	// and v [nkv, 1, P, hd]. Query head kvh*group+j uses kv head kvh, as
 	// in repeat_kv.
 	qp = d.op("Reshape", []string{qp, d.op("Concat", []string{d.p1, d.ints(nkv, group, hd)}, attrInt("axis", 0))})
 	qp = d.op("Transpose", []string{qp}, attrInts("perm", 1, 2, 0, 3))
-	kFullT4 := d.op("Unsqueeze", []string{kFullT, d.ints(1)})
-	pp := d.op("Softmax", []string{d.op("Add", []string{d.op("MatMul", []string{qp, kFullT4}), d.prefixMask})}, attrInt("axis", -1))
+	pp := d.op("Softmax", []string{d.op("Add", []string{d.scores(qp, kFull4f, kFullT4), d.prefixMask})}, attrInt("axis", -1))
 	vFull4 := d.op("Unsqueeze", []string{vFull, d.ints(1)})
 	op := d.op("MatMul", []string{pp, vFull4})                         // [nkv, group, prefix, hd]
 	op = d.op("Transpose", []string{op}, attrInts("perm", 2, 0, 1, 3)) // [prefix, nkv, group, hd]
 	op = d.op("Reshape", []string{op, d.op("Concat", []string{d.p1, d.ints(nh * hd)}, attrInt("axis", 0))})
 
-	// Continuations, padded: q [B, nkv, group, S, hd] against the prefix's
-	// kᵀ [nkv, 1, hd, P] (broadcast over B by MatMul, no copy) and the
-	// row's own k [B, nkv, 1, S, hd], transposed inside MatMul (ORT fuses
-	// it: cheaper than moving head_dim off the last axis).
-	pad := func(x string, heads, grp int64) string {
-		shape := d.op("Concat", []string{d.b1, d.s1, d.ints(heads, grp, hd)}, attrInt("axis", 0))
-		x = d.op("Reshape", []string{d.padded(x, heads*grp), shape})
-		return d.op("Transpose", []string{x}, attrInts("perm", 0, 2, 3, 1, 4))
+	// The prefix's output, then each bucket's padded one; one gather packs
+	// them as the stream is.
+	outs := []string{op}
+	for _, bk := range d.buckets {
+		outs = append(outs, d.contAttention(x.q, x.k, x.v, kFull4f, kFullT4, vFull, bk))
 	}
-	qc = pad(qc, nkv, group)
-	kc = pad(kc, nkv, 1)
-	vc = pad(vc, nkv, 1)
-	kcT := d.op("Transpose", []string{kc}, attrInts("perm", 0, 1, 2, 4, 3))
-	past := d.op("MatMul", []string{qc, kFullT4})                               // [B,nkv,group,S,P]
-	cur := d.op("Add", []string{d.op("MatMul", []string{qc, kcT}), d.contMask}) // [B,nkv,group,S,S]
-	pr := d.op("Softmax", []string{d.op("Concat", []string{past, cur}, attrInt("axis", -1))}, attrInt("axis", -1))
-	parts := d.opN("Split", 2, []string{pr, d.splitKeys}, attrInt("axis", -1))
-	oc := d.op("Add", []string{d.op("MatMul", []string{parts[0], vFull4}), d.op("MatMul", []string{parts[1], vc})})
-	oc = d.op("Transpose", []string{oc}, attrInts("perm", 0, 3, 1, 2, 4)) // [B,S,nkv,group,hd]
-	oc = d.op("Reshape", []string{oc, d.ints(-1, nh*hd)})                 // [B*S, nh*hd]
-	oc = d.op("Gather", []string{oc, d.unpadIndex}, attrInt("axis", 0))   // [tokens, nh*hd]
-	o := d.op("Concat", []string{op, oc}, attrInt("axis", 0))
-	h = d.op("Add", []string{h, d.proj(o, ws, arch.OProj)})
-	return d.mlp(l, h, ws), nil
+	o := d.op("Gather", []string{d.op("Concat", outs, attrInt("axis", 0)), d.unpadAll}, attrInt("axis", 0)) // [prefix+tokens, nh*hd]
+	d.scope = fmt.Sprintf("layers.%d/mlp", l)
+	m, h := d.addNorm(h, d.proj(o, ws, arch.OProj), ws[arch.PostNorm])
+	return h, d.mlp(m, ws), nil
 }
 
-// lastLayer runs decoder block l, the last, for what the score needs: every
-// token's keys and values, then queries, attention, output projection and
-// MLP for each row's last token only. It returns [batch, hidden].
-func (d *prefixDecoder) lastLayer(l int, h string) (string, error) {
+// lastLayer runs decoder block l, the last, on the stream h plus delta for
+// what the score needs: every token's keys and values, then queries,
+// attention, output projection and MLP for each row's last token only. It
+// returns the stream and the block's output at those tokens, [batch,
+// hidden] each.
+func (d *prefixDecoder) lastLayer(l int, h, delta string) (string, string, error) {
 	ws, err := d.layerWeights(l)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	nh, nkv, hd, group := d.heads()
 
 	d.scope = fmt.Sprintf("layers.%d/attn", l)
-	a := d.rmsNorm(h, ws[arch.InputNorm])
+	a, h := d.addNorm(h, delta, ws[arch.InputNorm])
 	x := d.attnInputs(a, ws, false)
-	kp, kc := d.splitPacked(x.k)
-	vp, vc := d.splitPacked(x.v)
-	kFull, vFull := d.prefixKV(l, kp, vp) // [nkv, P, hd]
+	kc, vc := x.k, x.v                                                  // the padding gathers read the continuations' rows
+	kFull, vFull := d.prefixKV(l, d.prefixRows(x.k), d.prefixRows(x.v)) // [nkv, P, hd]
 
 	// q [B, nkv, group, 1, hd] against the prefix (broadcast over B) and
 	// the row's own keys [B, nkv, 1, hd, S].
 	hLast := d.op("Gather", []string{h, d.lastRow}, attrInt("axis", 0)) // [B, hidden]
-	q := d.query(d.op("Gather", []string{a, d.lastRow}, attrInt("axis", 0)), ws, d.lastCos, d.lastSin)
+	q := d.query(d.op("Gather", []string{a, d.lastRow}, attrInt("axis", 0)), ws, d.lastAt)
 	q = d.op("Reshape", []string{q, d.ints(-1, nkv, group, 1, hd)})
-	kFullT := d.op("Transpose", []string{d.op("Unsqueeze", []string{kFull, d.ints(1)})}, attrInts("perm", 0, 1, 3, 2)) // [nkv,1,hd,P]
-	kcB := d.op("Transpose", []string{d.op("Unsqueeze", []string{d.padded(kc, nkv), d.ints(3)})}, attrInts("perm", 0, 2, 3, 1, 4))
-	kcT := d.op("Transpose", []string{kcB}, attrInts("perm", 0, 1, 2, 4, 3)) // fused into MatMul
-	vcB := d.op("Transpose", []string{d.op("Unsqueeze", []string{d.padded(vc, nkv), d.ints(3)})}, attrInts("perm", 0, 2, 3, 1, 4))
-	past := d.op("MatMul", []string{q, kFullT})                                // [B,nkv,group,1,P]
-	cur := d.op("Add", []string{d.op("MatMul", []string{q, kcT}), d.lastMask}) // [B,nkv,group,1,S]
+	kFull4 := d.op("Unsqueeze", []string{kFull, d.ints(1)})                                              // [nkv,1,P,hd]
+	kFullT := func() string { return d.op("Transpose", []string{kFull4}, attrInts("perm", 0, 1, 3, 2)) } // [nkv,1,hd,P]
+	kcB := d.op("Transpose", []string{d.op("Unsqueeze", []string{d.padded(kc, nkv, d.fullBatch()), d.ints(3)})}, attrInts("perm", 0, 2, 3, 1, 4))
+	kcT := func() string { return d.op("Transpose", []string{kcB}, attrInts("perm", 0, 1, 2, 4, 3)) } // fused into MatMul
+	vcB := d.op("Transpose", []string{d.op("Unsqueeze", []string{d.padded(vc, nkv, d.fullBatch()), d.ints(3)})}, attrInts("perm", 0, 2, 3, 1, 4))
+	past := d.scores(q, func() string { return kFull4 }, kFullT)                             // [B,nkv,group,1,P]
+	cur := d.op("Add", []string{d.scores(q, func() string { return kcB }, kcT), d.lastMask}) // [B,nkv,group,1,S]
 	pr := d.op("Softmax", []string{d.op("Concat", []string{past, cur}, attrInt("axis", -1))}, attrInt("axis", -1))
 	parts := d.opN("Split", 2, []string{pr, d.splitKeys}, attrInt("axis", -1))
 	vFullB := d.op("Unsqueeze", []string{vFull, d.ints(1)}) // [nkv,1,P,hd]
 	o := d.op("Add", []string{d.op("MatMul", []string{parts[0], vFullB}), d.op("MatMul", []string{parts[1], vcB})})
 	o = d.op("Reshape", []string{o, d.ints(-1, nh*hd)}) // [B, nh*hd]
-	hLast = d.op("Add", []string{hLast, d.proj(o, ws, arch.OProj)})
-	return d.mlp(l, hLast, ws), nil
+	d.scope = fmt.Sprintf("layers.%d/mlp", l)
+	m, hLast := d.addNorm(hLast, d.proj(o, ws, arch.OProj), ws[arch.PostNorm])
+	return hLast, d.mlp(m, ws), nil
+}
+
+// contAttention is the continuations' attention for the rows of bucket bk:
+// the packed stream's q [prefix+tokens, nh, hd] and k, v [.., nkv, hd], its
+// continuation rows padded to q [b, nkv,
+// group, s, hd], against the prefix's keys [nkv, 1, P, hd] (broadcast over
+// b by MatMul, no copy) and the row's own k [b, nkv, 1, s, hd]. It returns
+// the output in the bucket's padded layout, [b*s, nh*hd].
+func (d *prefixDecoder) contAttention(qc, kc, vc string, kFull4, kFullT4 func() string, vFull string, bk attnBucket) string {
+	nh, nkv, hd, group := d.heads()
+	pad := func(x string, heads, grp int64) string {
+		shape := d.op("Concat", []string{bk.b1, bk.s1, d.ints(heads, grp, hd)}, attrInt("axis", 0))
+		x = d.op("Reshape", []string{d.padded(x, heads*grp, bk), shape})
+		return d.op("Transpose", []string{x}, attrInts("perm", 0, 2, 3, 1, 4))
+	}
+	qc = pad(qc, nkv, group)
+	kc = pad(kc, nkv, 1)
+	vc = pad(vc, nkv, 1)
+	kcT := func() string { return d.op("Transpose", []string{kc}, attrInts("perm", 0, 1, 2, 4, 3)) }
+	past := d.scores(qc, kFull4, kFullT4)                                                     // [b,nkv,group,s,P]
+	cur := d.op("Add", []string{d.scores(qc, func() string { return kc }, kcT), bk.contMask}) // [b,nkv,group,s,s]
+	pr := d.op("Softmax", []string{d.op("Concat", []string{past, cur}, attrInt("axis", -1))}, attrInt("axis", -1))
+	parts := d.opN("Split", 2, []string{pr, bk.splitKeys}, attrInt("axis", -1))
+	vFull4 := d.op("Unsqueeze", []string{vFull, d.ints(1)})
+	oc := d.op("Add", []string{d.op("MatMul", []string{parts[0], vFull4}), d.op("MatMul", []string{parts[1], vc})})
+	oc = d.op("Transpose", []string{oc}, attrInts("perm", 0, 3, 1, 2, 4)) // [b,s,nkv,group,hd]
+	return d.op("Reshape", []string{oc, d.ints(-1, nh*hd)})               // [b*s, nh*hd]
 }

@@ -1,12 +1,15 @@
 package onnx
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 )
 
 func TestQuantNames(t *testing.T) {
@@ -67,52 +70,71 @@ func TestQuantizeInt8(t *testing.T) {
 }
 
 // TestQuantGraphs: quantised reranker and shared-prefix graphs pass Check,
-// use standard ONNX ops only, record MetaQuant, and keep no float32 copy of
-// a projection.
+// use standard ONNX ops only without fusions (with the default ones, only
+// the contrib kernels Fusion names, with their opset imported), record
+// MetaQuant, and keep no float32 copy of a projection.
 func TestQuantGraphs(t *testing.T) {
 	w, err := arch.Random(arch.Tiny(), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
+	contrib := map[string]bool{"RotaryEmbedding": true, "SkipSimplifiedLayerNormalization": true, "FusedMatMul": true}
 	for _, q := range append([]Quant{QuantNone}, Quants()...) {
-		opts := NewOptions(5, 6)
-		opts.Quant = q
-		for name, build := range map[string]func(*arch.Weights, Options) (*Model, error){
-			"reranker": BuildReranker, "shared_prefix": BuildSharedPrefix,
-		} {
-			m, err := build(w, opts)
-			if err != nil {
-				t.Fatalf("%v %s: %v", q, name, err)
-			}
-			if err := m.Check(); err != nil {
-				t.Errorf("%v %s: Check: %v", q, name, err)
-			}
-			for _, n := range m.Proto.GetGraph().GetNode() {
-				if n.GetDomain() != "" {
-					t.Errorf("%v %s: node %s in domain %q", q, name, n.GetName(), n.GetDomain())
-				}
-			}
-			var meta string
-			for _, p := range m.Proto.GetMetadataProps() {
-				if p.GetKey() == MetaQuant {
-					meta = p.GetValue()
-				}
-			}
-			if (q == QuantNone && meta != "") || (q != QuantNone && meta != q.String()) {
-				t.Errorf("%v %s: %s = %q", q, name, MetaQuant, meta)
-			}
-			for _, init := range m.Proto.GetGraph().GetInitializer() {
-				n := init.GetName()
-				if q != QuantNone && strings.HasSuffix(n, arch.LayerTensor(0, arch.GateProj)) {
-					t.Errorf("%v %s: float32 projection %s kept", q, name, n)
-				}
-			}
+		for _, fusion := range []Fusion{0, AllFusions} {
+			checkQuantGraphs(t, w, q, fusion, contrib)
 		}
 	}
 	bad := NewOptions(5, 6)
 	bad.Quant = Quant(9)
 	if _, err := BuildReranker(w, bad); err == nil || !strings.Contains(err.Error(), "quantisation") {
 		t.Errorf("Quant(9): err %v", err)
+	}
+}
+
+func checkQuantGraphs(t *testing.T, w *arch.Weights, q Quant, fusion Fusion, contrib map[string]bool) {
+	t.Helper()
+	opts := NewOptions(5, 6)
+	opts.Quant, opts.Fusion = q, fusion
+	for name, build := range map[string]func(*arch.Weights, Options) (*Model, error){
+		"reranker": BuildReranker, "shared_prefix": BuildSharedPrefix,
+	} {
+		name = fmt.Sprintf("%s fusion %v", name, fusion)
+		m, err := build(w, opts)
+		if err != nil {
+			t.Fatalf("%v %s: %v", q, name, err)
+		}
+		if err := m.Check(); err != nil {
+			t.Errorf("%v %s: Check: %v", q, name, err)
+		}
+		used := map[string]bool{}
+		for _, n := range m.Proto.GetGraph().GetNode() {
+			switch {
+			case n.GetDomain() == "":
+			case n.GetDomain() == msDomain && fusion != 0 && contrib[n.GetOpType()]:
+				used[n.GetOpType()] = true
+			default:
+				t.Errorf("%v %s: node %s (%s) in domain %q", q, name, n.GetName(), n.GetOpType(), n.GetDomain())
+			}
+		}
+		imported := slices.ContainsFunc(m.Proto.GetOpsetImport(), func(o *onnxpb.OperatorSetIdProto) bool { return o.GetDomain() == msDomain })
+		if imported != (fusion != 0) || (fusion != 0 && len(used) != len(contrib)) {
+			t.Errorf("%v %s: %s imported %v, contrib ops used %v", q, name, msDomain, imported, used)
+		}
+		var meta string
+		for _, p := range m.Proto.GetMetadataProps() {
+			if p.GetKey() == MetaQuant {
+				meta = p.GetValue()
+			}
+		}
+		if (q == QuantNone && meta != "") || (q != QuantNone && meta != q.String()) {
+			t.Errorf("%v %s: %s = %q", q, name, MetaQuant, meta)
+		}
+		for _, init := range m.Proto.GetGraph().GetInitializer() {
+			n := init.GetName()
+			if q != QuantNone && strings.HasSuffix(n, arch.LayerTensor(0, arch.GateProj)) {
+				t.Errorf("%v %s: float32 projection %s kept", q, name, n)
+			}
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -56,7 +57,7 @@ func BuildReranker(w *arch.Weights, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("onnx: yes/no ids %d/%d outside vocabulary of %d", opts.YesID, opts.NoID, c.VocabSize)
 	}
 
-	d := &decoder{graph: newGraph(), cfg: c, w: w, shapes: map[string]string{}, quant: opts.Quant}
+	d := &decoder{graph: newGraph(), cfg: c, w: w, shapes: map[string]string{}, quant: opts.Quant, fuse: opts.Fusion}
 	ids := d.input(InputIDs, onnxpb.TensorProto_INT64, "batch", "seq")
 	mask := d.input(AttentionMask, onnxpb.TensorProto_INT64, "batch", "seq")
 	d.prologue(ids, mask)
@@ -67,12 +68,13 @@ func BuildReranker(w *arch.Weights, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}
 	h := d.op("Gather", []string{embed, d.op("Reshape", []string{ids, d.ints(-1)})}, attrInt("axis", 0))
+	delta := ""
 	for l := range c.NumHiddenLayers {
-		if h, err = d.layer(l, h); err != nil {
+		if h, delta, err = d.layer(l, h, delta); err != nil {
 			return nil, fmt.Errorf("onnx: layer %d: %w", l, err)
 		}
 	}
-	if err := d.head(h, mask, opts); err != nil {
+	if err := d.head(h, delta, mask, opts); err != nil {
 		return nil, fmt.Errorf("onnx: head %v: %w", opts.Head, err)
 	}
 
@@ -101,10 +103,14 @@ func familyTitle(c arch.Config) string {
 }
 
 func newModel(g *graph, name, doc string, s Storage) *Model {
+	opsets := []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(Opset)}}
+	if slices.ContainsFunc(g.nodes, func(n *onnxpb.NodeProto) bool { return n.GetDomain() == msDomain }) {
+		opsets = append(opsets, &onnxpb.OperatorSetIdProto{Domain: proto.String(msDomain), Version: proto.Int64(1)})
+	}
 	return &Model{
 		Proto: &onnxpb.ModelProto{
 			IrVersion:    proto.Int64(IRVersion),
-			OpsetImport:  []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(Opset)}},
+			OpsetImport:  opsets,
 			ProducerName: proto.String(Producer), ProducerVersion: proto.String("1"),
 			DocString: proto.String(doc), Graph: g.proto(name, doc),
 		},
