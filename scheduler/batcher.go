@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/rerankd/rerankd/internal/batching"
 )
 
 // CostFunc returns the tokens one engine call over seqs computes. It must
 // not keep or change seqs.
-type CostFunc func(seqs [][]int) int
+type CostFunc = batching.Cost
 
 // Coster is implemented by engines that do not compute rows × longest row,
 // such as the shared-prefix engine, which packs rows without padding and
@@ -18,15 +20,9 @@ type Coster interface {
 	Cost(seqs [][]int) int
 }
 
-// paddedCost is rows × longest row: what an engine that pads every row to
-// the longest computes. It is the cost of engines that are not Costers.
-func paddedCost(seqs [][]int) int {
-	longest := 0
-	for _, s := range seqs {
-		longest = max(longest, len(s))
-	}
-	return len(seqs) * longest
-}
+// paddedCost is the cost of engines that are not Costers: rows × longest
+// row, what an engine that pads every row to the longest computes.
+var paddedCost CostFunc = batching.Padded
 
 // plan chooses the next batch from pending (sorted by length, then age):
 // the window pending[lo:hi] around a, the oldest pair. buf is scratch
