@@ -80,13 +80,7 @@ func (d *decoder) prologue(ids, mask string) {
 	d.seq1 = d.op("Unsqueeze", []string{d.seq, d.ints(0)})
 	pos := d.op("Range", []string{d.scalarInt(0), d.seq, d.scalarInt(1)}) // [seq] int64
 
-	// RoPE: angle[p, i] = p * inv_freq[i] for i < head_dim/2, in float32 as
-	// Hugging Face computes it; cos/sin repeated for both halves.
 	hd := d.cfg.HeadDim
-	inv := make([]float32, hd/2)
-	for i := range inv {
-		inv[i] = float32(math.Pow(d.cfg.RopeTheta, -float64(2*i)/float64(hd)))
-	}
 	if d.fuse&FuseRotary != 0 {
 		// RotaryEmbedding reads the tables at position_ids; a 1-element
 		// position_ids is the first position of every row.
@@ -95,13 +89,7 @@ func (d *decoder) prologue(ids, mask string) {
 			flat: func(heads int64) string { return d.shapeBS(heads * int64(hd)) },
 			back: func(heads int64) string { return d.shapeBS(heads, int64(hd)) }}
 	} else {
-		invFreq := d.floatInit("rope.inv_freq", []int{hd / 2}, inv)
-		posF := d.op("Cast", []string{pos}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
-		ang := d.op("Mul", []string{d.op("Unsqueeze", []string{posF, d.ints(1)}), invFreq}) // [seq, hd/2]
-		c, s := d.op("Cos", []string{ang}), d.op("Sin", []string{ang})
-		cos := d.op("Concat", []string{c, c}, attrInt("axis", -1))
-		sin := d.op("Concat", []string{d.op("Neg", []string{s}), s}, attrInt("axis", -1))
-		d.at = ropeAt{cos: d.op("Unsqueeze", []string{cos, d.ints(1)}), sin: d.op("Unsqueeze", []string{sin, d.ints(1)})}
+		d.at = d.ropeComputed(pos)
 	}
 
 	// Mask: query i sees key j iff j <= i and key j is a real token.
@@ -122,6 +110,25 @@ func (d *decoder) rmsNorm(x, weight string) string {
 	ms := d.op("ReduceMean", []string{sq, d.ints(-1)}, attrInt("keepdims", 1))
 	rms := d.op("Sqrt", []string{d.op("Add", []string{ms, d.scalarFloat(float32(d.cfg.RMSNormEps))})})
 	return d.op("Mul", []string{d.op("Div", []string{x, rms}), weight})
+}
+
+// ropeComputed returns RoPE tables computed in the graph for positions pos
+// [n]: cos/sin [n, 1, head_dim] with angle[p, i] = p * inv_freq[i] for
+// i < head_dim/2, in float32 as Hugging Face computes it, repeated for both
+// halves (sin carrying rotate-half's sign).
+func (d *decoder) ropeComputed(pos string) ropeAt {
+	hd := d.cfg.HeadDim
+	inv := make([]float32, hd/2)
+	for i := range inv {
+		inv[i] = float32(math.Pow(d.cfg.RopeTheta, -float64(2*i)/float64(hd)))
+	}
+	invFreq := d.floatInit("rope.inv_freq", []int{hd / 2}, inv)
+	posF := d.op("Cast", []string{pos}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
+	ang := d.op("Mul", []string{d.op("Unsqueeze", []string{posF, d.ints(1)}), invFreq}) // [n, hd/2]
+	c, s := d.op("Cos", []string{ang}), d.op("Sin", []string{ang})
+	cos := d.op("Concat", []string{c, c}, attrInt("axis", -1))
+	sin := d.op("Concat", []string{d.op("Neg", []string{s}), s}, attrInt("axis", -1))
+	return ropeAt{cos: d.op("Unsqueeze", []string{cos, d.ints(1)}), sin: d.op("Unsqueeze", []string{sin, d.ints(1)})}
 }
 
 // ropeCache sets d.cosCache and d.sinCache to RotaryEmbedding's tables,

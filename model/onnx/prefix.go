@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/rerankd/rerankd/model/arch"
@@ -259,8 +258,8 @@ func (d *prefixDecoder) prologue(pids, ids, mask string) {
 	}
 }
 
-// ropeTables sets d.at for the packed rows at positions pos [rows],
-// computed as the plain graph's prologue does: cos/sin [rows, 1, head_dim],
+// ropeTables sets d.at for the packed rows at positions pos [rows]: as the
+// plain graph's prologue computes them, cos/sin [rows, 1, head_dim],
 // or with FuseRotary the constant tables and pos as RotaryEmbedding's
 // position ids [rows, 1].
 func (d *prefixDecoder) ropeTables(pos string) {
@@ -276,17 +275,7 @@ func (d *prefixDecoder) ropeTables(pos string) {
 			back: func(heads int64) string { return d.ints(-1, heads, int64(hd)) }}
 		return
 	}
-	inv := make([]float32, hd/2)
-	for i := range inv {
-		inv[i] = float32(math.Pow(d.cfg.RopeTheta, -float64(2*i)/float64(hd)))
-	}
-	invFreq := d.floatInit("rope.inv_freq", []int{hd / 2}, inv)
-	posF := d.op("Cast", []string{pos}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
-	ang := d.op("Mul", []string{d.op("Unsqueeze", []string{posF, d.ints(1)}), invFreq}) // [rows, hd/2]
-	c, s := d.op("Cos", []string{ang}), d.op("Sin", []string{ang})
-	cos := d.op("Concat", []string{c, c}, attrInt("axis", -1))
-	sin := d.op("Concat", []string{d.op("Neg", []string{s}), s}, attrInt("axis", -1))
-	d.at = ropeAt{cos: d.op("Unsqueeze", []string{cos, d.ints(1)}), sin: d.op("Unsqueeze", []string{sin, d.ints(1)})}
+	d.at = d.ropeComputed(pos)
 }
 
 // attnBucket is a run of the batch's rows whose continuation attention is
