@@ -116,7 +116,7 @@ func New(engine Engine, cfg Config, obs Observer) (*Scheduler, error) {
 	if obs == nil {
 		obs = nopObserver{}
 	}
-	cost := CostFunc(paddedCost)
+	cost := paddedCost
 	if c, ok := engine.(Coster); ok {
 		cost = c.Cost
 	}
