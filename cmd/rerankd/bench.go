@@ -122,9 +122,11 @@ type benchResult struct {
 	PaddingRatioUncached float64 `json:"padding_ratio_uncached"`
 	// PeakRSSMB is VmHWM after our path's warm-up request, before anything
 	// else is loaded; PeakRSSAllMB at the end, with model.onnx open too.
-	PeakRSSMB     float64 `json:"peak_rss_mb,omitempty"`
-	PeakRSSAllMB  float64 `json:"peak_rss_all_mb,omitempty"`
-	WeightFilesMB float64 `json:"weight_files_mb"` // model.onnx + model.onnx.data
+	// Profile is --ort-profile's summary of our path's trace.
+	Profile       *profileResult `json:"ort_profile,omitempty"`
+	PeakRSSMB     float64        `json:"peak_rss_mb,omitempty"`
+	PeakRSSAllMB  float64        `json:"peak_rss_all_mb,omitempty"`
+	WeightFilesMB float64        `json:"weight_files_mb"` // model.onnx + model.onnx.data
 	// Served: the same requests through the served composition (HTTP,
 	// scheduler, engine, built by composeServer as `rerankd serve` builds
 	// it, with its own engine and cache), one client, timed in turn with
@@ -205,6 +207,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	o.RuntimeLib, o.Tokenizer, o.Session.IntraOpThreads, o.Session.Spinning = *ortLib, *tok, *threads, *spinning
 	o.Quant = q
 	o.Session.ProfilePrefix = *profile
+	benchStart := time.Now()
 	o.PrefixCacheMB = *cacheMB
 	// The last request only warms up: its query differs from the timed
 	// ones, so the cache starts as a running server's would, holding the
@@ -383,6 +386,16 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	r.PeakRSSAllMB = peakRSSMB()
 	reused := prefixCacheStats(s).ReusedTokens - cacheBefore.ReusedTokens
 	r.MeanPrefixReused = float64(reused) / float64(*requests)
+	if *profile != "" {
+		// ONNX Runtime writes the trace when the session closes; our path
+		// is done.
+		if err := s.Close(); err != nil {
+			return err
+		}
+		if r.Profile, err = readProfile(*profile, benchStart, median(reqPeaks[len(reqPeaks)-1])); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(stderr, "measuring the MatMul-chain peak...")
 	if r.PeakGFLOPs, err = meters[0].Measure(3 * time.Second); err != nil {
 		return err
@@ -489,6 +502,9 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err == nil && r.ReadyS > 0 {
 		_, err = fmt.Fprintf(stdout, "start to ready: median %.2f s of %v, peak RSS at ready %.0f MB; with --session-cache %.2f s of %v, %.0f MB\n",
 			r.ReadyS, r.ReadyStartsS, r.ReadyPeakRSSMB, r.ReadyCachedS, r.ReadyCachedStartsS, r.ReadyCachedPeakRSSMB)
+	}
+	if err == nil && r.Profile != nil {
+		err = printProfile(stdout, r.Profile)
 	}
 	if err == nil && r.SpeedupCeiling > 0 {
 		_, err = fmt.Fprintf(stdout, "ceiling: the baseline computes %.2fx our FLOPs at efficiency %.2f, so every FLOP of ours at the peak would give %.2fx\n",

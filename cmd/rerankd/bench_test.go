@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/model/ortprof"
 	"github.com/rerankd/rerankd/rerank"
 )
 
@@ -39,8 +40,9 @@ func TestBenchTiny(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, onnx.QuantFile(onnx.ModelFile, onnx.QuantInt8))); (err == nil) == noShared {
 			t.Fatalf("--quant none=%v: int8 variant present: %v", noShared, err == nil)
 		}
+		trace := filepath.Join(t.TempDir(), "trace")
 		code, out, errs := runCLI(t, "bench", "--model", dir, "--requests", "2", "--candidates", "4", "--threads", "2", "--quant", c.quant,
-			"--ready-starts", "2", "--json")
+			"--ready-starts", "2", "--ort-profile", trace, "--json")
 		if code != 0 {
 			t.Fatalf("bench: exit %d: %s", code, errs)
 		}
@@ -89,14 +91,32 @@ func TestBenchTiny(t *testing.T) {
 			{"ceiling", (c.quant == "fp32") == (r.BaselineEfficiency > 0) && (c.quant != "fp32" ||
 				r.SpeedupBoundComputed > 1 && math.Abs(r.SpeedupCeiling-r.SpeedupBoundComputed/r.BaselineEfficiency) < 1e-9)},
 		}
+		// --ort-profile: our path's trace, every run of it (a warm-up and
+		// each request, once more with the cache bypassed), its matrix
+		// products counted.
+		p := r.Profile
+		matrixOp := func(o ortprof.Op) bool { return o.Type == "Gemm" && o.GFLOP > 0 }
+		if c.quant == "int8" { // MatMulInteger or ONNX Runtime's fusions of it
+			matrixOp = func(o ortprof.Op) bool {
+				return (strings.Contains(o.Type, "Integer") || o.Type == "DynamicQuantizeMatMul") && o.GFLOP > 0
+			}
+		}
+		checks = append(checks, struct {
+			name string
+			ok   bool
+		}{"ort_profile", p != nil && strings.HasPrefix(p.File, trace+"_") && p.Runs >= r.Requests+1 && p.RunSeconds > 0 &&
+			p.MatrixShare > 0 && p.MatrixShare < 1 && p.MatrixGFLOPs > 0 && p.MatrixEfficiency > 0 &&
+			slices.ContainsFunc(p.Ops, matrixOp)})
 		for _, check := range checks {
 			if !check.ok {
 				t.Errorf("%+v: %s wrong in %+v", c, check.name, r)
 			}
 		}
 		if c.quant == "fp32" && !noShared { // the text form names the same figures
-			code, out, errs := runCLI(t, "bench", "--model", dir, "--requests", "1", "--candidates", "3", "--ready-starts", "1")
+			code, out, errs := runCLI(t, "bench", "--model", dir, "--requests", "1", "--candidates", "3", "--ready-starts", "1",
+				"--ort-profile", filepath.Join(t.TempDir(), "trace"))
 			if code != 0 || !strings.Contains(out, "fp32 weights: pairs/s") || !strings.Contains(out, "every FLOP of ours at the peak would give") ||
+				!strings.Contains(out, "ONNX Runtime trace of our path") || !strings.Contains(out, "longest op types per run: ") ||
 				!strings.Contains(out, "served (HTTP + scheduler, one client)") || !strings.Contains(out, "start to ready: median") {
 				t.Errorf("bench text output: exit %d, %q, %s", code, out, errs)
 			}
