@@ -218,6 +218,7 @@ func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
 		{name: "loadtest: zero workers", args: []string{"loadtest", "--workers", "0"}, code: 2, want: []string{"--workers must be >= 1"}},
 		{name: "serve: negative prefix cache", args: srv("--prefix-cache-mb", "-1"), code: 2, want: []string{"--prefix-cache-mb -1"}},
 		{name: "bench: negative prefix cache", args: []string{"bench", "--model", tmp, "--prefix-cache-mb", "-1"}, code: 2, want: []string{"--prefix-cache-mb and --ready-starts >= 0"}},
+		{name: "bench: trace folder missing", args: []string{"bench", "--model", tmp, "--ort-profile", filepath.Join(tmp, "nofolder", "p")}, code: 2, want: []string{"--ort-profile", "nofolder", "does not exist"}},
 		{name: "bench: negative ready starts", args: []string{"bench", "--model", tmp, "--ready-starts", "-1"}, code: 2, want: []string{"--ready-starts >= 0"}},
 		{name: "loadtest: negative prefix cache", args: []string{"loadtest", "--prefix-cache-mb", "-3"}, code: 2, want: []string{"--prefix-cache-mb >= 0"}},
 		{name: "loadtest: quant unknown", args: []string{"loadtest", "--quant", "bf16"}, code: 2, want: []string{"--quant", "bf16"}},

@@ -202,6 +202,11 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --quant: %w", errUsage, err)
 	}
+	if *profile != "" { // ONNX Runtime writes the trace only at the end: check its folder first
+		if fi, err := os.Stat(filepath.Dir(*profile)); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%w: --ort-profile %s: its folder %s does not exist", errUsage, *profile, filepath.Dir(*profile))
+		}
+	}
 	st := servedSettings{dir: *dir, ortLib: *ortLib, tok: *tok, quant: q, threads: *threads, cacheMB: *cacheMB}
 	o := model.DefaultOptions()
 	o.RuntimeLib, o.Tokenizer, o.Session.IntraOpThreads, o.Session.Spinning = *ortLib, *tok, *threads, *spinning
