@@ -47,6 +47,8 @@ type Store struct {
 	gate     chan struct{} // holds one token: the right to probe
 	lastTry  time.Time     // when the last probe failed (guarded by gate)
 	lastErr  error         // its error (guarded by gate)
+
+	analyze analyzer // when to analyse the memories table after writes (analyze.go)
 }
 
 var (

@@ -96,9 +96,17 @@ func (s *Store) PutBatch(items []store.Item) error {
 	}
 	// One order for every transaction: namespace locks never deadlock.
 	slices.SortFunc(puts, func(a, b *nsPut) int { return cmp.Compare(a.ns, b.ns) })
-	return s.call(context.Background(), fmt.Sprintf("put %d item(s)", len(items)), func(ctx context.Context) error {
+	rows := 0
+	for _, p := range puts {
+		rows += len(p.ids)
+	}
+	err := s.call(context.Background(), fmt.Sprintf("put %d item(s)", len(items)), func(ctx context.Context) error {
 		return s.write(ctx, func(tx pgx.Tx) error { return putTx(ctx, tx, puts) })
 	})
+	if err == nil {
+		s.maybeAnalyze(rows)
+	}
+	return err
 }
 
 func putTx(ctx context.Context, tx pgx.Tx, puts []*nsPut) error {
