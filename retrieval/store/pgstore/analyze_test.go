@@ -3,11 +3,15 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	neturl "net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
@@ -111,4 +115,50 @@ func genericPlan(t *testing.T, c *pgx.Conn) string {
 		t.Fatal(err)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestAnalyzeNotOwner: a role that may write but does not own the table
+// gets PostgreSQL's warning instead of statistics. The store logs it, its
+// writes succeed, and it tries again only as the table keeps growing, not
+// on every write.
+func TestAnalyzeNotOwner(t *testing.T) {
+	url := newDB(t)
+	owner := open(t, url, Options{})
+	must(t, owner.Put(mem("ns", "first", "x"), nil)) // the schema
+	c := sqlConn(t, url)
+	exec(t, c, `ALTER TABLE rerankd_memories SET (autovacuum_enabled = off)`)
+	role := fmt.Sprintf("writer_%d", time.Now().UnixNano())
+	exec(t, c, `CREATE ROLE `+role+` LOGIN PASSWORD 'writer'`)
+	t.Cleanup(func() {
+		_, _ = c.Exec(context.Background(), `DROP OWNED BY `+role)
+		_, _ = c.Exec(context.Background(), `DROP ROLE `+role)
+	})
+	exec(t, c, `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO `+role)
+	exec(t, c, `GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO `+role)
+	// Opening checks the schema with CREATE TABLE IF NOT EXISTS, which
+	// PostgreSQL refuses without CREATE on the schema, existing table or
+	// not.
+	exec(t, c, `GRANT CREATE ON SCHEMA public TO `+role)
+	u, err := neturl.Parse(url)
+	must(t, err)
+	u.User = neturl.UserPassword(role, "writer")
+	var logs testenv.SyncBuffer
+	w := open(t, u.String(), Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	for k := range 30 {
+		items := make([]store.Item, 100)
+		for i := range items {
+			items[i] = store.Item{Memory: mem("ns", fmt.Sprintf("m%05d", k*100+i), "text")}
+		}
+		must(t, w.PutBatch(items))
+	}
+	// Attempts at 1000 rows written, then when as many again (2000) have
+	// been written: two warnings for 3000 rows in 30 writes.
+	if got := strings.Count(logs.String(), "left no statistics"); got != 2 {
+		t.Errorf("%d warnings, want 2:\n%s", got, logs.String())
+	}
+	var n float64
+	must(t, c.QueryRow(context.Background(), `SELECT reltuples FROM pg_class WHERE oid = 'rerankd_memories'::regclass`).Scan(&n))
+	if n >= 0 {
+		t.Errorf("reltuples %g: the table was analysed by a role that does not own it", n)
+	}
 }
