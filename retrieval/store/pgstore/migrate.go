@@ -74,8 +74,17 @@ func (s *Store) migrate(ctx context.Context) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
 		return fmt.Errorf("migration lock: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS rerankd_meta (key text PRIMARY KEY, value text NOT NULL)`); err != nil {
-		return fmt.Errorf("create rerankd_meta: %w", err)
+	// CREATE TABLE IF NOT EXISTS needs CREATE on the schema even when the
+	// table exists: look first, so a role that may only read and write a
+	// migrated database can open it.
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT to_regclass('rerankd_meta') IS NOT NULL`).Scan(&exists); err != nil {
+		return fmt.Errorf("look for rerankd_meta: %w", err)
+	}
+	if !exists {
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS rerankd_meta (key text PRIMARY KEY, value text NOT NULL)`); err != nil {
+			return fmt.Errorf("create rerankd_meta: %w", err)
+		}
 	}
 	var raw string
 	err = tx.QueryRow(ctx, `SELECT value FROM rerankd_meta WHERE key = 'schema_version'`).Scan(&raw)
