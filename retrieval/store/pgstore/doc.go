@@ -44,6 +44,14 @@
 // COLLATE "C" makes ORDER BY id byte order, as in the bbolt store. Reads
 // ignore tombstones; Changes returns them.
 //
+// Opening a database already at SchemaVersion needs no CREATE privilege:
+// a role with SELECT, INSERT, UPDATE and DELETE on the tables suffices.
+// After a PutBatch commits, the store may run ANALYZE rerankd_memories
+// (analyze.go: whenever its writes since its last analysis reach the
+// table's size then, from 1000 rows), so that a bulk load does not run
+// under the generic plans of a table without statistics; a role that may
+// not analyse the table only gets that logged.
+//
 // # Writes and the change sequence
 //
 // Every write (Put, PutBatch, Delete, PutVectorsIf) is one transaction.
