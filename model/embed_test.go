@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -198,7 +199,7 @@ func TestEmbedPaddingSide(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close() //nolint:errcheck // test cleanup
-	tok := qwenTokenizer(t)
+	tok := tokentest.Qwen(t)
 	var seqs [][]int
 	for _, d := range mixedDocs(6) {
 		seqs = append(seqs, append(tok.EncodeIDs(d), 151643))
@@ -256,7 +257,7 @@ func TestEmbedInputFormat(t *testing.T) {
 	cfg := DefaultEmbedConfig()
 	cfg.MaxLength = 40
 	e := openEmbedder(t, dir, EngineONNX, cfg)
-	tok := qwenTokenizer(t)
+	tok := tokentest.Qwen(t)
 	const eot = 151643
 	if info := e.Info(); !slices.Equal(info.EndTokens, []int{eot}) || info.QueryPrefix != folder.QueryPrefix(folder.DefaultEmbedInstruction) {
 		t.Errorf("info %+v", info)

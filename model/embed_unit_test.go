@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/rerankd/rerankd/internal/tokentest"
 )
 
 // TestPoolLast: the last masked-in position is read for left padding,
@@ -152,7 +154,7 @@ func (f *fakeEngine) SameLengthBatches() bool { return f.same }
 func (f *fakeEngine) Close() error            { return nil }
 
 func TestEmbedderEngineOutput(t *testing.T) {
-	tok := qwenTokenizer(t)
+	tok := tokentest.Qwen(t)
 	constant := func(v ...float32) func([][]int) [][]float32 {
 		return func(seqs [][]int) [][]float32 {
 			out := make([][]float32, len(seqs))
@@ -218,7 +220,7 @@ func TestEmbedderEngineOutput(t *testing.T) {
 }
 
 func TestEmbedTemplate(t *testing.T) {
-	tok := qwenTokenizer(t)
+	tok := tokentest.Qwen(t)
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name       string

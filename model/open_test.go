@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/tokenizer"
 )
@@ -138,7 +139,7 @@ func TestTokenizerResolvedAlike(t *testing.T) {
 // TestPadID: the tokenizer's pad token, else its end token, else
 // <|endoftext|>; Qwen's declares a pad token.
 func TestPadID(t *testing.T) {
-	tok := qwenTokenizer(t)
+	tok := tokentest.Qwen(t)
 	if !tok.Pad().Set {
 		t.Fatalf("Qwen3 tokenizer declares no pad token")
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
@@ -107,8 +108,8 @@ func TestQwen2ConvertScore(t *testing.T) {
 				t.Fatal("loaded checkpoint has no q bias")
 			}
 			r := rerank.Request{Query: "Where did Caroline go?", Docs: mixedDocs(4)}
-			wantYes, _ := qwenTokenizer(t).TokenID("1")
-			wantNo, _ := qwenTokenizer(t).TokenID("0")
+			wantYes, _ := tokentest.Qwen(t).TokenID("1")
+			wantNo, _ := tokentest.Qwen(t).TokenID("0")
 			var float []rerank.Score
 			for _, engine := range []string{"plain", "shared", "reference"} {
 				s, info := openEngine(t, out, engine, onnx.QuantNone)

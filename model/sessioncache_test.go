@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
 )
@@ -33,7 +34,7 @@ func TestSessionCache(t *testing.T) {
 		}
 	}
 	graph := filepath.Join(dir, onnx.SharedPrefixFile)
-	tok := qwenTokenizer(t)
+	tok := tokentest.Qwen(t)
 	req := rerank.Request{Query: "What did Caroline do?", Docs: mixedDocs(6)}
 	cache := filepath.Join(t.TempDir(), "sessions")
 	score := func(cfg SessionConfig, wantFrom string) []float64 {

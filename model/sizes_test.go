@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
@@ -67,7 +68,7 @@ func TestLargerSizesConvertScore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			yes, no, _, err := specialIDs(qwenTokenizer(t), rerank.Qwen3RerankerTemplate())
+			yes, no, _, err := specialIDs(tokentest.Qwen(t), rerank.Qwen3RerankerTemplate())
 			if err != nil {
 				t.Fatal(err)
 			}

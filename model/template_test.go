@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
@@ -49,7 +50,7 @@ func TestConvertWritesTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if text, err := qwenTokenizer(t).Decode(p[0].IDs, false); err != nil || !strings.Contains(text, "<Instruct>: Find memories") {
+	if text, err := tokentest.Qwen(t).Decode(p[0].IDs, false); err != nil || !strings.Contains(text, "<Instruct>: Find memories") {
 		t.Errorf("prompt %q does not use the folder's instruction (%v)", text, err)
 	}
 

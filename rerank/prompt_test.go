@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rerankd/rerankd/internal/tokentest"
 )
 
 // TestPromptSegmentsEqualWholeString: the segmented encoding must give the
@@ -18,7 +20,7 @@ func TestPromptSegmentsEqualWholeString(t *testing.T) {
 }
 
 func checkSegments(t *testing.T, tmpl Template) {
-	tk := qwenTokenizer(t)
+	tk := tokentest.Qwen(t)
 	cfg := DefaultPromptConfig()
 	cfg.Template = &tmpl
 	p, err := newPromptEncoder(tk, cfg)
@@ -50,7 +52,7 @@ func checkSegments(t *testing.T, tmpl Template) {
 }
 
 func TestPromptTruncation(t *testing.T) {
-	tk := qwenTokenizer(t)
+	tk := tokentest.Qwen(t)
 	cfg := DefaultPromptConfig()
 	cfg.MaxLength, cfg.QueryFloor, cfg.MinDocTokens = 160, 20, 16
 	p, err := newPromptEncoder(tk, cfg)
@@ -103,7 +105,7 @@ func TestPromptTruncation(t *testing.T) {
 }
 
 func TestPromptContext(t *testing.T) {
-	tk := qwenTokenizer(t)
+	tk := tokentest.Qwen(t)
 	cfg := DefaultPromptConfig()
 	cfg.MaxContextTurns, cfg.MaxContextTokens = 2, 12
 	p, _ := newPromptEncoder(tk, cfg)
@@ -128,7 +130,7 @@ func TestPromptContext(t *testing.T) {
 }
 
 func TestDocLimits(t *testing.T) {
-	tk := qwenTokenizer(t)
+	tk := tokentest.Qwen(t)
 	p, _ := newPromptEncoder(tk, DefaultPromptConfig())
 	qp, err := p.encodeQuery("", "q", nil)
 	if err != nil {

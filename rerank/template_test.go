@@ -3,6 +3,8 @@ package rerank
 import (
 	"strings"
 	"testing"
+
+	"github.com/rerankd/rerankd/internal/tokentest"
 )
 
 // TestTemplateText: each known template writes its model's published
@@ -68,7 +70,7 @@ func TestTemplateValidate(t *testing.T) {
 // TestTemplateScoreIDs: answers by token or by id, checked against each
 // other and the tokenizer.
 func TestTemplateScoreIDs(t *testing.T) {
-	tk := qwenTokenizer(t)
+	tk := tokentest.Qwen(t)
 	yes, _ := tk.TokenID("yes")
 	no, _ := tk.TokenID("no")
 	one, _ := tk.TokenID("1")

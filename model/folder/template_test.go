@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/rerank"
@@ -80,7 +81,7 @@ func TestLoadTemplate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			yes, _, err := tmpl.ScoreIDs(qwenTokenizer(t))
+			yes, _, err := tmpl.ScoreIDs(tokentest.Qwen(t))
 			if err != nil || tmpl.Name != c.wantName || yes != c.wantYes || tmpl.DefaultInstruction != c.wantInst || tmpl.Source == "" {
 				t.Errorf("template %q (from %q) yes %d, instruction %q, %v; want %q, %d, %q", tmpl.Name, tmpl.Source, yes, tmpl.DefaultInstruction, err, c.wantName, c.wantYes, c.wantInst)
 			}
