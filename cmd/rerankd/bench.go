@@ -212,8 +212,8 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	o.RuntimeLib, o.Tokenizer, o.Session.IntraOpThreads, o.Session.Spinning = *ortLib, *tok, *threads, *spinning
 	o.Quant = q
 	o.Session.ProfilePrefix = *profile
-	benchStart := time.Now()
 	o.PrefixCacheMB = *cacheMB
+	benchStart := time.Now() // a trace written after this is ours
 	// The last request only warms up: its query differs from the timed
 	// ones, so the cache starts as a running server's would, holding the
 	// system prompt and instruction but not the next query.
