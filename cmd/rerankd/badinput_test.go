@@ -233,6 +233,15 @@ func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
 		{name: "serve: store locked", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", locked}, code: 1, want: []string{"memory store", "locked by another process"}},
 		{name: "serve: store under a file", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", h.notDir}, code: 1, want: []string{"memory store", "not a directory"}},
 		{name: "serve: store symlink loop", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", h.loop}, code: 1, want: []string{"memory store"}},
+		{name: "serve: store of another scheme", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", "mysql://u:pw1234@h/db"}, code: 2, want: []string{`--store has the scheme "mysql"`, "postgres://"}},
+		{name: "serve: store postgres with one slash", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", "postgresql:/u@h/db"}, code: 2, want: []string{`without "//"`}},
+		{name: "serve: store with a leading space", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", " postgres://u@h/db"}, code: 2, want: []string{"white space"}},
+		{name: "store check: store host:port", args: []string{"store", "check", "--store", "localhost:5432/db"}, code: 2, want: []string{`--store has the scheme "localhost"`}},
+		{name: "store copy: to none", args: []string{"store", "copy", "--from", h.garbage, "--to", "none"}, code: 2, want: []string{"--to none names no store"}},
+		{name: "store copy: onto itself", args: []string{"store", "copy", "--from", h.garbage, "--to", filepath.Dir(h.garbage) + "/./garbage.bin"}, code: 2, want: []string{"the same store file"}},
+		{name: "store copy: from a JSON file", args: []string{"store", "copy", "--from", h.truncJSON, "--to", filepath.Join(tmp, "copy.db")}, code: 1, want: []string{"holds text, not a memory store"}},
+		{name: "store copy: to pg://", args: []string{"store", "copy", "--from", h.garbage, "--to", "pg://u:pw1234@h/db"}, code: 2, want: []string{`--to has the scheme "pg"`}},
+		{name: "store salvage: out is a URL", args: []string{"store", "salvage", "--store", h.garbage, "--out", "postgres://u@h/db"}, code: 2, want: []string{"--out: salvage reads a damaged bbolt file"}},
 		{name: "serve: negative vector dim", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", filepath.Join(tmp, "s.db"), "--vector-dim", "-1"}, code: 2, want: []string{"--vector-dim"}},
 		{name: "serve: key scopes missing", args: srv("--key-scopes", filepath.Join(tmp, "nope.json")), code: 2, want: []string{"--key-scopes", "no such file"}},
 		{name: "serve: key scopes directory", args: srv("--key-scopes", h.dir), code: 2, want: []string{"--key-scopes"}},
@@ -363,6 +372,9 @@ func TestBadInputCLI(t *testing.T) {
 			}
 			if c.code != 0 && len(c.args) > 0 && c.args[0] != "help" && !strings.Contains(errs, "rerankd") {
 				t.Errorf("stderr %q does not say which program failed", errs)
+			}
+			if strings.Contains(errs, "pw1234") {
+				t.Errorf("stderr shows the password of the store URL: %q", errs)
 			}
 			if strings.Contains(errs, "another rerankd may hold it") {
 				t.Errorf("stderr blames a lock that is not there: %q", errs)

@@ -113,6 +113,10 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 	if m.store == "none" || m.store == "" {
 		return nil, func() {}, nil
 	}
+	loc, err := parseStoreLocation("--store", m.store)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", errUsage, err)
+	}
 	if m.vectorDim < 0 {
 		return nil, nil, fmt.Errorf("%w: --vector-dim %d must be >= 0", errUsage, m.vectorDim)
 	}
@@ -130,7 +134,7 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 	cfg.BM25.Analyzer = an
 	cfg.Dim = m.vectorDim
 	cfg.Logger = log
-	if isStoreURL(m.store) {
+	if loc.kind == storePostgres {
 		// A shared store keeps the snapshots itself; "none" still means none.
 		cfg.SharedSnapshots = m.snapshotDir != "none"
 	} else {
@@ -158,7 +162,7 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 		return nil, nil, fmt.Errorf("%w: --tombstone-retention %v must be >= 0", errUsage, m.tombstones)
 	}
 	cfg.TombstoneRetention = m.tombstones
-	st, where, err := openStore(m.store, m.vectorDim, log)
+	st, where, err := openStore("--store", m.store, m.vectorDim, log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -37,16 +37,16 @@ func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	type report struct {
-		Store    string              `json:"store"`
-		Check    *store.CheckStats   `json:"check,omitempty"`
-		Salvage  *store.SalvageStats `json:"salvage,omitempty"`
-		Problems []string            `json:"problems"`
+		Store    string       `json:"store"`
+		Check    *checkJSON   `json:"check,omitempty"`
+		Salvage  *salvageJSON `json:"salvage,omitempty"`
+		Problems []string     `json:"problems"`
 	}
 	rep := report{Store: *path, Problems: []string{}}
 	collect := func(p store.Problem) { rep.Problems = append(rep.Problems, p.String()) }
 	switch sub {
 	case "check":
-		s, name, err := openStoreReadOnly(*path)
+		s, name, err := openStoreReadOnly("--store", *path)
 		if err != nil {
 			return err
 		}
@@ -62,13 +62,20 @@ func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		rep.Check = &st
+		c := checkView(st)
+		rep.Check = &c
 	case "salvage":
 		if *out == "" {
 			return fmt.Errorf("%w: --out is required", errUsage)
 		}
-		if isStoreURL(*path) || isStoreURL(*out) {
-			return fmt.Errorf("%w: salvage reads a damaged bbolt file; a PostgreSQL database is repaired with PostgreSQL's own tools (then `rerankd store check`)", errUsage)
+		for _, f := range []struct{ flag, v string }{{"--store", *path}, {"--out", *out}} {
+			loc, err := parseStoreLocation(f.flag, f.v)
+			if err != nil {
+				return fmt.Errorf("%w: %w", errUsage, err)
+			}
+			if loc.kind != storeFile {
+				return fmt.Errorf("%w: %s: salvage reads a damaged bbolt file into a new one; a PostgreSQL database is repaired with PostgreSQL's own tools (then `rerankd store check`)", errUsage, f.flag)
+			}
 		}
 		var bar *progress.Bar
 		st, err := store.SalvageProgress(*path, *out, collect, func(done, total int64) {
@@ -83,7 +90,8 @@ func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		rep.Salvage = &st
+		v := salvageView(st)
+		rep.Salvage = &v
 	}
 	if *asJSON {
 		if err := json.NewEncoder(stdout).Encode(rep); err != nil {

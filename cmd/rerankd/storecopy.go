@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"os/signal"
+	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/retrieval/store"
@@ -14,18 +20,20 @@ import (
 
 // copyReport is what `store copy` did, and what the target's check found.
 type copyReport struct {
-	From, To   string
-	Namespaces int
+	From       string `json:"from"`
+	To         string `json:"to"`
+	Namespaces int    `json:"namespaces"`
 	// Copied counts memories written to the target; Same those already
 	// there with the same text, fields and vector (a resumed copy skips
 	// them).
-	Copied, Same int
+	Copied int `json:"copied"`
+	Same   int `json:"same"`
 	// Extra counts memories of the target that the source lacks (left
 	// alone: a copy never deletes).
-	Extra int
-	Check store.CheckStats
+	Extra int       `json:"extra"`
+	Check checkJSON `json:"check"`
 	// Problems lists what the target's check found.
-	Problems []string
+	Problems []string `json:"problems"`
 }
 
 // runStoreCopy implements `rerankd store copy --from A --to B`: every
@@ -51,12 +59,28 @@ func runStoreCopy(args []string, stdout, stderr io.Writer) error {
 	case *batch < 1 || *batch > store.MaxPage:
 		return fmt.Errorf("%w: --batch %d must be in 1..%d", errUsage, *batch, store.MaxPage)
 	}
-	src, srcName, err := openStoreReadOnly(*from)
+	// Both values are read before either store is opened: a usage error
+	// must not wait on a database or a file lock.
+	fromLoc, err := parseStoreLocation("--from", *from)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	toLoc, err := parseStoreLocation("--to", *to)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	switch {
+	case fromLoc.kind == storeNone || toLoc.kind == storeNone:
+		return fmt.Errorf("%w: --from none or --to none names no store; %s", errUsage, storeForms)
+	case fromLoc.kind == storeFile && toLoc.kind == storeFile && sameFile(*from, *to):
+		return fmt.Errorf("%w: --from and --to are the same store file", errUsage)
+	}
+	src, srcName, err := openStoreReadOnly("--from", *from)
 	if err != nil {
 		return fmt.Errorf("--from: %w", err)
 	}
 	defer func() { _ = src.Close() }()
-	dst, dstName, err := openStore(*to, 0, nil)
+	dst, dstName, err := openStore("--to", *to, 0, nil)
 	if err != nil {
 		return fmt.Errorf("--to: %w", err)
 	}
@@ -81,16 +105,22 @@ func runStoreCopy(args []string, stdout, stderr io.Writer) error {
 		total += int64(n)
 	}
 	rep.Namespaces = len(names)
+	// An interrupt stops between pages, so every page written is whole
+	// and the line that says how to finish is printed (the default
+	// handler would exit 130 with none).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	bar := progress.New(stderr, total, "store copy", progress.Items)
 	for _, ns := range names {
-		if err := copyNamespace(src, dst, ns, *batch, &rep, bar); err != nil {
-			return fmt.Errorf("store copy: namespace %q: %w (run the same command again to resume)", ns, err)
+		if err := copyNamespace(ctx, src, dst, ns, *batch, &rep, bar); err != nil {
+			return copyFailed(ns, err, &rep)
 		}
 	}
 	bar.Finish()
 
 	// Verify: the target's own check, and every namespace's count.
-	rep.Check, err = dst.CheckProgress(func(p store.Problem) { rep.Problems = append(rep.Problems, p.String()) }, nil)
+	check, err := dst.CheckProgress(func(p store.Problem) { rep.Problems = append(rep.Problems, p.String()) }, nil)
+	rep.Check = checkView(check)
 	if err != nil {
 		return fmt.Errorf("--to %s: check: %w", dstName, err)
 	}
@@ -123,9 +153,12 @@ func runStoreCopy(args []string, stdout, stderr io.Writer) error {
 
 // copyNamespace copies ns page by page, writing only the records the
 // target lacks or holds differently.
-func copyNamespace(src, dst store.Backend, ns string, batch int, rep *copyReport, bar *progress.Bar) error {
+func copyNamespace(ctx context.Context, src, dst store.Backend, ns string, batch int, rep *copyReport, bar *progress.Bar) error {
 	after := ""
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		recs, next, err := src.Page(ns, after, batch, true)
 		if err != nil {
 			return fmt.Errorf("reading the source: %w", err)
@@ -168,4 +201,27 @@ func sameRecord(a, b store.Record) bool {
 	return ma.ID == mb.ID && ma.Namespace == mb.Namespace && ma.Text == mb.Text &&
 		ma.Time.Equal(mb.Time) && ma.Source == mb.Source && maps.Equal(ma.Metadata, mb.Metadata) &&
 		ma.SchemaVersion == mb.SchemaVersion && slices.Equal(a.Vector, b.Vector)
+}
+
+// sameFile reports whether two paths name one file: the same path once
+// cleaned, or (both existing) the same inode, so that a copy onto its own
+// source is refused instead of failing on the lock it holds itself.
+func sameFile(a, b string) bool {
+	if absA, err := filepath.Abs(a); err == nil {
+		if absB, err := filepath.Abs(b); err == nil && absA == absB {
+			return true
+		}
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// copyFailed says how far a copy got and that running it again resumes it
+// (records already in the target unchanged are skipped).
+func copyFailed(ns string, err error, rep *copyReport) error {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("store copy: interrupted in namespace %q after %d memories written (%d already there); the target holds whole pages only: run the same command again to resume", ns, rep.Copied, rep.Same)
+	}
+	return fmt.Errorf("store copy: namespace %q: %w (run the same command again to resume)", ns, err)
 }

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/internal/pgtest"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
@@ -143,6 +147,70 @@ func TestStoreCopy(t *testing.T) {
 		code, out, errs := runCLI(t, tc.args...)
 		if code == 0 || !strings.Contains(errs, tc.want) || strings.Contains(out+errs, ":pw@") {
 			t.Errorf("%v: exit %d, stderr %q; want an error naming %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+// TestStoreCopyInterrupted: a copy stopped between pages names how far it
+// got and how to finish; running it again completes the target.
+func TestStoreCopyInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src.db"), filepath.Join(dir, "dst.db")
+	bs, err := store.Open(src, store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillStore(t, bs, 40)
+	_ = bs.Close()
+	from, err := store.Open(src, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := store.Open(dst, store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var rep copyReport
+	err = copyNamespace(ctx, from, to, "alpha", 10, &rep, progress.New(io.Discard, 40, "", progress.Items))
+	msg := copyFailed("alpha", err, &rep).Error()
+	if !errors.Is(err, context.Canceled) || !strings.Contains(msg, "interrupted") || !strings.Contains(msg, "run the same command again to resume") {
+		t.Fatalf("interrupted copy: %v -> %q", err, msg)
+	}
+	_, _ = from.Close(), to.Close()
+	if rep := copyCLI(t, src, dst); rep.Copied != 120 || len(rep.Problems) != 0 {
+		t.Fatalf("resumed copy: %+v", rep)
+	}
+}
+
+// TestStoreJSONNames: the --json reports use snake_case names, as the
+// HTTP API does, not Go field names.
+func TestStoreJSONNames(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.db")
+	bs, err := store.Open(src, store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillStore(t, bs, 3)
+	_ = bs.Close()
+	_, out, _ := runCLI(t, "store", "copy", "--from", src, "--to", filepath.Join(dir, "dst.db"), "--json")
+	_, checkOut, _ := runCLI(t, "store", "check", "--store", src, "--json")
+	for _, c := range []struct {
+		out  string
+		keys []string
+	}{
+		{out, []string{`"from":`, `"to":`, `"namespaces":`, `"copied":`, `"same":`, `"extra":`, `"check":{"namespaces":`, `"memories":`, `"vectors":`, `"problems":`}},
+		{checkOut, []string{`"store":`, `"check":{"namespaces":3,"memories":9,"vectors":6,"problems":0}`}},
+	} {
+		for _, k := range c.keys {
+			if !strings.Contains(c.out, k) {
+				t.Errorf("%s lacks %s", c.out, k)
+			}
+		}
+		if strings.ContainsAny(strings.SplitN(c.out, ":", 2)[0], "ABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+			t.Errorf("a Go field name in %s", c.out)
 		}
 	}
 }

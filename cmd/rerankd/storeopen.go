@@ -14,23 +14,25 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store/pgstore"
 )
 
-// isStoreURL reports whether --store names a PostgreSQL database rather
-// than a bbolt file.
-func isStoreURL(s string) bool {
-	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
-}
-
-// openStore opens the memory store --store names and returns it with how
-// to name it in logs (a URL without its password). A PostgreSQL store
-// that cannot be reached yet is not an error: it connects on first use,
-// and /ready says why it is not ready until then.
-func openStore(where string, dim int, log *slog.Logger) (store.Backend, string, error) {
-	if isStoreURL(where) {
+// openStore opens the memory store that flag (--store, --to) names and
+// returns it with how to name it in logs (a URL without its password). A
+// PostgreSQL store that cannot be reached yet is not an error: it connects
+// on first use, and /ready says why it is not ready until then. "none" is
+// refused: the callers that accept it handle it before opening.
+func openStore(flag, where string, dim int, log *slog.Logger) (store.Backend, string, error) {
+	loc, err := parseStoreLocation(flag, where)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", errUsage, err)
+	}
+	switch loc.kind {
+	case storeNone:
+		return nil, "", fmt.Errorf("%w: %s none names no store here; %s", errUsage, flag, storeForms)
+	case storePostgres:
 		opts := pgstore.DefaultOptions()
 		opts.Dimension, opts.Logger = dim, log
-		st, err := pgstore.Open(where, opts)
+		st, err := pgstore.Open(loc.conn, opts)
 		if err != nil {
-			return nil, "", fmt.Errorf("%w: --store: %w", errUsage, err)
+			return nil, "", fmt.Errorf("%w: %s: %w", errUsage, flag, err)
 		}
 		return st, st.Redacted(), nil
 	}
@@ -41,9 +43,17 @@ func openStore(where string, dim int, log *slog.Logger) (store.Backend, string, 
 	if err != nil {
 		// The store's error says why (locked by another process, damaged,
 		// not a file); only the way out is added here.
-		return nil, "", fmt.Errorf("memory store: %w (use --store to pick another file, or --store none)", err)
+		return nil, "", fmt.Errorf("memory store: %w (use %s to pick another file%s)", err, flag, noneHint(flag))
 	}
 	return st, where, nil
+}
+
+// noneHint offers "none" where the flag takes it.
+func noneHint(flag string) string {
+	if flag == "--store" {
+		return ", or --store none"
+	}
+	return ""
 }
 
 // byteUnits are the suffixes parseBytes accepts, longest first.
@@ -83,15 +93,19 @@ func parseBytes(s string) (int64, error) {
 // openStoreReadOnly opens a store to read it (check, the source of a
 // copy): a bbolt file with a shared lock, or a PostgreSQL database, which
 // must be reachable now.
-func openStoreReadOnly(where string) (store.Backend, string, error) {
-	if !isStoreURL(where) {
+func openStoreReadOnly(flag, where string) (store.Backend, string, error) {
+	loc, err := parseStoreLocation(flag, where)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if loc.kind == storeFile {
 		st, err := store.Open(where, store.Options{ReadOnly: true})
 		if err != nil {
 			return nil, "", err
 		}
 		return st, where, nil
 	}
-	st, name, err := openStore(where, 0, nil)
+	st, name, err := openStore(flag, where, 0, nil)
 	if err != nil {
 		return nil, "", err
 	}

@@ -42,6 +42,9 @@ func Open(path string, opts Options) (s *Store, err error) {
 	if fi, serr := os.Stat(path); serr == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
 		return nil, fmt.Errorf("store: open %s: %w: the file is empty (truncated?); if it is a new store that never finished creating, delete it", path, ErrCorrupt)
 	}
+	if err := notAStore(path); err != nil {
+		return nil, err
+	}
 	// bbolt panics on some damaged files (a freelist page overwritten), and
 	// reading an mmap'd page past the end of a truncated file faults; both
 	// are bad input, not programming errors, so they become errors.
