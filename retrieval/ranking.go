@@ -112,7 +112,7 @@ func RankingByName(name string) (Ranking, error) {
 	case RankingBM25:
 		return PlainBM25(), nil
 	}
-	return Ranking{}, fmt.Errorf("ranking %q: want %q or %q", name, RankingDefault, RankingBM25)
+	return Ranking{}, fmt.Errorf("name %q: want %q or %q", name, RankingDefault, RankingBM25)
 }
 
 // Validate reports every invalid field at once.

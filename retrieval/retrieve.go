@@ -242,7 +242,7 @@ func (e *Engine) checkQuery(q Query) error {
 	}
 	if q.Fusion != nil {
 		if err := q.Fusion.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalid, err)
+			return fmt.Errorf("%w: fusion: %w", ErrInvalid, err)
 		}
 	}
 	if q.Vector != nil {

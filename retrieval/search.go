@@ -168,7 +168,7 @@ func (r SearchRequest) validate() error {
 	}
 	if r.Recency != nil {
 		if err := r.Recency.Validate(); err != nil {
-			probs = append(probs, err)
+			probs = append(probs, fmt.Errorf("recency: %w", err))
 		}
 		if r.Now.IsZero() {
 			probs = append(probs, fmt.Errorf("recency needs a reference time (now)"))
@@ -176,7 +176,7 @@ func (r SearchRequest) validate() error {
 	}
 	if r.MMR != nil {
 		if err := r.MMR.Validate(); err != nil {
-			probs = append(probs, err)
+			probs = append(probs, fmt.Errorf("mmr: %w", err))
 		}
 	}
 	if len(probs) > 0 {

@@ -105,7 +105,7 @@ func addErr(err error) error {
 	switch {
 	case errors.Is(err, store.ErrInvalid):
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
-	case errors.Is(err, store.ErrUnavailable):
+	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrIncompatible):
 		return fmt.Errorf("retrieval: add: %w: %w", ErrUnavailable, err)
 	}
 	return fmt.Errorf("retrieval: add: %w: %w", ErrStorage, err)
@@ -324,7 +324,10 @@ func mapStoreErr(err error) error {
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	case errors.Is(err, store.ErrInvalid):
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
-	case errors.Is(err, store.ErrUnavailable):
+	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrIncompatible):
+		// A database this build cannot use (a newer schema, a schema
+		// conflict) is not a failed operation: nothing is wrong with the
+		// request, and the store serves again once the operator acts.
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return fmt.Errorf("%w: %w", ErrStorage, err)

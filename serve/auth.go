@@ -52,8 +52,10 @@ func (k *keyring) middleware(c *fiber.Ctx) error {
 	if !k.enabled() {
 		return c.Next()
 	}
-	h := c.Get(fiber.HeaderAuthorization)
-	key, found := strings.CutPrefix(h, "Bearer ")
+	// The scheme is case-insensitive (RFC 9110 section 11.1): "bearer KEY"
+	// is the same credential.
+	scheme, key, found := strings.Cut(strings.TrimSpace(c.Get(fiber.HeaderAuthorization)), " ")
+	found = found && strings.EqualFold(scheme, "Bearer")
 	sc, ok := k.lookup(strings.TrimSpace(key))
 	if !found || !ok {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="rerankd"`)

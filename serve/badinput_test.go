@@ -118,12 +118,12 @@ func rerankCatalogue() []badCase {
 		{name: "json with charset (accepted)", method: http.MethodPost, ctype: "application/json; charset=utf-8", body: okRerank, code: 200},
 		{name: "+json suffix (accepted)", method: http.MethodPost, ctype: "application/vnd.api+json", body: okRerank, code: 200},
 		{name: "no content type (read as JSON)", method: http.MethodPost, body: okRerank, code: 200},
-		{name: "GET (no such route)", method: http.MethodGet, code: 404, kind: KindNotFound},
-		{name: "PUT", method: http.MethodPut, ctype: j, body: okRerank, code: 404, kind: KindNotFound},
+		{name: "GET (POST only)", method: http.MethodGet, code: 405, kind: KindMethod},
+		{name: "PUT", method: http.MethodPut, ctype: j, body: okRerank, code: 405, kind: KindMethod},
 		{name: "lowercase post", method: "post", ctype: j, body: okRerank, code: 405, kind: KindMethod},
 		{name: "unknown method", method: "BREW", ctype: j, body: okRerank, code: 405, kind: KindMethod},
-		{name: "OPTIONS (no CORS)", method: http.MethodOptions, code: 404, kind: KindNotFound},
-		{name: "HEAD (no body)", method: http.MethodHead, code: 404},
+		{name: "OPTIONS (no CORS)", method: http.MethodOptions, code: 405, kind: KindMethod},
+		{name: "HEAD (POST only, no body)", method: http.MethodHead, code: 405},
 		{name: "oversized header", method: http.MethodPost, ctype: j, body: okRerank, hdr: []string{"X-Big", strings.Repeat("h", 20<<10)}, code: 431, kind: KindTooLarge},
 		{name: "many headers", method: http.MethodPost, ctype: j, body: okRerank, hdr: manyHeaders(2000), code: 431, kind: KindTooLarge},
 	}
@@ -144,9 +144,9 @@ func getCatalogue(path string) []badCase {
 		{name: "query string junk (ignored)", method: http.MethodGet, path: path + "?x=%ZZ&&=&y=%00%FF", code: 200},
 		{name: "body on GET (ignored)", method: http.MethodGet, ctype: "application/json", body: `{"x":`, code: 200},
 		{name: "HEAD (no body)", method: http.MethodHead, code: 200},
-		{name: "POST", method: http.MethodPost, ctype: "application/json", body: `{}`, code: 404, kind: KindNotFound},
-		{name: "DELETE", method: http.MethodDelete, code: 404, kind: KindNotFound},
-		{name: "OPTIONS", method: http.MethodOptions, code: 404, kind: KindNotFound},
+		{name: "POST", method: http.MethodPost, ctype: "application/json", body: `{}`, code: 405, kind: KindMethod},
+		{name: "DELETE", method: http.MethodDelete, code: 405, kind: KindMethod},
+		{name: "OPTIONS", method: http.MethodOptions, code: 405, kind: KindMethod},
 		{name: "lowercase get", method: "get", code: 405, kind: KindMethod},
 		{name: "unknown method", method: "PROPFIND", code: 405, kind: KindMethod},
 		{name: "oversized header", method: http.MethodGet, hdr: []string{"Cookie", strings.Repeat("c", 20<<10)}, code: 431, kind: KindTooLarge},
@@ -243,7 +243,10 @@ func memoryCatalogue() []badCase {
 		s("NUL in query", `{"namespace":"alice","query":"paris\u0000"}`, 200, ""),
 		s("unknown namespace (empty result)", `{"namespace":"nobody","query":"paris"}`, 200, ""),
 
-		// Path parameters are used as sent, never percent-decoded.
+		// Path segments are percent-decoded once, after routing, then
+		// validated: an encoded separator stays inside its segment.
+		g("get: encoded letters (decoded)", "GET", "/v1/memories/%61lice/m%31", 200, ""),
+		g("list: encoded colon (decoded, unknown namespace)", "GET", "/v1/memories/alice%3Awork", 200, ""),
 		g("list: namespace ..", "GET", "/v1/memories/..", 422, KindValidation),
 		g("list: namespace %2E%2E", "GET", "/v1/memories/%2E%2E", 422, KindValidation),
 		g("list: namespace with space", "GET", "/v1/memories/a%20b", 422, KindValidation),
@@ -271,13 +274,14 @@ func memoryCatalogue() []badCase {
 		g("delete: id traversal", "DELETE", "/v1/memories/alice/..%2Fm1", 422, KindValidation),
 		g("delete: namespace separator", "DELETE", "/v1/memories/a%5Cb/m1", 422, KindValidation),
 		g("delete: unknown id", "DELETE", "/v1/memories/alice/nope", 404, KindNotFound),
-		g("delete: whole namespace (no route)", "DELETE", "/v1/memories/alice", 404, KindNotFound),
-		g("PUT memory (no route)", "PUT", "/v1/memories/alice/m1", 404, KindNotFound),
-		g("PATCH memory (no route)", "PATCH", "/v1/memories/alice/m1", 404, KindNotFound),
+		g("delete: whole namespace (GET only)", "DELETE", "/v1/memories/alice", 405, KindMethod),
+		g("PUT memory (GET and DELETE only)", "PUT", "/v1/memories/alice/m1", 405, KindMethod),
+		g("PATCH memory (GET and DELETE only)", "PATCH", "/v1/memories/alice/m1", 405, KindMethod),
 		g("lowercase delete", "delete", "/v1/memories/alice/m1", 405, KindMethod),
-		g("OPTIONS memories", "OPTIONS", "/v1/memories", 404, KindNotFound),
+		g("OPTIONS memories (POST only)", "OPTIONS", "/v1/memories", 405, KindMethod),
 		g("HEAD memory", "HEAD", "/v1/memories/alice/m1", 200, ""),
-		g("GET search", "GET", "/v1/search", 404, KindNotFound),
+		g("GET search (POST only)", "GET", "/v1/search", 405, KindMethod),
+		g("no such route", "GET", "/v1/nothing", 404, KindNotFound),
 	}
 }
 
@@ -389,6 +393,13 @@ func checkBad(t *testing.T, c badCase, r response) {
 	if err := dec.Decode(&e); err != nil || e.Error == "" || e.Message != e.Error {
 		t.Errorf("body %s: not the JSON error shape, message equal to error (%v)", short, err)
 	}
+	// A method the server knows, on a route that lacks it, names the
+	// route's methods; an unknown method has no route to ask.
+	known := map[string]bool{http.MethodGet: true, http.MethodPost: true, http.MethodPut: true, http.MethodPatch: true,
+		http.MethodDelete: true, http.MethodOptions: true}
+	if c.kind == KindMethod && known[c.method] && r.header.Get("Allow") == "" {
+		t.Errorf("405 without Allow")
+	}
 	if e.ErrorType != string(c.kind) {
 		t.Errorf("error_type %q (%s), want %q", e.ErrorType, e.Error, c.kind)
 	}
@@ -492,6 +503,7 @@ func TestBadInputRaw(t *testing.T) {
 		{name: "Content-Length negative", req: []byte("POST /rerank HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: -5\r\n\r\n{}"), code: 400, kind: KindInvalid},
 		{name: "garbage request line", req: []byte("\x00\x01\x02 garbage\r\n\r\n"), code: 405, kind: KindMethod},
 		{name: "no HTTP version (read as HTTP/1.0)", req: []byte("GET /health\r\n\r\n"), code: 200},
+		{name: "malformed percent-encoding in a path segment", req: []byte("GET /v1/memories/alice/m%ZZ HTTP/1.1\r\nHost: x\r\n\r\n"), code: 422, kind: KindValidation},
 		{name: "NUL in path", req: []byte("GET /v1/memories/alice/m\x001 HTTP/1.1\r\nHost: x\r\n\r\n"), code: 404, kind: KindNotFound},
 		{name: "invalid UTF-8 in path", req: []byte("GET /v1/memories/\xff\xfe/m1 HTTP/1.1\r\nHost: x\r\n\r\n"), code: 422, kind: KindValidation},
 		{name: "header without colon", req: []byte("GET /health HTTP/1.1\r\nHost: x\r\nbroken header\r\n\r\n"), code: 408, kind: KindTimeout, cut: true},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -109,15 +110,36 @@ func (s *Server) handleAddMemories(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(resp)
 }
 
+// pathParams returns the named path segments, each percent-decoded once
+// (what encodeURIComponent and every HTTP client send for "alice:work").
+// Decoding happens after routing, so an encoded "/" cannot change the
+// route: it decodes into the segment, where validation refuses it.
+func pathParams(c *fiber.Ctx, names ...string) ([]string, error) {
+	out := make([]string, len(names))
+	for i, n := range names {
+		raw := c.Params(n)
+		v, err := url.PathUnescape(raw)
+		if err != nil {
+			return nil, newError(KindValidation, "%s in the path: malformed percent-encoding", n)
+		}
+		out[i] = strings.Clone(v)
+	}
+	return out, nil
+}
+
 func (s *Server) handleGetMemory(c *fiber.Ctx) error {
 	e, err := s.memory()
 	if err != nil {
 		return err
 	}
-	if err := allow(c, c.Params("ns")); err != nil {
+	p, err := pathParams(c, "ns", "id")
+	if err != nil {
 		return err
 	}
-	rec, err := e.Get(c.Params("ns"), c.Params("id"))
+	if err := allow(c, p[0]); err != nil {
+		return err
+	}
+	rec, err := e.Get(p[0], p[1])
 	if err != nil {
 		return err
 	}
@@ -129,10 +151,14 @@ func (s *Server) handleDeleteMemory(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := allow(c, c.Params("ns")); err != nil {
+	p, err := pathParams(c, "ns", "id")
+	if err != nil {
 		return err
 	}
-	if err := e.Delete(c.Params("ns"), c.Params("id")); err != nil {
+	if err := allow(c, p[0]); err != nil {
+		return err
+	}
+	if err := e.Delete(p[0], p[1]); err != nil {
 		return err
 	}
 	return c.JSON(api.DeleteResponse{Deleted: true})
@@ -143,7 +169,12 @@ func (s *Server) handleListMemories(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := allow(c, c.Params("ns")); err != nil {
+	p, err := pathParams(c, "ns")
+	if err != nil {
+		return err
+	}
+	ns := p[0]
+	if err := allow(c, ns); err != nil {
 		return err
 	}
 	limit := defaultListLimit
@@ -160,7 +191,7 @@ func (s *Server) handleListMemories(c *fiber.Ctx) error {
 			return newError(KindValidation, "after: %v", err)
 		}
 	}
-	recs, next, err := e.List(c.Params("ns"), after, limit)
+	recs, next, err := e.List(ns, after, limit)
 	if err != nil {
 		return err
 	}
@@ -270,8 +301,8 @@ func (s *Server) searchRequest(r *api.SearchRequest, now time.Time) (retrieval.S
 		setF(&fc.VectorWeight, f.VectorWeight)
 		setF(&fc.BM25Weight, f.BM25Weight)
 		setF(&fc.RRFK, f.RRFK)
-		if err := fc.Validate(); err != nil {
-			bad("fusion: %v", err)
+		for _, msg := range fieldErrors("fusion", fc.Validate()) {
+			bad("%s", msg)
 		}
 		out.Fusion = &fc
 	}
@@ -285,8 +316,8 @@ func (s *Server) searchRequest(r *api.SearchRequest, now time.Time) (retrieval.S
 			}
 			rc.HalfLife = d
 		}
-		if err := rc.Validate(); err != nil {
-			bad("recency: %v", err)
+		for _, msg := range fieldErrors("recency", rc.Validate()) {
+			bad("%s", msg)
 		}
 		out.Recency, out.Now = &rc, now
 		if p.Now != nil {
@@ -299,15 +330,15 @@ func (s *Server) searchRequest(r *api.SearchRequest, now time.Time) (retrieval.S
 		if p.Window != nil {
 			mc.Window = *p.Window
 		}
-		if err := mc.Validate(); err != nil {
-			bad("mmr: %v", err)
+		for _, msg := range fieldErrors("mmr", mc.Validate()) {
+			bad("%s", msg)
 		}
 		out.MMR = &mc
 	}
 	if p := r.Ranking; p != nil {
 		rk, err := rankingOf(p)
-		if err != nil {
-			bad("ranking: %v", err)
+		for _, msg := range fieldErrors("ranking", err) {
+			bad("%s", msg)
 		}
 		out.Ranking = &rk
 	}
@@ -365,6 +396,23 @@ func setF(dst *float64, p *float64) {
 	if p != nil {
 		*dst = *p
 	}
+}
+
+// fieldErrors names each of the problems in err (one, or several joined)
+// by its place in the request: "recency.half_life 0s: want ...".
+func fieldErrors(parent string, err error) []string {
+	if err == nil {
+		return nil
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	out := make([]string, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, parent+"."+e.Error())
+	}
+	return out
 }
 
 // classifyRetrieval maps the retrieval package's errors to kinds.

@@ -152,7 +152,13 @@ func TestErrors(t *testing.T) {
 	checkError(t, do(t, http.MethodGet, base+"/nope", "", ""), 404, KindNotFound)
 	checkError(t, do(t, "post", url, "application/json", body3), 405, KindMethod)
 	checkError(t, do(t, "BREW", url, "application/json", body3), 405, KindMethod)
-	checkError(t, do(t, http.MethodGet, url, "", ""), 404, KindNotFound)
+	// A method the route lacks is a 405 naming the ones it has (it was a
+	// 404 "no route", which told a client the path was wrong).
+	r := do(t, http.MethodGet, url, "", "")
+	checkError(t, r, 405, KindMethod)
+	if got := r.header.Get("Allow"); got != "POST" {
+		t.Errorf("Allow %q, want POST", got)
+	}
 	// The server is still up and answers correctly afterwards.
 	if r := postJSON(t, url, body3); r.code != 200 {
 		t.Fatalf("after errors: %d %s", r.code, r.body)
@@ -213,6 +219,11 @@ func TestAPIKeys(t *testing.T) {
 		{"prefix of a key", "/rerank", "Bearer first-secret", 401},
 		{"first key", "/rerank", "Bearer first-secret-key", 200},
 		{"second key", "/rerank", "Bearer second-secret-key", 200},
+		{"scheme in lower case", "/rerank", "bearer first-secret-key", 200},
+		{"scheme in upper case", "/rerank", "BEARER first-secret-key", 200},
+		{"key without a scheme", "/rerank", "first-secret-key", 401},
+		{"scheme without a key", "/rerank", "Bearer", 401},
+		{"Bearer as part of another scheme", "/rerank", "Bearerx first-secret-key", 401},
 		{"info needs a key", "/info", "", 401},
 		{"metrics needs a key", "/metrics", "", 401},
 		{"health is open", "/health", "", 200},

@@ -85,7 +85,9 @@ func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*S
 	s.app.Get("/info", s.handleInfo)
 	s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
 	s.app.Get("/openapi.json", s.handleOpenAPI)
-	s.app.Use(func(c *fiber.Ctx) error { return newError(KindNotFound, "no route %s %s", c.Method(), c.Path()) })
+	// No catch-all handler: fiber's own "no route" error tells a path no
+	// route has (404) from a method the path's routes lack (405, with
+	// Allow listing theirs), and errorHandler words both.
 	s.app.Server().Handler = methodGuard(s.app.Server().Handler)
 	return s, nil
 }
@@ -119,7 +121,7 @@ func (s *Server) observe(c *fiber.Ctx) error {
 		}
 	}
 	route := c.Route().Path
-	if c.Response().StatusCode() == fiber.StatusNotFound {
+	if sc := c.Response().StatusCode(); sc == fiber.StatusNotFound || sc == fiber.StatusMethodNotAllowed {
 		route = "unmatched" // bounded label values
 	}
 	code := strconv.Itoa(c.Response().StatusCode())
@@ -133,9 +135,13 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	var fe *fiber.Error
 	var e *Error
 	switch {
+	case errors.As(err, &fe) && fe.Code == fiber.StatusNotFound:
+		e = newError(KindNotFound, "no route %s %s", c.Method(), c.Path())
+	case errors.As(err, &fe) && fe.Code == fiber.StatusMethodNotAllowed:
+		e = newError(KindMethod, "%s %s is not allowed; this route answers %s", c.Method(), c.Path(), c.GetRespHeader(fiber.HeaderAllow))
 	case errors.As(err, &fe):
 		k := map[int]Kind{fiber.StatusRequestEntityTooLarge: KindTooLarge, fiber.StatusNotFound: KindNotFound,
-			fiber.StatusMethodNotAllowed: KindNotFound, fiber.StatusBadRequest: KindInvalid,
+			fiber.StatusBadRequest:                  KindInvalid,
 			fiber.StatusRequestHeaderFieldsTooLarge: KindTooLarge, fiber.StatusRequestTimeout: KindTimeout}[fe.Code]
 		if k == "" {
 			k = KindInvalid

@@ -56,19 +56,19 @@ func validWeight(w float64) bool { return w >= 0 && !math.IsInf(w, 1) }
 func (c FusionConfig) Validate() error {
 	var errs []error
 	if c.Method != "" && c.Method != WeightedSum && c.Method != RRF {
-		errs = append(errs, fmt.Errorf("post: fusion method must be %q or %q, got %q", WeightedSum, RRF, c.Method))
+		errs = append(errs, fmt.Errorf("method %q: want %q or %q", c.Method, WeightedSum, RRF))
 	}
 	if !validWeight(c.VectorWeight) {
-		errs = append(errs, fmt.Errorf("post: VectorWeight must be finite and >= 0, got %v", c.VectorWeight))
+		errs = append(errs, fmt.Errorf("vector_weight %v: want a finite number >= 0", c.VectorWeight))
 	}
 	if !validWeight(c.BM25Weight) {
-		errs = append(errs, fmt.Errorf("post: BM25Weight must be finite and >= 0, got %v", c.BM25Weight))
+		errs = append(errs, fmt.Errorf("bm25_weight %v: want a finite number >= 0", c.BM25Weight))
 	}
 	if c.VectorWeight == 0 && c.BM25Weight == 0 {
-		errs = append(errs, errors.New("post: VectorWeight and BM25Weight must not both be 0"))
+		errs = append(errs, errors.New("vector_weight and bm25_weight must not both be 0"))
 	}
 	if !(c.RRFK > 0) || math.IsInf(c.RRFK, 1) {
-		errs = append(errs, fmt.Errorf("post: RRFK must be finite and > 0, got %v", c.RRFK))
+		errs = append(errs, fmt.Errorf("rrf_k %v: want a finite number > 0", c.RRFK))
 	}
 	return errors.Join(errs...)
 }

@@ -25,10 +25,10 @@ func DefaultMMRConfig() MMRConfig { return MMRConfig{Lambda: 0.7, Window: 20} }
 func (c MMRConfig) Validate() error {
 	var errs []error
 	if !(c.Lambda >= 0 && c.Lambda <= 1) {
-		errs = append(errs, fmt.Errorf("post: MMR Lambda must be in [0, 1], got %v", c.Lambda))
+		errs = append(errs, fmt.Errorf("lambda %v: want a number in [0, 1]", c.Lambda))
 	}
 	if c.Window <= 0 {
-		errs = append(errs, fmt.Errorf("post: MMR Window must be > 0, got %d", c.Window))
+		errs = append(errs, fmt.Errorf("window %d: want a whole number >= 1", c.Window))
 	}
 	return errors.Join(errs...)
 }

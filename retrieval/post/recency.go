@@ -26,10 +26,10 @@ func DefaultRecencyConfig() RecencyConfig {
 func (c RecencyConfig) Validate() error {
 	var errs []error
 	if !(c.Weight >= 0 && c.Weight <= 1) {
-		errs = append(errs, fmt.Errorf("post: recency Weight must be in [0, 1], got %v", c.Weight))
+		errs = append(errs, fmt.Errorf("weight %v: want a number in [0, 1]", c.Weight))
 	}
 	if c.HalfLife <= 0 {
-		errs = append(errs, fmt.Errorf("post: recency HalfLife must be > 0, got %v", c.HalfLife))
+		errs = append(errs, fmt.Errorf("half_life %v: want a duration > 0", c.HalfLife))
 	}
 	return errors.Join(errs...)
 }

@@ -24,6 +24,9 @@ type unavailableError struct {
 	addr   string // host:port of the server
 	reason string
 	cause  error
+	// refused: the server answered and refused (credentials, database,
+	// settings), as opposed to not answering: the operator must act.
+	refused bool
 }
 
 func (e *unavailableError) Error() string {
@@ -120,6 +123,25 @@ func (s *Store) mapErr(parent context.Context, err error) error {
 		return &unavailableError{addr: s.addr, reason: s.reason(err), cause: err}
 	}
 	return err
+}
+
+// unusable maps an error from connecting and migrating (probe). Every
+// such failure means the store cannot be used now, so besides the outages
+// mapErr knows, a server's refusal (a wrong password, a missing database,
+// a bad options= setting, a role without privileges) wraps
+// store.ErrUnavailable too: callers answer "retry later" and the operator
+// reads the reason in the log, rather than callers reading a storage
+// failure. A schema conflict (store.ErrIncompatible) keeps its own kind.
+func (s *Store) unusable(err error) error {
+	err = s.mapErr(context.Background(), err)
+	var pe *pgconn.PgError
+	switch {
+	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrIncompatible), errors.Is(err, store.ErrClosed):
+		return err
+	case errors.As(err, &pe):
+		return &unavailableError{addr: s.addr, reason: fmt.Sprintf("the server refuses: %s (SQLSTATE %s)", pe.Message, pe.Code), cause: err, refused: true}
+	}
+	return &unavailableError{addr: s.addr, reason: s.scrub(err.Error()), cause: err, refused: true}
 }
 
 // commitErr maps an error from COMMIT. A server's error reply means the

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/rerankd/rerankd/retrieval/store"
 )
@@ -91,6 +92,8 @@ func (s *Store) migrate(ctx context.Context) error {
 	version := 0
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
+	case isSchemaConflict(err):
+		return conflict("rerankd_meta", err)
 	case err != nil:
 		return fmt.Errorf("read schema version: %w", err)
 	default:
@@ -108,6 +111,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	for v := version; v < SchemaVersion; v++ {
 		for _, stmt := range migrations[v] {
 			if _, err := tx.Exec(ctx, stmt); err != nil {
+				if isSchemaConflict(err) {
+					return conflict(fmt.Sprintf("migration %d", v+1), err)
+				}
 				return fmt.Errorf("migration %d: %w", v+1, err)
 			}
 		}
@@ -121,4 +127,30 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	s.opts.Logger.Info("pgstore: schema migrated", "db", s.redacted, "from", version, "to", SchemaVersion)
 	return nil
+}
+
+// isSchemaConflict reports the errors of a database that holds tables of
+// rerankd's names that rerankd did not make (or that were altered): a
+// table already there (42P07), a column or index missing or of another
+// type (42703, 42704, 42804), a relation of that name that is a view or
+// other non-table (42809).
+func isSchemaConflict(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "42P07", "42703", "42704", "42804", "42809":
+		return true
+	}
+	return false
+}
+
+// conflict names a schema conflict: retrying cannot help, and the way out
+// is another database or schema.
+func conflict(where string, err error) error {
+	var pe *pgconn.PgError
+	errors.As(err, &pe)
+	return fmt.Errorf("%w: schema conflict at %s: %s (SQLSTATE %s): the database holds tables named like rerankd's that rerankd did not create or that were altered; use another database, or another schema through search_path",
+		store.ErrIncompatible, where, pe.Message, pe.Code)
 }

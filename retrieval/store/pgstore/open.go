@@ -103,7 +103,11 @@ func Open(url string, opts Options) (*Store, error) {
 			s.pool.Close()
 			return nil, err
 		}
-		opts.Logger.Warn("pgstore: database not reachable at open; calls fail until it is", "db", s.redacted, "err", err.Error())
+		what := "database not reachable at open; calls fail until it is"
+		if ue := (*unavailableError)(nil); errors.As(err, &ue) && ue.refused {
+			what = "the database refuses this store at open; calls fail until that is fixed"
+		}
+		opts.Logger.Warn("pgstore: "+what, "db", s.redacted, "err", err.Error())
 	}
 	return s, nil
 }
@@ -219,7 +223,7 @@ func (s *Store) ready(ctx context.Context) error {
 	}
 	err := s.probe(ctx)
 	if err != nil {
-		err = s.hide(fmt.Errorf("connect: %w", s.mapErr(context.Background(), err)))
+		err = s.hide(fmt.Errorf("connect: %w", s.unusable(err)))
 		if s.lastErr == nil || s.lastErr.Error() != err.Error() {
 			s.opts.Logger.Warn("pgstore: database unavailable", "db", s.redacted, "err", err.Error())
 		}
