@@ -237,6 +237,12 @@ type MemoryInfo struct {
 	// holds indexes of now, and their estimated size.
 	ResidentNamespaces int   `json:"resident_namespaces,omitempty"`
 	IndexBytes         int64 `json:"index_bytes,omitempty"`
+	// StoreError is why the shared store cannot be used now (a server
+	// that does not answer, a refused login, a missing database, a schema
+	// conflict); absent while it can. /ready gives probes only a generic
+	// reason: the database's address, user and messages are told here,
+	// behind the API keys.
+	StoreError string `json:"store_error,omitempty"`
 }
 
 // TemplateInfo is a reranker's prompt template as /info reports it: the

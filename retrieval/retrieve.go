@@ -184,6 +184,12 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 		level = LevelHybrid
 	}
 	if wantVec && level != LevelHybrid {
+		if ix.vec != nil && !sp.vecReady.Load() {
+			// Not the request's fault: the index is being built (at start
+			// without a snapshot, or a shared namespace's first use) and
+			// the same request succeeds shortly.
+			return Retrieved{}, fmt.Errorf("%w: %s mode: the vector index of %q is still building; retry shortly", ErrUnavailable, q.Mode, q.Namespace)
+		}
 		return Retrieved{}, fmt.Errorf("%w: %s mode: %s", ErrNoVectors, q.Mode, why)
 	}
 	var cands []post.Candidate

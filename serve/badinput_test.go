@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/internal/msgcheck"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval"
 )
@@ -399,6 +400,9 @@ func checkBad(t *testing.T, c badCase, r response) {
 		http.MethodDelete: true, http.MethodOptions: true}
 	if c.kind == KindMethod && known[c.method] && r.header.Get("Allow") == "" {
 		t.Errorf("405 without Allow")
+	}
+	for _, p := range msgcheck.Problems(e.Error) {
+		t.Errorf("message %q: %s", e.Error, p)
 	}
 	if e.ErrorType != string(c.kind) {
 		t.Errorf("error_type %q (%s), want %q", e.ErrorType, e.Error, c.kind)

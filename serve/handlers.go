@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"mime"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,7 +48,7 @@ func decodeJSON[T any](c *fiber.Ctx) (*T, error) {
 			if typeErr.Type != nil && typeErr.Type.String() == "time.Time" {
 				return nil, newError(KindValidation, "a time field is not an RFC 3339 time string: field %q got JSON %s", typeErr.Field, typeErr.Value)
 			}
-			return nil, newError(KindValidation, "field %q: got JSON %s, want %s", typeErr.Field, typeErr.Value, typeErr.Type)
+			return nil, newError(KindValidation, "field %q: got JSON %s, want %s", typeErr.Field, typeErr.Value, jsonKind(typeErr.Type))
 		}
 		return nil, newError(KindInvalid, "malformed JSON body: %v", err)
 	}
@@ -272,9 +273,39 @@ func (s *Server) handleReady(c *fiber.Ctx) error {
 		// memory API: the load balancer should send its traffic elsewhere.
 		ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 		defer cancel()
-		if err := s.mem.Ping(ctx); err != nil {
-			return &Error{Kind: KindNotReady, Msg: "not ready: " + trimPrefix(err), Err: err}
+		err := s.mem.Ping(ctx)
+		s.storeState.observe(s.log, err)
+		if err != nil {
+			// Probes are unauthenticated: the database's address, user and
+			// messages go to the log and to /info, not here.
+			return &Error{Kind: KindNotReady, Msg: "not ready: the shared memory store is unavailable (the cause is in the server log and in /info)", Err: err}
 		}
 	}
 	return c.JSON(fiber.Map{"status": "ready"})
+}
+
+// jsonKind names a Go type as the JSON a client should have sent: the
+// API's users read JSON, not our type names.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another JSON type"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "a JSON object"
+	case reflect.Slice, reflect.Array:
+		return "a JSON array"
+	case reflect.String:
+		return "a JSON string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a JSON integer"
+	case reflect.Float32, reflect.Float64:
+		return "a JSON number"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "another JSON type"
 }

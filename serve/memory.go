@@ -424,6 +424,10 @@ func classifyRetrieval(err error) *Error {
 		return &Error{Kind: KindValidation, Msg: trimPrefix(err), Err: err}
 	case errors.Is(err, retrieval.ErrClosed):
 		return &Error{Kind: KindNotReady, Msg: "server is shutting down", Err: err}
+	case errors.Is(err, retrieval.ErrUnavailable) && (errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrIncompatible)):
+		// The database itself: its address, user and messages are for the
+		// operator (log, /info), not for every caller.
+		return &Error{Kind: KindUnavailable, Msg: "memory store unavailable: the shared database cannot be used now (the cause is in the server log and in /info); nothing was written or answered from stale data; retry", Err: err}
 	case errors.Is(err, retrieval.ErrUnavailable):
 		return &Error{Kind: KindUnavailable, Msg: trimPrefix(err) + " (nothing was written or answered from stale data; retry)", Err: err}
 	case errors.Is(err, retrieval.ErrStorage):
@@ -434,11 +438,18 @@ func classifyRetrieval(err error) *Error {
 	return nil
 }
 
-// trimPrefix keeps client-facing messages free of Go package prefixes.
+// trimPrefix keeps client-facing messages free of Go package prefixes: a
+// segment of the message ("a: b: c") that is only a package's name is
+// dropped. Only whole segments go, so "pgstore: ping" stays as written
+// (a blanket replacement of "store: " once made it "pgping").
 func trimPrefix(err error) string {
-	msg := err.Error()
-	for _, p := range []string{"retrieval: ", "store: "} {
-		msg = strings.ReplaceAll(msg, p, "")
+	segs := strings.Split(err.Error(), ": ")
+	keep := segs[:0]
+	for _, seg := range segs {
+		if seg == "retrieval" || seg == "store" || seg == "pgstore" {
+			continue
+		}
+		keep = append(keep, seg)
 	}
-	return msg
+	return strings.Join(keep, ": ")
 }

@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"context"
 	"errors"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -58,8 +60,19 @@ func (s *Server) memoryInfo() *api.MemoryInfo {
 		cfg, f := e.Config(), e.Follow()
 		mi.IndexMemoryBytes, mi.CatchUpS = cfg.IndexMemory, cfg.CatchUp.Seconds()
 		mi.ResidentNamespaces, mi.IndexBytes = f.Loaded, f.Bytes
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := e.Ping(ctx); err != nil {
+			mi.StoreError = storeCause(err)
+		}
 	}
 	return mi
+}
+
+// storeCause is a store error as an operator reads it: without the
+// engine's and store's package prefixes.
+func storeCause(err error) string {
+	return trimPrefix(err)
 }
 
 // watchMemory exports a shared-store engine's follower (retrieval.Engine.

@@ -59,3 +59,18 @@ func TestEncodedPathSegments(t *testing.T) {
 		t.Fatalf("after delete: %v", err)
 	}
 }
+
+// TestTrimPrefix: package names go only as whole segments.
+func TestTrimPrefix(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"retrieval: store: open x.db: locked", "open x.db: locked"},
+		{"pgstore: ping: connect: refused", "ping: connect: refused"},
+		{"pgstore ping: connect", "pgstore ping: connect"},
+		{"memory store unavailable: postgres 127.0.0.1:5432: refused", "memory store unavailable: postgres 127.0.0.1:5432: refused"},
+		{"pgput 1 item(s): store: timeout", "pgput 1 item(s): timeout"},
+	} {
+		if got := trimPrefix(errors.New(c.in)); got != c.want {
+			t.Errorf("%q: %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -41,6 +41,11 @@ type Server struct {
 
 	healthMu sync.Mutex
 	healthOK time.Time
+
+	// storeState and unavailLog keep an outage of the shared store from
+	// writing a line per probe and per request.
+	storeState storeState
+	unavailLog logLimiter
 }
 
 // New builds the server; Serve starts it.
@@ -54,7 +59,8 @@ func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*S
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{cfg: cfg, backend: b, limits: limits, metrics: m, log: log, keys: newKeyring(cfg.APIKeys, cfg.KeyScopes)}
+	s := &Server{cfg: cfg, backend: b, limits: limits, metrics: m, log: log, keys: newKeyring(cfg.APIKeys, cfg.KeyScopes),
+		unavailLog: logLimiter{every: 30 * time.Second}}
 	tp := cfg.Tracer
 	if tp == nil {
 		tp = noop.NewTracerProvider()
@@ -157,7 +163,14 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	default:
 		e = classify(err)
 	}
-	if e.Status() >= 500 || e.Kind == KindBackend {
+	switch {
+	case e.Kind == KindUnavailable || e.Kind == KindNotReady:
+		// A condition that lasts (the store down, the server starting or
+		// stopping) fails every request alike: one line per interval.
+		if ok, dropped := s.unavailLog.allow(time.Now()); ok {
+			s.log.Warn("request refused: retry later", "path", c.Path(), "kind", e.Kind, "err", e.Err, "not_logged_since_last", dropped)
+		}
+	case e.Status() >= 500 || e.Kind == KindBackend:
 		s.log.Error("request failed", "path", c.Path(), "kind", e.Kind, "err", e.Err)
 	}
 	c.Locals(errorKindKey, e.Kind)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/internal/msgcheck"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
@@ -372,6 +373,13 @@ func TestBadInputCLI(t *testing.T) {
 			}
 			if c.code != 0 && len(c.args) > 0 && c.args[0] != "help" && !strings.Contains(errs, "rerankd") {
 				t.Errorf("stderr %q does not say which program failed", errs)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(errs), "\n") {
+				if strings.HasPrefix(line, "rerankd ") && c.code != 0 {
+					for _, p := range msgcheck.Problems(line) {
+						t.Errorf("stderr line %q: %s", line, p)
+					}
+				}
 			}
 			if strings.Contains(errs, "pw1234") {
 				t.Errorf("stderr shows the password of the store URL: %q", errs)

@@ -66,6 +66,9 @@ func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 		}
 		var req tokenizeIn
 		if err := json.Unmarshal(line, &req); err != nil {
+			if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
+				return fmt.Errorf("line %d: want a JSON object {\"text\": \"...\"}: %q must be a JSON string, got JSON %s", lineNo, te.Field, te.Value)
+			}
 			return fmt.Errorf("line %d: want a JSON object {\"text\": \"...\"}: %w", lineNo, err)
 		}
 		if req.Text == nil {

@@ -64,11 +64,13 @@ func (m Memory) Validate() error {
 	add := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf(format, args...))
 	}
-	if err := ValidateNamespace(m.Namespace); err != nil {
-		errs = append(errs, err)
+	// The key checks without their own ErrInvalid prefix: the joined
+	// error carries it once.
+	if err := validateKey(m.Namespace, MaxNamespaceLen); err != nil {
+		add("namespace %q: %w", truncate(m.Namespace), err)
 	}
-	if err := ValidateID(m.ID); err != nil {
-		errs = append(errs, err)
+	if err := validateKey(m.ID, MaxIDLen); err != nil {
+		add("id %q: %w", truncate(m.ID), err)
 	}
 	switch {
 	case m.Text == "":

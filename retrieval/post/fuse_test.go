@@ -170,10 +170,10 @@ func TestFusionConfigValidate(t *testing.T) {
 	}{
 		{"default", DefaultFusionConfig(), nil},
 		{"empty method is weighted sum", FusionConfig{VectorWeight: 1, RRFK: 1}, nil},
-		{"zero value", FusionConfig{}, []string{"not both be 0", "RRFK"}},
+		{"zero value", FusionConfig{}, []string{"not both be 0", "rrf_k"}},
 		{"everything wrong", FusionConfig{Method: "x", VectorWeight: -1, BM25Weight: math.NaN(), RRFK: math.Inf(1)},
-			[]string{"method", "VectorWeight", "BM25Weight", "RRFK"}},
-		{"negative k", FusionConfig{VectorWeight: 1, RRFK: -5}, []string{"RRFK"}},
+			[]string{"method", "vector_weight", "bm25_weight", "rrf_k"}},
+		{"negative k", FusionConfig{VectorWeight: 1, RRFK: -5}, []string{"rrf_k"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -153,7 +153,7 @@ func TestMMRConfigValidate(t *testing.T) {
 		t.Errorf("default: %v", err)
 	}
 	err := MMRConfig{Lambda: -0.1, Window: 0}.Validate()
-	if err == nil || !strings.Contains(err.Error(), "Lambda") || !strings.Contains(err.Error(), "Window") {
+	if err == nil || !strings.Contains(err.Error(), "lambda") || !strings.Contains(err.Error(), "window") {
 		t.Errorf("want both fields reported, got %v", err)
 	}
 }

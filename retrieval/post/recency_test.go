@@ -142,7 +142,7 @@ func TestRecencyConfigValidate(t *testing.T) {
 		t.Errorf("default: %v", err)
 	}
 	err := RecencyConfig{Weight: math.NaN(), HalfLife: -time.Second}.Validate()
-	if err == nil || !strings.Contains(err.Error(), "Weight") || !strings.Contains(err.Error(), "HalfLife") {
+	if err == nil || !strings.Contains(err.Error(), "weight") || !strings.Contains(err.Error(), "half_life") {
 		t.Errorf("want both fields reported, got %v", err)
 	}
 }

@@ -107,10 +107,14 @@ func TestSalvageUnopenable(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		content []byte
+		want    error
 	}{
-		{"empty file", nil},
-		{"garbage", bytes.Repeat([]byte("not a bbolt file "), 1000)},
-		{"truncated", nil}, // filled below
+		{"empty file", nil, ErrCorrupt},
+		{"binary garbage", bytes.Repeat([]byte("\x00\xffnot a bbolt file "), 1000), ErrCorrupt},
+		// Text is no store at all (a JSON file given by mistake): salvage
+		// advice would mislead.
+		{"text", bytes.Repeat([]byte("not a bbolt file "), 1000), ErrIncompatible},
+		{"truncated", nil, ErrCorrupt}, // filled below
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := filepath.Join(dir, tc.name+".db")
@@ -131,8 +135,8 @@ func TestSalvageUnopenable(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := Salvage(src, filepath.Join(dir, tc.name+".out.db"), nil)
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("err = %v, want ErrCorrupt with advice", err)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
 		})
 	}

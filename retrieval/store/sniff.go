@@ -36,5 +36,5 @@ func notAStore(path string) error {
 	if !utf8.Valid(head) {
 		return nil
 	}
-	return fmt.Errorf("store: open %s: %w: the file holds text, not a memory store (a bbolt database)", path, ErrInvalid)
+	return fmt.Errorf("open %s: %w: the file holds text, not a memory store (a bbolt database)", path, ErrIncompatible)
 }

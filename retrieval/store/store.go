@@ -40,7 +40,7 @@ func Open(path string, opts Options) (s *Store, err error) {
 	// bbolt would silently initialise an existing empty file as a new store;
 	// an empty file where a store was expected is damage, not a fresh start.
 	if fi, serr := os.Stat(path); serr == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
-		return nil, fmt.Errorf("store: open %s: %w: the file is empty (truncated?); if it is a new store that never finished creating, delete it", path, ErrCorrupt)
+		return nil, fmt.Errorf("open %s: %w: the file is empty (truncated?); if it is a new store that never finished creating, delete it", path, ErrCorrupt)
 	}
 	if err := notAStore(path); err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func Open(path string, opts Options) (s *Store, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			s, err = nil, fmt.Errorf("store: open %s: %w: %v (run `rerankd store check`, then `rerankd store salvage`, or restore a backup)", path, ErrCorrupt, r)
+			s, err = nil, fmt.Errorf("open %s: %w: %v (run `rerankd store check`, then `rerankd store salvage`, or restore a backup)", path, ErrCorrupt, r)
 		}
 	}()
 	db, err := bolt.Open(path, opts.FileMode, &bolt.Options{
@@ -61,14 +61,14 @@ func Open(path string, opts Options) (s *Store, err error) {
 	})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("store: open %s: file is locked by another process (waited %v): %w",
+			return nil, fmt.Errorf("open %s: file is locked by another process (waited %v): %w",
 				path, opts.LockTimeout, err)
 		}
 		var pe *fs.PathError
 		if errors.As(err, &pe) { // permissions, missing directory: not damage
-			return nil, fmt.Errorf("store: open %s: %w", path, err)
+			return nil, err // "open PATH: why" already
 		}
-		return nil, fmt.Errorf("store: open %s: %w: %w (the file is damaged: run `rerankd store salvage`, or restore a backup)", path, ErrCorrupt, err)
+		return nil, fmt.Errorf("open %s: %w: %w (the file is damaged: run `rerankd store salvage`, or restore a backup)", path, ErrCorrupt, err)
 	}
 	s = &Store{db: db, opts: opts}
 	if err := s.checkSize(path); err != nil {
@@ -77,7 +77,7 @@ func Open(path string, opts Options) (s *Store, err error) {
 	}
 	if err := s.init(); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
 }
@@ -88,14 +88,14 @@ func Open(path string, opts Options) (s *Store, err error) {
 func (s *Store) checkSize(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return fmt.Errorf("store: open %s: %w", path, err)
+		return fmt.Errorf("open %s: %w", path, err)
 	}
 	var want int64
 	if err := s.db.View(func(tx *bolt.Tx) error { want = tx.Size(); return nil }); err != nil {
-		return fmt.Errorf("store: open %s: %w", path, err)
+		return fmt.Errorf("open %s: %w", path, err)
 	}
 	if fi.Size() < want {
-		return fmt.Errorf("store: open %s: %w: the file is %d bytes but its pages need %d (truncated); run `rerankd store salvage` or restore a backup",
+		return fmt.Errorf("open %s: %w: the file is %d bytes but its pages need %d (truncated); run `rerankd store salvage` or restore a backup",
 			path, ErrCorrupt, fi.Size(), want)
 	}
 	return nil
