@@ -71,4 +71,3 @@ func parseStoreLocation(flag, s string) (storeLocation, error) {
 	}
 	return storeLocation{kind: storeFile, conn: s}, nil
 }
-
