@@ -191,7 +191,7 @@ func (e *encoder) layer(l int, x string) string {
 	}
 	q := heads(arch.EncQuery, arch.EncQueryBias, 0, 2, 1, 3) // [B,nh,S,hd]
 	q = e.op("Mul", []string{q, e.scalarFloat(float32(1 / math.Sqrt(float64(hd))))})
-	kT := heads(arch.EncKey, arch.EncKeyBias, 0, 2, 3, 1)  // [B,nh,hd,S]
+	kT := heads(arch.EncKey, arch.EncKeyBias, 0, 2, 3, 1)    // [B,nh,hd,S]
 	v := heads(arch.EncValue, arch.EncValueBias, 0, 2, 1, 3) // [B,nh,S,hd]
 	scores := e.op("Add", []string{e.op("MatMul", []string{q, kT}), e.mask})
 	p := e.op("Softmax", []string{scores}, attrInt("axis", -1))
