@@ -113,4 +113,18 @@
 // pooled [batch, hidden] output (sentence_embedding or embeddings) is
 // accepted but run in batches of equal-length inputs, where padding cannot
 // matter. Anything else is refused, naming the outputs found.
+//
+// # Encoders
+//
+// EncoderSession (encoder.go) runs BERT / XLM-R graphs from
+// onnx.BuildEncoder over already-encoded rows (Encoded: ids with the
+// tokenizer's special tokens, optional type ids): Logits for a
+// cross-encoder, Embed (pooled in Go from last_hidden_state, padding
+// dropped) for a bi-encoder. Rows are right-padded to the call's longest
+// and padding is masked out of every key, so a row's result does not
+// depend on its batch (tested within 1e-5). EncoderReference has the same
+// methods over model/ref. Rows longer than the model's positions are
+// refused, not cut: truncation (LongestFirst over the pair) belongs to
+// the tokenizer side, before this. Neither is wired to Open or the
+// server yet.
 package model

@@ -143,14 +143,14 @@ func TestSeqClsRefused(t *testing.T) {
 	}
 }
 
-// TestUnsupportedArchitecture: cross-encoders of other families are
+// TestUnsupportedArchitecture: cross-encoders of families rerankd does
+// not compute (BERT and XLM-R it does: encoder_convert_test.go) are
 // refused by Convert and DetectKind (--kind auto) with their architecture
 // named, not with a list of missing Qwen3 sizes.
 func TestUnsupportedArchitecture(t *testing.T) {
 	for _, c := range []struct{ arch, modelType string }{
-		{"XLMRobertaForSequenceClassification", "xlm-roberta"}, // BAAI/bge-reranker-v2-m3
-		{"BertForSequenceClassification", "bert"},              // cross-encoder/ms-marco-MiniLM-L6-v2
 		{"ModernBertForSequenceClassification", "modernbert"},
+		{"DebertaV2ForSequenceClassification", "deberta-v2"},
 		{"GemmaForCausalLM", "gemma"},
 	} {
 		src := t.TempDir()

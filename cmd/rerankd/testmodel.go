@@ -15,6 +15,8 @@ import (
 // the Qwen3-Reranker architecture (or, with --kind embedding, a
 // Qwen3-Embedding-layout embedding model) with seeded random weights. For
 // tests and speed work only: its scores and vectors carry no meaning.
+// With --arch xlmr or bert it writes a Hugging Face checkpoint of a BERT-family
+// encoder instead (writeTestEncoder), the input of `rerankd convert`.
 func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("testmodel", flag.ContinueOnError)
 	out := fs.String("out", "", "output folder (required)")
@@ -26,11 +28,20 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
 	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs: int8 (per-channel int8 weights, per-row int8 activations), or none")
 	setGraph := graphFlags(fs)
+	archName := fs.String("arch", "qwen3", "qwen3 (a model folder), or xlmr / bert: a Hugging Face checkpoint of an encoder (XLM-R: bge-reranker-v2-m3 / bge-m3 shape at --size full; BERT: ms-marco-MiniLM-L-6-v2 shape) to `rerankd convert`")
+	dtype := fs.String("dtype", "F32", "xlmr/bert: safetensors storage type, F32, BF16 or F16")
+	pooling := fs.String("pooling", "", "xlmr/bert --kind embedding: cls, mean or max (default: cls for xlmr as bge-m3, mean for bert), L2-normalised")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
 	if *out == "" {
 		return fmt.Errorf("%w: --out required", errUsage)
+	}
+	if *archName == "xlmr" || *archName == "bert" {
+		return writeTestEncoder(stdout, stderr, *out, *archName, *size, *kind, *dtype, *pooling, *seed)
+	}
+	if *archName != "qwen3" {
+		return fmt.Errorf("%w: --arch %q: want qwen3, xlmr or bert", errUsage, *archName)
 	}
 	var cfg arch.Config
 	switch *size {
@@ -71,5 +82,48 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s in %.1fs (random weights: for tests and speed, not quality)\n", *out, time.Since(start).Seconds())
+	return err
+}
+
+// writeTestEncoder writes a generated encoder checkpoint in the Hugging
+// Face layout (config.json, model.safetensors; modules.json and
+// 1_Pooling/config.json for an embedding model).
+func writeTestEncoder(stdout, stderr io.Writer, out, archName, size, kind, dtype, pooling string, seed uint64) error {
+	family := map[string]string{"xlmr": arch.FamilyXLMR, "bert": arch.FamilyBERT}[archName]
+	k, err := folder.ParseModelKind(kind)
+	if err != nil || k == folder.KindAuto {
+		return fmt.Errorf("%w: --kind %q: want reranker or embedding", errUsage, kind)
+	}
+	embed := k == folder.KindEmbedding
+	var cfg arch.EncoderConfig
+	switch size {
+	case "tiny":
+		cfg = arch.TinyEncoder(family, embed)
+	case "full":
+		cfg = arch.MiniLML6()
+		if family == arch.FamilyXLMR {
+			cfg = arch.BGERerankerV2M3()
+		}
+		if embed {
+			cfg.Architectures, cfg.ID2Label = []string{map[string]string{arch.FamilyXLMR: arch.ArchXLMRModel, arch.FamilyBERT: arch.ArchBertModel}[family]}, nil
+		}
+	default:
+		return fmt.Errorf("%w: --size %q: want tiny or full", errUsage, size)
+	}
+	p := arch.Pooling{Mode: arch.PoolMode(pooling), Normalize: true}
+	if pooling == "" {
+		p.Mode = map[string]arch.PoolMode{arch.FamilyXLMR: arch.PoolCLS, arch.FamilyBERT: arch.PoolMean}[family]
+	}
+	if err := p.Validate(); embed && err != nil {
+		return fmt.Errorf("%w: --pooling: %w", errUsage, err)
+	}
+	start := time.Now()
+	fmt.Fprintf(stderr, "writing %s %s checkpoint %v (%.3fB parameters, %s, random weights, seed %d) to %s\n",
+		size, archName, cfg.Architectures, float64(cfg.Params())/1e9, dtype, seed, out)
+	if err := folder.WriteTestEncoderCheckpoint(out, cfg, seed, dtype, p); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "wrote %s in %.1fs (a Hugging Face checkpoint: rerankd convert --from %s; random weights, for tests and speed, not quality)\n",
+		out, time.Since(start).Seconds(), out)
 	return err
 }

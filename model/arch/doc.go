@@ -61,4 +61,22 @@
 // Opening an ONNX folder reads its config.json with ReadConfigInfo, sizes
 // only: there the graph fixes the computation, and an exporter that
 // implemented, say, YaRN is not wrong to say so.
+//
+// # Encoders
+//
+// encoder*.go describe BERT-family encoders (BertForSequenceClassification,
+// XLMRobertaForSequenceClassification, BertModel, XLMRobertaModel) with
+// their own types, EncoderConfig and EncoderWeights, under the same
+// contract: ParseEncoderConfig uses, judges, ignores as harmless or warns
+// about every key, and refuses what changes the computation and is not
+// built (position_embedding_type other than absolute, a hidden_act outside
+// HiddenActs, auto_map, i.e. trust_remote_code, jina-reranker-v2 by name,
+// is_decoder, cross-attention, quantization_config). Keys transformers
+// defaults are given BertConfig's / XLMRobertaConfig's defaults; sizes
+// must be present. XLM-R numbers positions from pad_token_id + 1, so it
+// takes MaxTokens() = max_position_embeddings - pad_token_id - 1 tokens.
+// Tensor names are the bare encoder's; checkpoints of the classifiers
+// prefix them "roberta."/"bert." (model/hf reads either). Pooling
+// (pooling.go) is sentence-transformers': cls, mean or max over real
+// tokens, then optionally L2.
 package arch

@@ -99,12 +99,18 @@ func (c Config) ScoreActivation() (Activation, error) {
 	if !c.SeqCls() {
 		return ActSigmoid, nil
 	}
-	fn, key := c.SbertCEActivation, "sbert_ce_default_activation_function"
-	if c.SentenceTransformers != nil && c.SentenceTransformers.ActivationFn != "" {
-		fn, key = c.SentenceTransformers.ActivationFn, "sentence_transformers.activation_fn"
+	return scoreActivation(c.SentenceTransformers, c.SbertCEActivation, c.NumLabels())
+}
+
+// scoreActivation is ScoreActivation for a classifier of n labels whose
+// config.json has st (sentence_transformers) and sbert
+// (sbert_ce_default_activation_function); encoders read theirs the same way.
+func scoreActivation(st *STCrossEncoder, sbert string, n int) (Activation, error) {
+	fn, key := sbert, "sbert_ce_default_activation_function"
+	if st != nil && st.ActivationFn != "" {
+		fn, key = st.ActivationFn, "sentence_transformers.activation_fn"
 	}
 	name := activationName(fn)
-	n := c.NumLabels()
 	switch {
 	case n == 1 && (name == "" || name == "Sigmoid"):
 		return ActSigmoid, nil

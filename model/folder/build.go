@@ -88,13 +88,19 @@ func WriteTestModel(out string, cfg arch.Config, seed uint64, o BuildOptions) er
 // Convert reads a Hugging Face checkpoint folder (config.json, safetensors,
 // tokenizer files) and writes our ONNX model folder to out: a reranker, or
 // an embedding model (see WriteTestEmbeddingModel for its layout) when
-// o.Kind or DetectKind says so.
+// o.Kind or DetectKind says so. A BERT or XLM-R checkpoint
+// (IsEncoderCheckpoint) becomes an encoder folder (encoder.go).
 //
 // config.json is judged first (arch.ParseConfig): fields whose values ask
 // for a computation rerankd does not implement fail the conversion before
 // anything is written, all of them in one error; unknown keys go to o.Warn
 // (also when the conversion fails).
 func Convert(src, out string, o BuildOptions) error {
+	if enc, err := IsEncoderCheckpoint(src); err != nil {
+		return err
+	} else if enc {
+		return convertEncoder(src, out, o)
+	}
 	if err := checkArchitecture(src); err != nil {
 		return err
 	}

@@ -41,10 +41,17 @@ func ParseModelKind(s string) (ModelKind, error) {
 // why. Both are Qwen3 decoders with the same config.json fields, so it looks
 // for what only embedding releases have: "Qwen3Model" in architectures
 // (the headless class), or sentence-transformers files (modules.json,
-// 1_Pooling/config.json). Qwen3-Embedding releases whose config.json says
+// 1_Pooling/config.json). A BERT or XLM-R checkpoint is a reranker when
+// it names a classification head, an embedding model when it is a bare
+// encoder. Qwen3-Embedding releases whose config.json says
 // Qwen3ForCausalLM and whose sentence-transformers files were not
 // downloaded look like rerankers: pass KindEmbedding explicitly then.
 func DetectKind(src string) (ModelKind, string, error) {
+	if enc, err := IsEncoderCheckpoint(src); err != nil {
+		return "", "", err
+	} else if enc {
+		return detectEncoderKind(src)
+	}
 	if err := checkArchitecture(src); err != nil {
 		return "", "", err
 	}

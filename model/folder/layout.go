@@ -27,7 +27,13 @@ import (
 //     (mixedbread-ai/mxbai-rerank-base-v2: "1" and "0").
 //   - Qwen2ForSequenceClassification: a Qwen2 backbone with a score.weight
 //     head (michaelfeil/mxbai-rerank-base-v2-seq).
-var SupportedArchitectures = []string{arch.ArchCausalLM, arch.ArchSeqCls, arch.ArchModel, arch.ArchQwen2CausalLM, arch.ArchQwen2SeqCls}
+//   - XLMRobertaForSequenceClassification, BertForSequenceClassification:
+//     encoder cross-encoders (BAAI/bge-reranker-v2-m3,
+//     cross-encoder/ms-marco-MiniLM-L-6-v2), see arch/encoder.go.
+//   - XLMRobertaModel, BertModel: encoder embedding models pooled as their
+//     1_Pooling/config.json says (BAAI/bge-m3's dense vectors, CLS).
+var SupportedArchitectures = append([]string{arch.ArchCausalLM, arch.ArchSeqCls, arch.ArchModel, arch.ArchQwen2CausalLM, arch.ArchQwen2SeqCls},
+	arch.EncoderArchitectures()...)
 
 // checkArchitecture refuses, by name, a checkpoint whose config.json
 // names an architecture rerankd does not compute (an XLM-R or BERT

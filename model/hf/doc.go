@@ -1,4 +1,6 @@
-// Package hf loads real Qwen3 checkpoints in the Hugging Face layout and
+// Package hf loads real Qwen3 checkpoints (and BERT / XLM-R encoders:
+// encoder.go, safetensors only, a pickle-only folder refused by name) in
+// the Hugging Face layout and
 // downloads them from a hub, so rerankd can serve published models rather
 // than only the random test weights of model/arch.
 //

@@ -23,4 +23,12 @@
 // weights exceed protobuf's 2 GiB limit (any real checkpoint) are saved with
 // an external data file of page-aligned tensors that ORT can memory-map.
 // The oracle for every graph written here is model/ref.
+//
+// BuildEncoder (encoder.go) writes BERT and XLM-R encoders: inputs
+// input_ids, attention_mask and, with more than one token type,
+// token_type_ids (int64 [batch, seq], right-padded); output logits [batch]
+// for a classifier (one logit; two labels as label 1 minus label 0) or
+// last_hidden_state [batch, seq, hidden] for a bare encoder. The
+// architecture is recorded under MetaEncoderConfig, which ReadMeta reads
+// without decoding the weights.
 package onnx

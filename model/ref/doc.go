@@ -7,4 +7,10 @@
 // score without ONNX Runtime when debugging a suspicious score. Its code
 // follows Hugging Face's Qwen3 (and Qwen2) modeling file step by step, so keep it
 // simple rather than fast.
+//
+// encoder.go is the same kind of pass for BERT-family encoders (BERT,
+// XLM-RoBERTa; transformers' modeling_bert.py and modeling_xlm_roberta.py):
+// classifier logits from the heads' own tensors, hidden states for
+// pooled embeddings. It is tested against a one-layer model derived in
+// closed form (encoder_test.go), not against itself.
 package ref
