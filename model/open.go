@@ -43,6 +43,10 @@ type LoadOptions struct {
 	// file is read through tokenizer.Shared, so a process parses each
 	// distinct tokenizer.json once.
 	LoadedTokenizer *tokenizer.Tokenizer
+	// EncoderTokenizer, when set, encodes the text of an encoder folder
+	// (BERT, XLM-R) instead of the folder's tokenizer.json; Tokenizer and
+	// LoadedTokenizer are never used for one.
+	EncoderTokenizer EncoderTokenizer
 }
 
 // DefaultLoadOptions returns the defaults; RuntimeLib must still be set for
@@ -133,10 +137,18 @@ type Info struct {
 	// tokenizer and building the runtime session (concurrently, for the
 	// shared-prefix engine); what a start costs, for logs and benchmarks.
 	TokenizerLoad, SessionLoad time.Duration
+	// Encoder is the architecture of an encoder folder (a cross-encoder
+	// has no Template, yes/no ids or shared prefix); nil for Qwen.
+	Encoder *arch.EncoderConfig
+	// MaxLength is the longest pair a cross-encoder scores: the asked-for
+	// prompt length, lowered to the model's positions (0 for Qwen).
+	MaxLength int
 }
 
 // Open loads a model folder: model.onnx (+ model.onnx.data), tokenizer.json
-// and tokenizer_config.json, and config.json when present.
+// and tokenizer_config.json, and config.json when present. A folder whose
+// config.json is a BERT / XLM-R cross-encoder's (IsEncoderFolder) is run
+// by an EncoderEngine under a pair scorer (rerank.NewPairScorer).
 func Open(dir string, o Options) (*rerank.Scorer, Info, error) {
 	if err := o.Validate(); err != nil {
 		return nil, Info{}, err
@@ -149,6 +161,11 @@ func Open(dir string, o Options) (*rerank.Scorer, Info, error) {
 				dir, o.Quant, filepath.Base(modelPath), o.Quant, o.Quant)
 		}
 		return nil, info, fmt.Errorf("model folder %s: %w", dir, err)
+	}
+	if enc, err := IsEncoderFolder(dir); err != nil {
+		return nil, info, err
+	} else if enc {
+		return openEncoderScorer(dir, o, info)
 	}
 	tmpl, err := folder.LoadTemplate(dir)
 	if err != nil {

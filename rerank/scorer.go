@@ -98,6 +98,10 @@ type Scorer struct {
 	prompt *promptEncoder
 	engine Engine
 	cfg    ScorerConfig
+	// pair and pairModel are set instead of tok and prompt for a
+	// cross-encoder (NewPairScorer).
+	pair      PairEncoder
+	pairModel PairModel
 }
 
 // NewScorer combines a tokenizer and an engine.
@@ -125,12 +129,15 @@ func (s *Scorer) Score(ctx context.Context, r Request) ([]Score, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Results(prompts, logits), nil
+	return s.Results(prompts, logits), nil
 }
 
 // Prompts builds the token sequences of a request without scoring them, for
 // callers that batch across requests themselves (the server's scheduler).
 func (s *Scorer) Prompts(r Request) ([]Prompt, error) {
+	if s.pair != nil {
+		return s.pairPrompts(r)
+	}
 	if strings.TrimSpace(r.Query) == "" {
 		return nil, ErrEmptyQuery
 	}
@@ -209,7 +216,8 @@ func Sigmoid(x float64) float64 {
 	return e / (1 + e)
 }
 
-// Tokenizer returns the scorer's tokenizer.
+// Tokenizer returns the scorer's tokenizer (nil for a cross-encoder's,
+// whose pairs its PairEncoder encodes).
 func (s *Scorer) Tokenizer() *tokenizer.Tokenizer { return s.tok }
 
 // Close closes the engine.
@@ -219,6 +227,9 @@ func (s *Scorer) Close() error { return s.engine.Close() }
 // prompt and batching settings (benchmarks compare batching this way).
 // Closing either closes the shared engine.
 func (s *Scorer) WithConfig(cfg ScorerConfig) (*Scorer, error) {
+	if s.pair != nil {
+		return NewPairScorer(s.pair, s.engine, cfg, s.pairModel)
+	}
 	if cfg.Prompt.Template == nil {
 		t := s.prompt.tmpl
 		cfg.Prompt.Template = &t
@@ -226,8 +237,14 @@ func (s *Scorer) WithConfig(cfg ScorerConfig) (*Scorer, error) {
 	return NewScorer(s.tok, s.engine, cfg)
 }
 
-// Template returns the prompt template s builds prompts with.
-func (s *Scorer) Template() Template { return s.prompt.tmpl }
+// Template returns the prompt template s builds prompts with (the zero
+// Template for a cross-encoder, which has none).
+func (s *Scorer) Template() Template {
+	if s.prompt == nil {
+		return Template{}
+	}
+	return s.prompt.tmpl
+}
 
 // engineCost is e's Cost, or rows × longest row for an engine that pads.
 func engineCost(e Engine) batching.Cost {

@@ -97,6 +97,8 @@ func classify(err error) *Error {
 		return &Error{Kind: KindBackend, Msg: "model produced an invalid score", Err: err}
 	case errors.Is(err, rerank.ErrEmptyQuery):
 		return &Error{Kind: KindInvalid, Msg: "query must not be empty", Err: err}
+	case errors.Is(err, rerank.ErrNoPrompt), errors.Is(err, rerank.ErrPairTruncation):
+		return &Error{Kind: KindInvalid, Msg: err.Error(), Err: err}
 	case errors.Is(err, rerank.ErrTooLong), errors.Is(err, rerank.ErrDocTooLong):
 		return &Error{Kind: KindTooLarge, Msg: err.Error(), Err: err}
 	case errors.Is(err, context.DeadlineExceeded):

@@ -1,0 +1,183 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rerankd/rerankd/internal/batching"
+	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/hf"
+	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
+	"github.com/rerankd/rerankd/tokenizer"
+)
+
+// EncoderTokenizer is how text reaches a BERT / XLM-R model: the model's
+// own tokenizer and post-processor, special tokens counted in maxLen, a
+// pair cut LongestFirst (rerank.PairEncoder), a single text cut at its end.
+type EncoderTokenizer interface {
+	rerank.PairEncoder
+	Encode(text string, maxLen int) (ids []int, truncated bool, err error)
+}
+
+// EncoderClasses are the encoder architectures Open (cross-encoders) and
+// OpenEmbedder (bi-encoders) serve, with a published checkpoint of each.
+var EncoderClasses = []EncoderClass{
+	{arch.ArchXLMRSeqCls, "reranker", "BAAI/bge-reranker-v2-m3, BAAI/bge-reranker-base, BAAI/bge-reranker-large"},
+	{arch.ArchBertSeqCls, "reranker", "cross-encoder/ms-marco-MiniLM-L-6-v2, cross-encoder/ms-marco-MiniLM-L-12-v2"},
+	{arch.ArchXLMRModel, "embedding", "BAAI/bge-m3 (dense)"},
+	{arch.ArchBertModel, "embedding", "sentence-transformers bi-encoders of this class"},
+}
+
+// EncoderClass is one served encoder architecture.
+type EncoderClass struct {
+	Architecture string // config.json architectures
+	Kind         string // reranker or embedding
+	Examples     string // Hugging Face repo ids
+}
+
+// IsEncoderFolder reports whether a model folder holds a BERT / XLM-R
+// model: its config.json names an encoder model_type or architecture.
+func IsEncoderFolder(dir string) (bool, error) {
+	data, err := os.ReadFile(filepath.Join(dir, hf.ConfigFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	enc, err := arch.EncoderModelType(data)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", filepath.Join(dir, hf.ConfigFile), err)
+	}
+	return enc, nil
+}
+
+// encoderTokenizer returns the tokenizer an encoder folder runs with:
+// o.EncoderTokenizer when set, else the folder's own tokenizer.json (never
+// the --tokenizer fallback, which is a Qwen tokenizer). No WordPiece or
+// Unigram tokenizer is built into this package yet, so a folder's file is
+// judged and refused by name: a BPE file is never used for an encoder.
+func encoderTokenizer(dir string, o LoadOptions) (EncoderTokenizer, error) {
+	if o.EncoderTokenizer != nil {
+		return o.EncoderTokenizer, nil
+	}
+	path := filepath.Join(dir, tokenizer.FileName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("encoder model folder %s needs its own %s (the model's WordPiece or Unigram tokenizer): %w", dir, tokenizer.FileName, err)
+	}
+	var head struct {
+		Model struct {
+			Type string `json:"type"`
+		} `json:"model"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	switch head.Model.Type {
+	case "WordPiece", "Unigram":
+		return nil, fmt.Errorf("%s: a %s tokenizer, which this build cannot run yet: encoder folders cannot be served until it can", path, head.Model.Type)
+	case "BPE", "":
+		return nil, fmt.Errorf("%s: a byte-level BPE tokenizer (as Qwen's), not a BERT / XLM-R one (WordPiece or Unigram): refused for an encoder model", path)
+	default:
+		return nil, fmt.Errorf("%s: tokenizer model %q: an encoder model needs WordPiece or Unigram", path, head.Model.Type)
+	}
+}
+
+// encoderClassifier is what EncoderEngine runs: EncoderSession or
+// EncoderReference.
+type encoderClassifier interface {
+	Logits(ctx context.Context, rows []Encoded) ([]float32, error)
+	Close() error
+}
+
+// EncoderEngine is the rerank.Engine (and scheduler.Engine) of a
+// cross-encoder: its sequences are rerank.PackTypes(ids, typeIDs), which
+// it unpacks into Encoded rows. Its Cost is rows × longest row, what the
+// right-padded graph computes (as text-embeddings-inference budgets).
+type EncoderEngine struct {
+	e   encoderClassifier
+	cfg arch.EncoderConfig
+}
+
+// Logits implements rerank.Engine.
+func (e *EncoderEngine) Logits(ctx context.Context, seqs [][]int) ([]float32, error) {
+	rows := make([]Encoded, len(seqs))
+	for i, s := range seqs {
+		rows[i].IDs, rows[i].TypeIDs = rerank.UnpackTypes(s)
+	}
+	return e.e.Logits(ctx, rows)
+}
+
+// Cost implements scheduler.Coster: rows × longest row.
+func (e *EncoderEngine) Cost(seqs [][]int) int { return batching.Padded(seqs) }
+
+// Config returns the encoder's architecture.
+func (e *EncoderEngine) Config() arch.EncoderConfig { return e.cfg }
+
+// Close releases the engine.
+func (e *EncoderEngine) Close() error { return e.e.Close() }
+
+// openEncoderScorer is Open for an encoder folder (IsEncoderFolder).
+func openEncoderScorer(dir string, o Options, info Info) (*rerank.Scorer, Info, error) {
+	modelPath := filepath.Join(dir, onnx.QuantFile(onnx.ModelFile, o.Quant))
+	cfg, err := onnx.ReadEncoderConfig(modelPath)
+	if err != nil {
+		return nil, info, fmt.Errorf("encoder model folder %s: %w", dir, err)
+	}
+	if !cfg.Classifier() {
+		return nil, info, fmt.Errorf("model folder %s is an embedding model (%v), not a reranker: serve it with --embed-model", dir, cfg.Architectures)
+	}
+	act, err := cfg.ScoreActivation()
+	if err != nil {
+		return nil, info, fmt.Errorf("model folder %s: %w", dir, err)
+	}
+	t0 := time.Now()
+	tok, err := encoderTokenizer(dir, o.LoadOptions)
+	if err != nil {
+		return nil, info, err
+	}
+	info.TokenizerLoad = time.Since(t0)
+	t0 = time.Now()
+	var run encoderClassifier
+	switch o.Engine {
+	case EngineReference:
+		m, err := onnx.Load(dir)
+		if err != nil {
+			return nil, info, err
+		}
+		w, err := m.EncoderWeights()
+		if err != nil {
+			return nil, info, err
+		}
+		run = NewEncoderReference(w)
+	default:
+		if err := InitRuntime(o.RuntimeLib); err != nil {
+			return nil, info, err
+		}
+		s, err := OpenEncoderSession(modelPath, o.Session)
+		if err != nil {
+			return nil, info, err
+		}
+		info.Output, info.Runtime = OutputLogit, RuntimeVersion()
+		run = s
+	}
+	info.SessionLoad = time.Since(t0)
+	info.Encoder = &cfg
+	o.Scorer.Prompt.MaxLength = min(o.Scorer.Prompt.MaxLength, cfg.MaxTokens())
+	o.Scorer.BatchTokens = max(o.Scorer.BatchTokens, o.Scorer.Prompt.MaxLength)
+	info.MaxLength = o.Scorer.Prompt.MaxLength
+	engine := &EncoderEngine{e: run, cfg: cfg}
+	sc, err := rerank.NewPairScorer(tok, engine, o.Scorer, rerank.PairModel{Name: dir, RawScore: act == arch.ActIdentity})
+	if err != nil {
+		_ = engine.Close()
+		return nil, info, err
+	}
+	return sc, info, nil
+}

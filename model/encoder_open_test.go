@@ -1,0 +1,190 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/internal/tokentest"
+	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
+	"github.com/rerankd/rerankd/rerank"
+	"github.com/rerankd/rerankd/tokenizer"
+)
+
+// convertedEncoder writes a generated checkpoint of cfg and converts it
+// into a served folder, as `rerankd testmodel --arch` + `convert` do.
+func convertedEncoder(t *testing.T, cfg arch.EncoderConfig) string {
+	t.Helper()
+	src, out := t.TempDir(), t.TempDir()
+	if err := folder.WriteTestEncoderCheckpoint(src, cfg, 7, "F32", arch.Pooling{Mode: arch.PoolCLS, Normalize: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := folder.Convert(src, out, folder.BuildOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func fakeEncoderTokenizer(family string, vocab int) EncoderTokenizer {
+	if family == arch.FamilyBERT {
+		return tokentest.FakeBERT(vocab)
+	}
+	return tokentest.FakeXLMR(vocab)
+}
+
+func openEncoderFolder(t *testing.T, dir string, engine EngineKind, tok EncoderTokenizer, maxLen int) (*rerank.Scorer, Info) {
+	t.Helper()
+	o := DefaultOptions()
+	o.Engine, o.RuntimeLib, o.EncoderTokenizer = engine, testenv.ORTLib(), tok
+	o.Scorer.Prompt.MaxLength = maxLen
+	s, info, err := Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, info
+}
+
+// TestOpenEncoderReranker: a converted BERT / XLM-R cross-encoder folder
+// opens as a pair scorer; the ORT engine's scores equal the reference
+// engine's within 1e-4 over a request of mixed lengths (one cut), each
+// score is sigmoid(logit), and truncated is set on the cut pair only.
+func TestOpenEncoderReranker(t *testing.T) {
+	long := strings.Repeat("word ", 200)
+	req := rerank.Request{Query: "what did alice say", Docs: []string{"alice said hello", "bob", long, "the weather was fine on tuesday"}}
+	for _, family := range []string{arch.FamilyXLMR, arch.FamilyBERT} {
+		t.Run(family, func(t *testing.T) {
+			cfg := arch.TinyEncoder(family, false)
+			dir := convertedEncoder(t, cfg)
+			tok := fakeEncoderTokenizer(family, cfg.VocabSize)
+			ortS, info := openEncoderFolder(t, dir, EngineONNX, tok, 1024)
+			refS, _ := openEncoderFolder(t, dir, EngineReference, tok, 1024)
+			if info.Encoder == nil || info.MaxLength != cfg.MaxTokens() {
+				t.Fatalf("info: encoder %v, max length %d, want the model's %d", info.Encoder, info.MaxLength, cfg.MaxTokens())
+			}
+			got, err := ortS.Score(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := refS.Score(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				if d := math.Abs(got[i].Score - want[i].Score); d > 1e-4 {
+					t.Errorf("doc %d: onnx %v, reference %v (|d| %.2g > 1e-4)", i, got[i].Score, want[i].Score, d)
+				}
+				if d := math.Abs(got[i].Score - rerank.Sigmoid(got[i].Logit)); d > 1e-12 {
+					t.Errorf("doc %d: score %v is not sigmoid(logit %v)", i, got[i].Score, got[i].Logit)
+				}
+				if cut := i == 2; got[i].Truncated != cut {
+					t.Errorf("doc %d: truncated %v, want %v", i, got[i].Truncated, cut)
+				}
+			}
+			if got[2].Tokens != cfg.MaxTokens() {
+				t.Errorf("cut pair: %d tokens, want the model's %d", got[2].Tokens, cfg.MaxTokens())
+			}
+			// The logits are the encoder's over the tokenizer's own ids.
+			ids, types, _, err := tok.EncodePair(req.Query, req.Docs[0], cfg.MaxTokens())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := refS.Engine().(*EncoderEngine).e.(*EncoderReference)
+			direct, err := ref.Logits(context.Background(), []Encoded{{IDs: ids, TypeIDs: types}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := math.Abs(float64(direct[0]) - want[0].Logit); d > 1e-6 {
+				t.Errorf("pair 0: scorer logit %v, EncoderReference %v", want[0].Logit, direct[0])
+			}
+			spreadScores(t, got)
+		})
+	}
+}
+
+func spreadScores(t *testing.T, s []rerank.Score) {
+	t.Helper()
+	for _, x := range s[1:] {
+		if x.Logit != s[0].Logit {
+			return
+		}
+	}
+	t.Errorf("every pair has logit %v: the documents do not reach the model", s[0].Logit)
+}
+
+// TestEncoderScorerRefuses: what a cross-encoder cannot take is refused
+// with the sentinel the server maps to 400, naming the model.
+func TestEncoderScorerRefuses(t *testing.T) {
+	cfg := arch.TinyEncoder(arch.FamilyBERT, false)
+	dir := convertedEncoder(t, cfg)
+	s, _ := openEncoderFolder(t, dir, EngineReference, fakeEncoderTokenizer(arch.FamilyBERT, cfg.VocabSize), 1024)
+	long := strings.Repeat("w ", 100)
+	for _, tc := range []struct {
+		name string
+		req  rerank.Request
+		want error
+	}{
+		{"instruction", rerank.Request{Instruction: "judge", Query: "q", Docs: []string{"d"}}, rerank.ErrNoPrompt},
+		{"context", rerank.Request{Context: []string{"earlier"}, Query: "q", Docs: []string{"d"}}, rerank.ErrNoPrompt},
+		{"keep end", rerank.Request{KeepEnd: true, Query: "q", Docs: []string{"d"}}, rerank.ErrPairTruncation},
+		{"per-document cut", rerank.Request{MaxDocTokens: 8, Query: "q", Docs: []string{"d"}}, rerank.ErrPairTruncation},
+		{"no truncation", rerank.Request{NoTruncate: true, Query: "q", Docs: []string{"d", long}}, rerank.ErrDocTooLong},
+		{"empty query", rerank.Request{Query: " ", Docs: []string{"d"}}, rerank.ErrEmptyQuery},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.Score(context.Background(), tc.req)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error %v, want %v", err, tc.want)
+			}
+			if tc.want == rerank.ErrNoPrompt && !strings.Contains(err.Error(), dir) {
+				t.Errorf("error %q does not name the model %s", err, dir)
+			}
+		})
+	}
+}
+
+// TestOpenEncoderRefusesFolders: an encoder folder never runs with a
+// tokenizer that is not its own kind, and an embedding model is not a
+// reranker.
+func TestOpenEncoderRefusesFolders(t *testing.T) {
+	cfg := arch.TinyEncoder(arch.FamilyXLMR, false)
+	qwenTok := filepath.Join(testenv.TokenizerDir(), tokenizer.FileName)
+	withFile := func(t *testing.T, body []byte) string {
+		dir := convertedEncoder(t, cfg)
+		if body != nil {
+			if err := os.WriteFile(filepath.Join(dir, tokenizer.FileName), body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	qwen, err := os.ReadFile(qwenTok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		dir  func(t *testing.T) string
+		want string
+	}{
+		{"no tokenizer.json (the Qwen fallback is not used)", func(t *testing.T) string { return withFile(t, nil) }, "needs its own tokenizer.json"},
+		{"Qwen's BPE tokenizer.json", func(t *testing.T) string { return withFile(t, qwen) }, "BPE tokenizer"},
+		{"Unigram not built yet", func(t *testing.T) string { return withFile(t, []byte(`{"model":{"type":"Unigram"}}`)) }, "cannot run yet"},
+		{"an embedding model", func(t *testing.T) string { return convertedEncoder(t, arch.TinyEncoder(arch.FamilyXLMR, true)) }, "--embed-model"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.RuntimeLib, o.Tokenizer = testenv.ORTLib(), testenv.TokenizerDir()
+			_, _, err := Open(tc.dir(t), o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+}

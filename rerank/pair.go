@@ -1,0 +1,130 @@
+package rerank
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// PairEncoder encodes a cross-encoder's (query, document) pair with the
+// model's own tokenizer post-processor ("<s> q </s></s> d </s>", "[CLS] q
+// [SEP] d [SEP]" with type ids), cut LongestFirst so that the ids, special
+// tokens counted, fit maxLen; truncated reports that text tokens were cut.
+// typeIDs may be nil (all 0).
+type PairEncoder interface {
+	EncodePair(query, doc string, maxLen int) (ids, typeIDs []int, truncated bool, err error)
+}
+
+// PairModel describes the cross-encoder a pair scorer runs.
+type PairModel struct {
+	// Name names the model in errors (its folder or repo id).
+	Name string
+	// RawScore makes a score the logit itself (an Identity activation),
+	// not sigmoid(logit).
+	RawScore bool
+}
+
+// ErrNoPrompt is returned for a request carrying an instruction or
+// conversation context to a cross-encoder, which has no prompt to put them
+// in.
+var ErrNoPrompt = errors.New("this model has no prompt: instruction and context are not accepted")
+
+// ErrPairTruncation is returned for a per-document cut or a cut from the
+// start on a cross-encoder, whose pairs are cut LongestFirst only.
+var ErrPairTruncation = errors.New("this model cuts a (query, document) pair longest side first only")
+
+// TypeShift is where a cross-encoder's token type travels in a sequence:
+// the sequences a pair scorer passes to its engine (and the server's
+// scheduler) are PackTypes(ids, typeIDs), each id with its type id above
+// bit TypeShift, so that a sequence's length is still its token count.
+// An encoder engine unpacks them with UnpackTypes.
+const TypeShift = 30
+
+// PackTypes returns ids with typeIDs (nil: all 0) packed above TypeShift.
+func PackTypes(ids, typeIDs []int) []int {
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		out[i] = id
+		if typeIDs != nil {
+			out[i] |= typeIDs[i] << TypeShift
+		}
+	}
+	return out
+}
+
+// UnpackTypes is PackTypes' inverse; typeIDs is nil when every type is 0.
+func UnpackTypes(seq []int) (ids, typeIDs []int) {
+	ids = make([]int, len(seq))
+	for i, v := range seq {
+		ids[i] = v & (1<<TypeShift - 1)
+		if t := v >> TypeShift; t != 0 {
+			if typeIDs == nil {
+				typeIDs = make([]int, len(seq))
+			}
+			typeIDs[i] = t
+		}
+	}
+	return ids, typeIDs
+}
+
+// NewPairScorer returns a Scorer for a cross-encoder (BERT, XLM-R): each
+// document is one pair enc encodes, cut to cfg.Prompt.MaxLength; there is
+// no template, instruction or context. Batching is as for NewScorer.
+func NewPairScorer(enc PairEncoder, engine Engine, cfg ScorerConfig, m PairModel) (*Scorer, error) {
+	if enc == nil {
+		return nil, errors.New("pair scorer: nil pair encoder")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Scorer{pair: enc, pairModel: m, engine: engine, cfg: cfg}, nil
+}
+
+// IsPair reports whether s scores cross-encoder pairs (NewPairScorer).
+func (s *Scorer) IsPair() bool { return s.pair != nil }
+
+// pairPrompts is Prompts for a cross-encoder.
+func (s *Scorer) pairPrompts(r Request) ([]Prompt, error) {
+	var errs []error
+	if r.Instruction != "" || len(r.Context) > 0 {
+		errs = append(errs, fmt.Errorf("%w (model %s is a cross-encoder: send the query and documents only)", ErrNoPrompt, s.pairModel.Name))
+	}
+	if r.MaxDocTokens > 0 || r.KeepEnd {
+		errs = append(errs, fmt.Errorf("%w (model %s: no per-document cut and no cut from the start; the pair is cut to %d tokens)",
+			ErrPairTruncation, s.pairModel.Name, s.cfg.Prompt.MaxLength))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(r.Query) == "" {
+		return nil, ErrEmptyQuery
+	}
+	prompts := make([]Prompt, len(r.Docs))
+	for i, d := range r.Docs {
+		ids, types, cut, err := s.pair.EncodePair(r.Query, d, s.cfg.Prompt.MaxLength)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if types != nil && len(types) != len(ids) {
+			return nil, fmt.Errorf("document %d: pair encoder returned %d type ids for %d ids", i, len(types), len(ids))
+		}
+		if r.NoTruncate && cut {
+			return nil, fmt.Errorf("%w: document %d and the query need more than %d tokens", ErrDocTooLong, i, s.cfg.Prompt.MaxLength)
+		}
+		prompts[i] = Prompt{IDs: PackTypes(ids, types), Truncated: cut, DocCut: cut}
+	}
+	return prompts, nil
+}
+
+// Results turns logits into scores for prompts, in the same order, with
+// s's activation: sigmoid, or the logit itself for a cross-encoder whose
+// config names an Identity activation.
+func (s *Scorer) Results(prompts []Prompt, logits []float32) []Score {
+	out := Results(prompts, logits)
+	if s.pairModel.RawScore {
+		for i := range out {
+			out[i].Score = out[i].Logit
+		}
+	}
+	return out
+}
