@@ -217,6 +217,21 @@ type Info struct {
 	// Memory describes the memory store and this replica's indexes of it
 	// (absent when the memory API is off).
 	Memory *MemoryInfo `json:"memory,omitempty"`
+	// Architecture is the served model's config.json architecture (absent
+	// for the lexical backend and folders without config.json).
+	Architecture string `json:"architecture,omitempty"`
+	// SupportedModels lists the model classes this build serves.
+	SupportedModels []ModelClass `json:"supported_models,omitempty"`
+}
+
+// ModelClass is one model architecture rerankd serves.
+type ModelClass struct {
+	// Architecture is config.json's architectures entry.
+	Architecture string `json:"architecture"`
+	// Kind is reranker or embedding.
+	Kind string `json:"kind"`
+	// Examples are Hugging Face repo ids of the class.
+	Examples []string `json:"examples"`
 }
 
 // MemoryInfo is what /info reports of the memory API's store: an embedded

@@ -25,20 +25,26 @@ type EncoderTokenizer interface {
 	Encode(text string, maxLen int) (ids []int, truncated bool, err error)
 }
 
-// EncoderClasses are the encoder architectures Open (cross-encoders) and
-// OpenEmbedder (bi-encoders) serve, with a published checkpoint of each.
-var EncoderClasses = []EncoderClass{
-	{arch.ArchXLMRSeqCls, "reranker", "BAAI/bge-reranker-v2-m3, BAAI/bge-reranker-base, BAAI/bge-reranker-large"},
-	{arch.ArchBertSeqCls, "reranker", "cross-encoder/ms-marco-MiniLM-L-6-v2, cross-encoder/ms-marco-MiniLM-L-12-v2"},
-	{arch.ArchXLMRModel, "embedding", "BAAI/bge-m3 (dense)"},
-	{arch.ArchBertModel, "embedding", "sentence-transformers bi-encoders of this class"},
+// Classes are the model architectures this package serves (Open:
+// rerankers, OpenEmbedder: embedding models), each with published
+// checkpoints of it; /info and README list them.
+var Classes = []Class{
+	{"Qwen3ForCausalLM", "reranker", []string{"Qwen/Qwen3-Reranker-0.6B"}},
+	{"Qwen3ForSequenceClassification", "reranker", []string{"tomaarsen/Qwen3-Reranker-0.6B-seq-cls"}},
+	{"Qwen2ForCausalLM", "reranker", []string{"mixedbread-ai/mxbai-rerank-base-v2"}},
+	{"Qwen2ForSequenceClassification", "reranker", []string{"michaelfeil/mxbai-rerank-base-v2-seq"}},
+	{arch.ArchXLMRSeqCls, "reranker", []string{"BAAI/bge-reranker-v2-m3", "BAAI/bge-reranker-base", "BAAI/bge-reranker-large"}},
+	{arch.ArchBertSeqCls, "reranker", []string{"cross-encoder/ms-marco-MiniLM-L-6-v2", "cross-encoder/ms-marco-MiniLM-L-12-v2"}},
+	{"Qwen3Model", "embedding", []string{"Qwen/Qwen3-Embedding-0.6B"}},
+	{arch.ArchXLMRModel, "embedding", []string{"BAAI/bge-m3"}},
+	{arch.ArchBertModel, "embedding", []string{"sentence-transformers/all-MiniLM-L6-v2"}},
 }
 
-// EncoderClass is one served encoder architecture.
-type EncoderClass struct {
-	Architecture string // config.json architectures
-	Kind         string // reranker or embedding
-	Examples     string // Hugging Face repo ids
+// Class is one served model architecture.
+type Class struct {
+	Architecture string   // config.json architectures
+	Kind         string   // reranker or embedding
+	Examples     []string // Hugging Face repo ids
 }
 
 // IsEncoderFolder reports whether a model folder holds a BERT / XLM-R
@@ -100,7 +106,9 @@ type encoderClassifier interface {
 // EncoderEngine is the rerank.Engine (and scheduler.Engine) of a
 // cross-encoder: its sequences are rerank.PackTypes(ids, typeIDs), which
 // it unpacks into Encoded rows. Its Cost is rows × longest row, what the
-// right-padded graph computes (as text-embeddings-inference budgets).
+// right-padded graph computes (as text-embeddings-inference budgets), and
+// the scheduler keeps a request that fits the budget in one call
+// (WholeRequests).
 type EncoderEngine struct {
 	e   encoderClassifier
 	cfg arch.EncoderConfig
@@ -118,6 +126,10 @@ func (e *EncoderEngine) Logits(ctx context.Context, seqs [][]int) ([]float32, er
 // Cost implements scheduler.Coster: rows × longest row.
 func (e *EncoderEngine) Cost(seqs [][]int) int { return batching.Padded(seqs) }
 
+// WholeRequests implements scheduler.WholeRequester: a request's pairs
+// are one engine call when they fit the budget, padding counted.
+func (e *EncoderEngine) WholeRequests() bool { return true }
+
 // Config returns the encoder's architecture.
 func (e *EncoderEngine) Config() arch.EncoderConfig { return e.cfg }
 
@@ -134,8 +146,11 @@ func openEncoderScorer(dir string, o Options, info Info) (*rerank.Scorer, Info, 
 	if !cfg.Classifier() {
 		return nil, info, fmt.Errorf("model folder %s is an embedding model (%v), not a reranker: serve it with --embed-model", dir, cfg.Architectures)
 	}
-	act, err := cfg.ScoreActivation()
-	if err != nil {
+	// The graph folds the head to one logit (ref.EncoderScoreLogit);
+	// score = sigmoid(logit) whatever the activation, and an Identity
+	// activation's score is the logit that raw_scores returns, as for
+	// the Qwen classifiers.
+	if _, err := cfg.ScoreActivation(); err != nil {
 		return nil, info, fmt.Errorf("model folder %s: %w", dir, err)
 	}
 	t0 := time.Now()
@@ -174,7 +189,7 @@ func openEncoderScorer(dir string, o Options, info Info) (*rerank.Scorer, Info, 
 	o.Scorer.BatchTokens = max(o.Scorer.BatchTokens, o.Scorer.Prompt.MaxLength)
 	info.MaxLength = o.Scorer.Prompt.MaxLength
 	engine := &EncoderEngine{e: run, cfg: cfg}
-	sc, err := rerank.NewPairScorer(tok, engine, o.Scorer, rerank.PairModel{Name: dir, RawScore: act == arch.ActIdentity})
+	sc, err := rerank.NewPairScorer(tok, engine, o.Scorer, rerank.PairModel{Name: dir})
 	if err != nil {
 		_ = engine.Close()
 		return nil, info, err

@@ -19,9 +19,6 @@ type PairEncoder interface {
 type PairModel struct {
 	// Name names the model in errors (its folder or repo id).
 	Name string
-	// RawScore makes a score the logit itself (an Identity activation),
-	// not sigmoid(logit).
-	RawScore bool
 }
 
 // ErrNoPrompt is returned for a request carrying an instruction or
@@ -114,17 +111,4 @@ func (s *Scorer) pairPrompts(r Request) ([]Prompt, error) {
 		prompts[i] = Prompt{IDs: PackTypes(ids, types), Truncated: cut, DocCut: cut}
 	}
 	return prompts, nil
-}
-
-// Results turns logits into scores for prompts, in the same order, with
-// s's activation: sigmoid, or the logit itself for a cross-encoder whose
-// config names an Identity activation.
-func (s *Scorer) Results(prompts []Prompt, logits []float32) []Score {
-	out := Results(prompts, logits)
-	if s.pairModel.RawScore {
-		for i := range out {
-			out[i].Score = out[i].Logit
-		}
-	}
-	return out
 }

@@ -129,7 +129,7 @@ func (s *Scorer) Score(ctx context.Context, r Request) ([]Score, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.Results(prompts, logits), nil
+	return Results(prompts, logits), nil
 }
 
 // Prompts builds the token sequences of a request without scoring them, for

@@ -159,3 +159,35 @@ func TestPlanPackedCost(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanWholeRequests: for a WholeRequester engine, padding never splits
+// one request's pairs (within the budget), but still keeps another
+// request's pairs of a different length out.
+func TestPlanWholeRequests(t *testing.T) {
+	a, b := &request{ctx: context.Background()}, &request{ctx: context.Background()}
+	var ps []pair
+	for i, n := range []int{2, 5, 9, 20} {
+		ps = append(ps, pair{req: a, seq: seq(1, n), idx: i, order: uint64(i)})
+	}
+	ps = append(ps, pair{req: b, seq: seq(2, 40), idx: 0, order: 10})
+	slices.SortFunc(ps, cmpPair)
+	for _, tc := range []struct {
+		name     string
+		whole    bool
+		budget   int
+		wantRows int
+	}{
+		{"padded engine: the ratio splits the request", false, 8192, 1},
+		{"whole requests: one call, the other request apart", true, 8192, 4},
+		{"whole requests: the budget still binds", true, 3 * 9, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.BatchTokens, c.wholeRequests = tc.budget, tc.whole
+			_, lo, hi, _, computed, _ := plan(ps, &c, paddedCost, nil)
+			if hi-lo != tc.wantRows || computed > tc.budget {
+				t.Errorf("rows %d (cost %d), want %d within %d", hi-lo, computed, tc.wantRows, tc.budget)
+			}
+		})
+	}
+}

@@ -45,6 +45,10 @@ type Config struct {
 	Engine *api.EngineInfo
 	// Template, when set, is reported by /info as the prompt template.
 	Template *api.TemplateInfo
+	// Architecture and SupportedModels are reported by /info: the served
+	// model's class and those this build serves.
+	Architecture    string
+	SupportedModels []api.ModelClass
 	// Runtime, when set, returns the inference runtime's version for /info
 	// (cmd/rerankd passes ONNX Runtime's). It is called at each request,
 	// so a runtime loaded after the server is built (by an embedding model

@@ -231,7 +231,7 @@ func (s *Server) handleInfo(c *fiber.Ctx) error {
 		MaxBodyBytes: s.cfg.MaxBodyBytes, RequestTimeoutSec: s.cfg.RequestTimeout.Seconds(),
 		MaxBatchTokens: s.limits.BatchTokens, MaxBatchRequests: s.limits.MaxBatch, MaxQueuePairs: s.limits.QueueSize,
 		Runtime: s.runtimeVersion(), Truncation: truncationInfo(s.cfg, s.backend.MaxTokens()), Engine: s.cfg.Engine,
-		Template: s.cfg.Template}
+		Template: s.cfg.Template, Architecture: s.cfg.Architecture, SupportedModels: s.cfg.SupportedModels}
 	if s.mem != nil {
 		info.Memory = s.memoryInfo()
 	}

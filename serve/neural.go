@@ -60,7 +60,7 @@ func (n *Neural) Score(ctx context.Context, r rerank.Request) (Scored, error) {
 	if err != nil {
 		return Scored{}, err
 	}
-	return Scored{Scores: n.scorer.Results(prompts, res.Logits), Timing: Timing{Tokenize: tokenize, Queue: res.Queued, Inference: res.Inference}, Batches: res.Batches}, nil
+	return Scored{Scores: rerank.Results(prompts, res.Logits), Timing: Timing{Tokenize: tokenize, Queue: res.Queued, Inference: res.Inference}, Batches: res.Batches}, nil
 }
 
 // Close drains the scheduler, then closes the model.

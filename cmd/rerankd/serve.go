@@ -51,6 +51,10 @@ type serveFlags struct {
 	// noSpinning is no serve flag either: tune compares intra-op threads
 	// that block when idle with serve's spinning ones.
 	noSpinning bool
+	// encoderTokenizer is no serve flag: tests set it to encode an encoder
+	// folder's text (model.LoadOptions.EncoderTokenizer) while rerankd has
+	// no WordPiece / Unigram tokenizer of its own.
+	encoderTokenizer model.EncoderTokenizer
 }
 
 // serveEnvHelp ends serve -h: the variables that are not flags.
@@ -117,6 +121,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	f.server.Version = version
+	f.server.SupportedModels = supportedModels()
 	for _, k := range strings.Split(f.apiKeys, ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			f.server.APIKeys = append(f.server.APIKeys, k)
@@ -264,7 +269,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	}
 	o := model.DefaultOptions()
 	o.Quant, o.PrefixCacheMB, o.NoSharedPrefix = quant, f.prefixCacheMB, f.noSharedPrefix
-	o.RuntimeLib, o.Tokenizer = f.ortLib, f.tok
+	o.RuntimeLib, o.Tokenizer, o.EncoderTokenizer = f.ortLib, f.tok, f.encoderTokenizer
 	o.Session.Provider, o.Session.DeviceID, o.Session.IntraOpThreads = model.Provider(f.provider), f.device, f.threads
 	o.Session.SessionCacheDir = f.sessionCache
 	o.Session.Spinning = o.Session.Spinning && !f.noSpinning
@@ -294,11 +299,26 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	}
 	f.server.Engine = &api.EngineInfo{Quant: quant.String(), Threads: threads, Workers: f.sched.Workers, SharedPrefix: info.SharedPrefix,
 		PrefixCacheMB: f.prefixCacheMB, SessionCache: o.Session.SessionCacheDir != "", Reason: engineReason}
-	f.server.Template = templateInfo(scorer.Template(), info)
+	maxLen := f.maxLength
+	if info.Encoder != nil { // a cross-encoder: no template; pairs cut at the model's positions
+		maxLen = info.MaxLength
+		f.server.Architecture = strings.Join(info.Encoder.Architectures, ",")
+	} else {
+		f.server.Template = templateInfo(scorer.Template(), info)
+	}
 	log.Info("model loaded", "dir", dir, "output", info.Output.String(), "runtime", info.Runtime,
 		"shared_prefix", info.SharedPrefix, "prefix_cache", info.PrefixCache, "weights", info.Quant.String(),
 		"tokenizer_ms", info.TokenizerLoad.Milliseconds(), "session_ms", info.SessionLoad.Milliseconds())
-	return serve.NewNeural(f.modelArg, scorer, sched, f.maxLength), scorer, limits, nil
+	return serve.NewNeural(f.modelArg, scorer, sched, maxLen), scorer, limits, nil
+}
+
+// supportedModels is model.Classes for /info.
+func supportedModels() []api.ModelClass {
+	out := make([]api.ModelClass, len(model.Classes))
+	for i, c := range model.Classes {
+		out[i] = api.ModelClass{Architecture: c.Architecture, Kind: c.Kind, Examples: c.Examples}
+	}
+	return out
 }
 
 // resolveModel returns a model folder: the argument itself, or the

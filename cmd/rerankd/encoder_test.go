@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/internal/tokentest"
+	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/rerank"
+	"github.com/rerankd/rerankd/serve"
+)
+
+// encoderServer converts `testmodel --arch a` and serves it on a local
+// port with tok encoding its text; it returns the base URL and the folder.
+func encoderServer(t *testing.T, a string, tok model.EncoderTokenizer) (string, string) {
+	t.Helper()
+	src, dir := filepath.Join(t.TempDir(), "ckpt"), filepath.Join(t.TempDir(), "served")
+	if code, _, errs := runCLI(t, "testmodel", "--arch", a, "--out", src, "--seed", "3"); code != 0 {
+		t.Fatalf("testmodel --arch %s: %s", a, errs)
+	}
+	if code, _, errs := runCLI(t, "convert", "--from", src, "--out", dir, "--quant", "none"); code != 0 {
+		t.Fatalf("convert: %s", errs)
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	f := defineServeFlags(fs)
+	if err := fs.Parse([]string{"--model", dir, "--threads", "2", "--store", "none", "--ort-lib", testenv.ORTLib()}); err != nil {
+		t.Fatal(err)
+	}
+	f.encoderTokenizer = tok
+	f.server.SupportedModels = supportedModels()
+	comp, err := composeServer(f, serve.NewMetrics(), slog.New(slog.DiscardHandler), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = comp.srv.Serve(ln) }()
+	t.Cleanup(func() { _ = comp.srv.Shutdown(t.Context()) })
+	return "http://" + ln.Addr().String(), dir
+}
+
+func postJSON(t *testing.T, url string, body any, out any) (int, string) {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close() //nolint:errcheck // read below
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != nil && resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+	}
+	return resp.StatusCode, string(data)
+}
+
+// TestServeEncoderReranker: a BERT / XLM-R cross-encoder converted from a
+// generated checkpoint serves /rerank with the reference engine's scores
+// (within 1e-4), raw_scores gives the logits, truncated marks the pair cut
+// to the model's positions, a request is one engine call, and a request
+// with a prompt part is a 400 naming the model. /info names the class.
+func TestServeEncoderReranker(t *testing.T) {
+	docs := []string{"alice met bob at the cafe", "bob", strings.Repeat("long ", 300), "a sunny tuesday in june"}
+	query := "where did alice meet bob"
+	for _, tc := range []struct {
+		arch, class string
+		tok         func(vocab int) *tokentest.Encoder
+	}{
+		{"xlmr", "XLMRobertaForSequenceClassification", tokentest.FakeXLMR},
+		{"bert", "BertForSequenceClassification", tokentest.FakeBERT},
+	} {
+		t.Run(tc.arch, func(t *testing.T) {
+			// testmodel's tiny encoders have the tiny vocabulary.
+			tok := tc.tok(100)
+			url, dir := encoderServer(t, tc.arch, tok)
+			o := model.DefaultOptions()
+			o.Engine, o.EncoderTokenizer = model.EngineReference, tok
+			ref, info, err := model.Open(dir, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ref.Close() //nolint:errcheck // test
+			want, err := ref.Score(t.Context(), rerank.Request{Query: query, Docs: docs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, raw := range []bool{false, true} {
+				var got api.RerankResponse
+				if code, body := postJSON(t, url+"/rerank", map[string]any{"query": query, "texts": nil,
+					"documents": docsJSON(docs), "raw_scores": raw}, &got); code != http.StatusOK {
+					t.Fatalf("raw_scores %v: %d %s", raw, code, body)
+				}
+				if len(got.Results) != len(docs) {
+					t.Fatalf("%d results for %d documents", len(got.Results), len(docs))
+				}
+				for _, r := range got.Results {
+					w := want[r.Index].Score
+					if raw {
+						w = want[r.Index].Logit
+					}
+					if d := math.Abs(r.RelevanceScore - w); d > 1e-4 {
+						t.Errorf("raw %v doc %d: served %v, reference %v", raw, r.Index, r.RelevanceScore, w)
+					}
+					if r.Truncated != (r.Index == 2) {
+						t.Errorf("doc %d: truncated %v", r.Index, r.Truncated)
+					}
+				}
+			}
+			for name, body := range map[string]map[string]any{
+				"instruction": {"query": query, "documents": docsJSON(docs), "instruction": "judge relevance"},
+				"context":     {"query": query, "documents": docsJSON(docs), "context": []string{"earlier turn"}},
+			} {
+				code, resp := postJSON(t, url+"/rerank", body, nil)
+				if code != http.StatusBadRequest || !strings.Contains(resp, dir) || !strings.Contains(resp, "no prompt") {
+					t.Errorf("%s: %d %s, want 400 naming the model", name, code, resp)
+				}
+			}
+			var inf api.Info
+			resp, err := http.Get(url + "/info")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close() //nolint:errcheck // test
+			if err := json.NewDecoder(resp.Body).Decode(&inf); err != nil {
+				t.Fatal(err)
+			}
+			if inf.Architecture != tc.class || inf.Template != nil || inf.MaxTokens != info.MaxLength {
+				t.Errorf("/info: architecture %q template %v max tokens %d, want %s, none, %d", inf.Architecture, inf.Template, inf.MaxTokens, tc.class, info.MaxLength)
+			}
+			listed := false
+			for _, c := range inf.SupportedModels {
+				listed = listed || c.Architecture == tc.class && len(c.Examples) > 0
+			}
+			if !listed {
+				t.Errorf("/info supported_models %v lacks %s", inf.SupportedModels, tc.class)
+			}
+		})
+	}
+}
+
+func docsJSON(docs []string) []map[string]string {
+	out := make([]map[string]string, len(docs))
+	for i, d := range docs {
+		out[i] = map[string]string{"text": d}
+	}
+	return out
+}
+
+// TestEncoderOneEngineCall: the scheduler budgets an encoder by rows x
+// longest row and carries a request that fits in one engine call.
+func TestEncoderOneEngineCall(t *testing.T) {
+	src, dir := filepath.Join(t.TempDir(), "ckpt"), filepath.Join(t.TempDir(), "served")
+	if code, _, errs := runCLI(t, "testmodel", "--arch", "bert", "--out", src); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := runCLI(t, "convert", "--from", src, "--out", dir, "--quant", "none"); code != 0 {
+		t.Fatal(errs)
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	f := defineServeFlags(fs)
+	if err := fs.Parse([]string{"--model", dir, "--threads", "2", "--ort-lib", testenv.ORTLib()}); err != nil {
+		t.Fatal(err)
+	}
+	f.encoderTokenizer = tokentest.FakeBERT(100)
+	backend, scorer, _, err := openBackend(f, serve.NewMetrics(), slog.New(slog.DiscardHandler), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backend.Close(t.Context()) //nolint:errcheck // test
+	eng, ok := scorer.Engine().(*model.EncoderEngine)
+	if !ok {
+		t.Fatalf("engine %T, want *model.EncoderEngine", scorer.Engine())
+	}
+	if got := eng.Cost([][]int{{1, 2}, {1, 2, 3, 4, 5}, {1}}); got != 15 {
+		t.Errorf("cost of rows 2, 5, 1: %d, want 3 x 5", got)
+	}
+	docs := make([]string, 20)
+	for i := range docs {
+		docs[i] = strings.Repeat("memory ", 1+i)
+	}
+	out, err := backend.Score(t.Context(), rerank.Request{Query: "q", Docs: docs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Batches != 1 {
+		t.Errorf("20 pairs of <= 24 tokens: %d engine calls, want 1", out.Batches)
+	}
+}
