@@ -112,6 +112,7 @@ var (
 // concurrent use.
 type Embedder struct {
 	tok         *tokenizer.Tokenizer
+	enc         EncoderTokenizer // instead of tok for a BERT / XLM-R folder
 	engine      EmbedEngine
 	cfg         EmbedConfig
 	queryPrefix string
@@ -133,6 +134,11 @@ func OpenEmbedder(dir string, o EmbedderOptions) (*Embedder, error) {
 	modelPath := filepath.Join(dir, onnx.ModelFile)
 	if _, err := os.Stat(modelPath); err != nil {
 		return nil, fmt.Errorf("model folder %s: %w", dir, err)
+	}
+	if enc, err := IsEncoderFolder(dir); err != nil {
+		return nil, err
+	} else if enc {
+		return openEncoderEmbedder(dir, modelPath, o)
 	}
 	tok, tokPath, err := resolveTokenizer(dir, o.LoadOptions)
 	if err != nil {
@@ -297,6 +303,9 @@ func (e *Embedder) WithConfig(cfg EmbedConfig) (*Embedder, error) {
 	if fixed := len(e.begin) + len(e.end); cfg.MaxLength <= fixed {
 		return nil, fmt.Errorf("max length %d leaves no room for text after the %d template tokens", cfg.MaxLength, fixed)
 	}
+	if e.enc != nil && cfg.Instruction != "" {
+		return nil, fmt.Errorf("model %s has no instruction format: leave the embedding instruction empty", e.info.Dir)
+	}
 	if cfg.Dim > e.modelDim {
 		return nil, fmt.Errorf("%w: requested dim %d is larger than the model's %d", ErrDimension, cfg.Dim, e.modelDim)
 	}
@@ -329,10 +338,22 @@ func (e *Embedder) Close() error { return e.engine.Close() }
 // Tokens returns the token ids a text is embedded from and whether it was
 // cut to fit MaxLength: the query prefix (queries) or document prompt,
 // the text, and the template's end tokens.
+//
+// For an encoder folder they are its tokenizer's ids (special tokens
+// included) and a text the tokenizer cannot encode gives nil: Embed
+// reports its error.
 func (e *Embedder) Tokens(text string, isQuery bool) ([]int, bool) {
+	ids, cut, _ := e.tokens(text, isQuery)
+	return ids, cut
+}
+
+func (e *Embedder) tokens(text string, isQuery bool) ([]int, bool, error) {
 	prefix := e.docPrefix
 	if isQuery {
 		prefix = e.queryPrefix
+	}
+	if e.enc != nil {
+		return e.enc.Encode(prefix+text, e.cfg.MaxLength)
 	}
 	body := e.tok.EncodeIDs(prefix + text)
 	room := e.cfg.MaxLength - len(e.begin) - len(e.end)
@@ -340,7 +361,7 @@ func (e *Embedder) Tokens(text string, isQuery bool) ([]int, bool) {
 	if cut {
 		body = body[:room]
 	}
-	return e.wrap(body), cut
+	return e.wrap(body), cut, nil
 }
 
 func (e *Embedder) wrap(body []int) []int {
@@ -360,7 +381,10 @@ func (e *Embedder) Embed(ctx context.Context, texts []string, isQuery bool) ([][
 			errs = append(errs, fmt.Errorf("text %d: %w", i, ErrEmptyText))
 			continue
 		}
-		seqs[i], _ = e.Tokens(t, isQuery)
+		var err error
+		if seqs[i], _, err = e.tokens(t, isQuery); err != nil {
+			errs = append(errs, fmt.Errorf("text %d: %w", i, err))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -226,12 +226,23 @@ func parsePooling(data []byte, s *STSettings) error {
 
 // ReadSTSettings reads the optional sentence-transformers files of dir.
 func ReadSTSettings(dir string) (STSettings, error) {
+	return readST(dir, parsePooling)
+}
+
+// ReadSTPrompts is ReadSTSettings for an encoder embedding model, whose
+// pooling ReadEncoderPooling reads: the prompts only.
+func ReadSTPrompts(dir string) (STSettings, error) { return readST(dir, nil) }
+
+func readST(dir string, pooling func([]byte, *STSettings) error) (STSettings, error) {
 	var s STSettings
 	var errs []error
 	for _, f := range []struct {
 		name  string
 		parse func([]byte, *STSettings) error
-	}{{STConfigFile, parseSTConfig}, {STPoolingFile, parsePooling}} {
+	}{{STConfigFile, parseSTConfig}, {STPoolingFile, pooling}} {
+		if f.parse == nil {
+			continue
+		}
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.name)))
 		switch {
 		case errors.Is(err, os.ErrNotExist):
