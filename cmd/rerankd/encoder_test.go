@@ -10,8 +10,10 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/internal/testenv"
@@ -205,5 +207,93 @@ func TestEncoderOneEngineCall(t *testing.T) {
 	}
 	if out.Batches != 1 {
 		t.Errorf("20 pairs of <= 24 tokens: %d engine calls, want 1", out.Batches)
+	}
+}
+
+// TestServeEncoderMemory: a BGE-M3-style embedding folder (testmodel
+// --arch xlmr --kind embedding, converted) gives /v1/search its vectors
+// (mode dense answers), and an XLM-R cross-encoder reranks the results
+// with the reference engine's scores. Random weights: this checks the
+// wiring, not retrieval quality.
+func TestServeEncoderMemory(t *testing.T) {
+	tmp := t.TempDir()
+	conv := func(name string, args ...string) string {
+		src, dir := filepath.Join(tmp, name+"-ckpt"), filepath.Join(tmp, name)
+		if code, _, errs := runCLI(t, append([]string{"testmodel", "--arch", "xlmr", "--out", src}, args...)...); code != 0 {
+			t.Fatal(errs)
+		}
+		if code, _, errs := runCLI(t, "convert", "--from", src, "--out", dir, "--quant", "none"); code != 0 {
+			t.Fatal(errs)
+		}
+		return dir
+	}
+	rer, emb := conv("reranker"), conv("embed", "--kind", "embedding")
+	tok := tokentest.FakeXLMR(100)
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	f := defineServeFlags(fs)
+	if err := fs.Parse([]string{"--model", rer, "--embed-model", emb, "--threads", "2", "--store", filepath.Join(tmp, "mem.db"),
+		"--ort-lib", testenv.ORTLib()}); err != nil {
+		t.Fatal(err)
+	}
+	f.encoderTokenizer = tok
+	comp, err := composeServer(f, serve.NewMetrics(), slog.New(slog.DiscardHandler), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As runServe does after composeServer.
+	f.memory.ortLib, f.memory.threads, f.memory.encoderTokenizer = f.ortLib, f.threads, f.encoderTokenizer
+	mem, closeMem, err := openMemory(f.memory, slog.New(slog.DiscardHandler), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp.srv.WithMemory(mem)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = comp.srv.Serve(ln) }()
+	t.Cleanup(func() { _ = comp.srv.Shutdown(t.Context()); closeMem() })
+	url := "http://" + ln.Addr().String()
+	texts := []string{"alice adopted a cat in june", "bob painted the fence", "alice moved to berlin"}
+	mems := make([]map[string]string, len(texts))
+	for i, x := range texts {
+		mems[i] = map[string]string{"text": x}
+	}
+	var added api.AddMemoriesResponse
+	if code, body := postJSON(t, url+"/v1/memories", map[string]any{"namespace": "alice", "memories": mems}, &added); code != http.StatusOK && code != http.StatusCreated {
+		t.Fatalf("add: %d %s", code, body)
+	}
+	o := model.DefaultOptions()
+	o.Engine, o.EncoderTokenizer = model.EngineReference, tok
+	ref, _, err := model.Open(rer, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close() //nolint:errcheck // test
+	query := "where does alice live"
+	want, err := ref.Score(t.Context(), rerank.Request{Query: query, Docs: texts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got api.SearchResponse
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, body := postJSON(t, url+"/v1/search", map[string]any{"namespace": "alice", "query": query, "mode": "dense"}, &got)
+		if code == http.StatusOK {
+			break
+		}
+		if code != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("search: %d %s", code, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got.Level != "dense" || !got.Reranked || len(got.Results) != len(texts) {
+		t.Fatalf("search: level %q reranked %v, %d results", got.Level, got.Reranked, len(got.Results))
+	}
+	for _, r := range got.Results {
+		i := slices.Index(texts, r.Text)
+		if d := math.Abs(r.Scores["rerank"] - want[i].Score); i < 0 || d > 1e-4 {
+			t.Errorf("%q: rerank score %v, reference %v (scores %v)", r.Text, r.Scores["rerank"], want[max(i, 0)].Score, r.Scores)
+		}
 	}
 }

@@ -22,6 +22,9 @@ import (
 type memoryFlags struct {
 	store, embedModel string
 	vectorDim         int
+	// encoderTokenizer is no flag: serve's (serveFlags.encoderTokenizer),
+	// for a BERT / XLM-R --embed-model.
+	encoderTokenizer model.EncoderTokenizer
 	// analyzer: the memory index's CJK analysis (lexical.CJKMode); ""
 	// is lexical.DefaultCJK.
 	analyzer string
@@ -171,6 +174,7 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 	if m.embedModel != "" {
 		eo := model.DefaultEmbedderOptions()
 		eo.RuntimeLib, eo.Tokenizer, eo.Session.IntraOpThreads = m.ortLib, m.tokenizer, m.threads
+		eo.EncoderTokenizer = m.encoderTokenizer
 		e, err := model.OpenEmbedder(m.embedModel, eo)
 		if err != nil {
 			_ = st.Close()

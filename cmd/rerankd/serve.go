@@ -161,6 +161,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	srv, backend := comp.srv, comp.backend
 	f.memory.ortLib, f.memory.tokenizer, f.memory.threads = f.ortLib, f.tok, f.threads
+	f.memory.encoderTokenizer = f.encoderTokenizer
 	mem, closeMem, err := openMemory(f.memory, log, stderr)
 	if err != nil {
 		_ = backend.Close(context.Background())
