@@ -125,6 +125,19 @@
 // depend on its batch (tested within 1e-5). EncoderReference has the same
 // methods over model/ref. Rows longer than the model's positions are
 // refused, not cut: truncation (LongestFirst over the pair) belongs to
-// the tokenizer side, before this. Neither is wired to Open or the
-// server yet.
+// the tokenizer side, before this.
+//
+// Open and OpenEmbedder detect an encoder folder from its config.json
+// (IsEncoderFolder). A classifier runs as an EncoderEngine (either
+// engine; Options.Engine reference is EncoderReference) under
+// rerank.NewPairScorer: pairs from the folder's EncoderTokenizer, cut to
+// the asked-for length lowered to the model's positions (Info.MaxLength),
+// token types packed into the sequences (rerank.TypeShift), cost rows ×
+// longest row, one engine call per request that fits the budget
+// (scheduler.WholeRequester). A bare encoder runs as an Embedder: the
+// text through EncoderTokenizer.Encode, pooled as its 1_Pooling says,
+// L2-normalised, no instruction. The text is only ever encoded by
+// LoadOptions.EncoderTokenizer or the folder's own tokenizer.json, never
+// by the --tokenizer fallback (a Qwen tokenizer); a tokenizer.json whose
+// model is BPE, or one this build cannot run, is refused by name.
 package model

@@ -142,7 +142,7 @@ func TestEncoderScorerRefuses(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("error %v, want %v", err, tc.want)
 			}
-			if tc.want == rerank.ErrNoPrompt && !strings.Contains(err.Error(), dir) {
+			if errors.Is(tc.want, rerank.ErrNoPrompt) && !strings.Contains(err.Error(), dir) {
 				t.Errorf("error %q does not name the model %s", err, dir)
 			}
 		})

@@ -21,4 +21,18 @@
 // template). Truncation only ever shortens the document, and the query
 // only down to a floor; the template and suffix are never cut (a cut
 // suffix gives near-random scores).
+//
+// # Cross-encoders
+//
+// A scorer from NewPairScorer (BERT / XLM-R cross-encoders) has no
+// template: each document is one pair its PairEncoder encodes with the
+// model's own post-processor, special tokens counted in the maximum
+// length and the pair cut LongestFirst; Truncated is exactly "the
+// encoder cut text tokens". An instruction or conversation context is
+// refused (ErrNoPrompt, naming the model), as are a per-document cut and
+// a cut from the start (ErrPairTruncation). Score = sigmoid(logit) as for
+// every model. Token types travel inside the sequences an Engine and the
+// server's scheduler see: each id carries its type above bit TypeShift
+// (PackTypes / UnpackTypes), so a sequence's length is its token count
+// and the scheduler's cost is unchanged.
 package rerank
