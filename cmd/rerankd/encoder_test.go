@@ -287,6 +287,9 @@ func TestServeEncoderMemory(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if code, body := postJSON(t, url+"/v1/search", map[string]any{"namespace": "alice", "query": query, "instruction": "judge"}, nil); code != http.StatusBadRequest || !strings.Contains(body, "no prompt") {
+		t.Errorf("search with an instruction: %d %s, want 400 naming the model", code, body)
+	}
 	if got.Level != "dense" || !got.Reranked || len(got.Results) != len(texts) {
 		t.Fatalf("search: level %q reranked %v, %d results", got.Level, got.Reranked, len(got.Results))
 	}
