@@ -286,6 +286,9 @@ func (s *Server) searchRequest(r *api.SearchRequest, now time.Time) (retrieval.S
 		if !(*t >= 0 && *t <= 1) {
 			bad("threshold %v: want a probability in [0, 1]", *t)
 		}
+		if !doRerank {
+			bad("threshold needs a reranked search: send \"rerank\": true, or leave threshold out (without rerank the fused retrieval score is relative to the other candidates, the last always 0, so no threshold means the same from one search to the next)")
+		}
 		out.Threshold = t
 	} else if doRerank {
 		// A calibrated server applies its threshold to the (calibrated)
