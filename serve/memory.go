@@ -423,7 +423,9 @@ func classifyRetrieval(err error) *Error {
 	switch {
 	case errors.Is(err, retrieval.ErrNotFound):
 		return &Error{Kind: KindNotFound, Msg: trimPrefix(err), Err: err}
-	case errors.Is(err, retrieval.ErrInvalid), errors.Is(err, retrieval.ErrNoVectors):
+	case errors.Is(err, retrieval.ErrNoVectors):
+		return &Error{Kind: KindValidation, Msg: trimPrefix(err) + ": this server has no vector dimension; start it with --vector-dim N (the vectors' length) or --embed-model DIR", Err: err}
+	case errors.Is(err, retrieval.ErrInvalid):
 		return &Error{Kind: KindValidation, Msg: trimPrefix(err), Err: err}
 	case errors.Is(err, retrieval.ErrClosed):
 		return &Error{Kind: KindNotReady, Msg: "server is shutting down", Err: err}
