@@ -3,10 +3,14 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rerankd/rerankd/api"
@@ -15,32 +19,42 @@ import (
 )
 
 // startMCP runs a server with the memory API and /mcp over a fresh store.
-func startMCP(t *testing.T, cfg Config) (string, *Server) {
-	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "m.db"), store.Options{NoSync: true})
+func startMCP(tb testing.TB, cfg Config) (string, *Server) {
+	tb.Helper()
+	st, err := store.Open(filepath.Join(tb.TempDir(), "m.db"), store.Options{NoSync: true})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	e, err := retrieval.New(st, nil, retrieval.DefaultConfig())
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	e.Start()
 	if err := e.Wait(context.Background()); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { _ = e.Close(); _ = st.Close() })
-	var srv *Server
-	url := start(t, cfg, &fakeBackend{}, func(s *Server) {
-		s.WithMemory(e)
-		ms, err := s.NewMCP(MCPOptions{Namespace: "default", Version: "test"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.WithMCP(ms)
-		srv = s
+	tb.Cleanup(func() { _ = e.Close(); _ = st.Close() })
+	srv, err := New(cfg, &fakeBackend{}, Limits{QueueSize: 64, BatchTokens: 4096, MaxBatch: 8}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv.WithMemory(e)
+	ms, err := srv.NewMCP(MCPOptions{Namespace: "default", Version: "test"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv.WithMCP(ms)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
 	})
-	return url, srv
+	return "http://" + ln.Addr().String(), srv
 }
 
 // bearer adds an API key to every request.
