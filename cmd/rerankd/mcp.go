@@ -16,6 +16,10 @@ import (
 	"github.com/rerankd/rerankd/serve"
 )
 
+// defaultMCPNamespace is where memory tools called without a namespace go
+// (rerankd mcp's --namespace default; always on serve's /mcp).
+const defaultMCPNamespace = "default"
+
 // runMCP serves the memory and rerank tools over stdio: the composition
 // `rerankd serve` builds, from the same flags, without a listener. Stdout
 // carries the protocol, so everything else (logs, the model notice) goes to
@@ -23,7 +27,7 @@ import (
 func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	f := defineServeFlags(fs)
-	ns := fs.String("namespace", "default", "namespace of memory tools called without one")
+	ns := fs.String("namespace", defaultMCPNamespace, "namespace of memory tools called without one")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: rerankd mcp [flags]\n\nAn MCP server over stdio with the tools memory_add, memory_search, memory_list, memory_delete\n"+
 			"and rerank. It takes serve's flags; --addr, --api-key and --key-scopes do not apply (no listener; the\n"+

@@ -75,3 +75,14 @@ func TestMCPSharedStore(t *testing.T) {
 		t.Fatalf("HTTP search after the MCP write: %+v %v", res, err)
 	}
 }
+
+// TestServeMCPRoute: `rerankd serve` answers the tools on /mcp, behind its
+// API keys.
+func TestServeMCPRoute(t *testing.T) {
+	rep := startReplica(t, filepath.Join(t.TempDir(), "m.db"), "--api-key", "serve-key-123")
+	if a := mcptest.Run(t, nil, nil, "http", rep.base+"/mcp"); a.Status != 401 {
+		t.Fatalf("no key: %+v", a)
+	}
+	steps := []mcptest.Step{mcptest.Call("memory_add", `{"text":"hello"}`, `"namespace":"default"`, false)}
+	mcptest.Check(t, mcptest.Run(t, steps, nil, "http", rep.base+"/mcp", "serve-key-123"), steps)
+}
