@@ -168,7 +168,14 @@ func (s *Server) NewMCP(o MCPOptions) (*mcp.Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mcp tool %s: schema: %w", t.name, err)
 		}
-		ms.AddTool(&mcp.Tool{Name: t.name, Description: t.desc, InputSchema: in}, s.mcpHandler(t, o))
+		// Encoded once: the SDK re-reads a tool's schema on every call (for
+		// its header checks), and encoding a *jsonschema.Schema each time
+		// cost more than the search it fronts.
+		raw, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Errorf("mcp tool %s: schema: %w", t.name, err)
+		}
+		ms.AddTool(&mcp.Tool{Name: t.name, Description: t.desc, InputSchema: json.RawMessage(raw)}, s.mcpHandler(t, o))
 	}
 	return ms, nil
 }
@@ -200,7 +207,9 @@ func (s *Server) mcpHandler(t mcpTool, o MCPOptions) mcp.ToolHandler {
 		if err != nil {
 			return nil, fmt.Errorf("mcp tool %s: encode result: %w", t.name, err)
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: out}, nil
+		// The encoded bytes serve as both forms: the SDK copies a RawMessage
+		// rather than encoding the response a second time.
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: json.RawMessage(text)}, nil
 	}
 }
 
