@@ -18,7 +18,7 @@ FUZZTIME ?= 30s
 RERANKD_LOCOMO ?= $(wildcard $(abspath ../shared/locomo))
 export RERANKD_LOCOMO
 
-.PHONY: all setup setup-browser setup-postgres build run test vet tidy lint fuzz bench loadtest bench-tokenizer golden pytest clean fresh-check
+.PHONY: all setup setup-browser setup-mcp setup-postgres build run test vet tidy lint fuzz bench loadtest bench-tokenizer golden pytest clean fresh-check
 
 all: build
 
@@ -30,6 +30,11 @@ setup:
 ## into the cache) for the browser tests (idempotent)
 setup-browser:
 	scripts/setup_browser.sh
+
+## setup-mcp: the pinned MCP TypeScript SDK (npm ci into the cache), the client of the MCP tests
+## (idempotent)
+setup-mcp:
+	scripts/setup_mcp.sh
 
 ## setup-postgres: Debian's postgresql package (apt-get when missing) for the PostgreSQL tests,
 ## which start throwaway servers of their own from its binaries (internal/pgtest); idempotent
@@ -52,6 +57,7 @@ test:
 	@$(PHASE) setup $(SUBMAKE) setup
 	@$(PHASE) setup-browser $(SUBMAKE) setup-browser
 	@$(PHASE) setup-postgres $(SUBMAKE) setup-postgres
+	@$(PHASE) setup-mcp $(SUBMAKE) setup-mcp
 	@$(PHASE) vet $(SUBMAKE) vet
 	@$(PHASE) tidy $(SUBMAKE) tidy
 	@$(PHASE) lint $(SUBMAKE) lint
