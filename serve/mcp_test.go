@@ -133,7 +133,7 @@ func TestMCPTools(t *testing.T) {
 		{"delete", "memory_delete", `{"id":"m1"}`, `"deleted":true`, false},
 		{"delete again", "memory_delete", `{"id":"m1"}`, "not found", true},
 		{"empty text", "memory_add", `{"text":""}`, "text", true},
-		{"text not a string", "memory_add", `{"text":5}`, `field "text": got JSON number, want string`, true},
+		{"text not a string", "memory_add", `{"text":5}`, `field "text": got JSON number, want a JSON string`, true},
 		{"bad time", "memory_add", `{"text":"x","time":"yesterday"}`, "RFC 3339", true},
 		{"empty query", "memory_search", `{"query":" "}`, "query must not be empty", true},
 		{"top_k out of range", "memory_search", `{"query":"q","top_k":0}`, "top_k 0: want 1..1000", true},

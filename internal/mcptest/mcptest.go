@@ -118,7 +118,7 @@ func Scenario() []Step {
 		Call("rerank", `{"query":"release","documents":["lunch menu","release train schedule"],"top_n":1}`, `"index":1`, false),
 		Call("memory_delete", `{"id":"m1"}`, `"deleted":true`, false),
 		Call("memory_delete", `{"id":"m1"}`, "not found", true),
-		Call("memory_add", `{"text":7}`, `field "text": got JSON number, want string`, true),
+		Call("memory_add", `{"text":7}`, `field "text": got JSON number, want a JSON string`, true),
 		Call("memory_search", `{"query":"q","top_k":0}`, "top_k 0: want 1..1000", true),
 		Call("memory_list", `{"limit":5000}`, "limit 5000: want an integer in 1..1000", true),
 		Call("rerank", `{"query":"","documents":["a"]}`, "query must not be empty", true),
