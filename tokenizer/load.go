@@ -104,6 +104,21 @@ func readFiles(file string) (data, cfg []byte, err error) {
 // FromBytes builds a tokenizer from the contents of tokenizer.json and,
 // optionally (nil), tokenizer_config.json.
 func FromBytes(tokenizerJSON, configJSONData []byte) (*Tokenizer, error) {
+	if typ := modelType(tokenizerJSON); typ != "" && typ != "BPE" {
+		if typ != "Unigram" {
+			return nil, fmt.Errorf("model type %q: only BPE and Unigram are supported", typ)
+		}
+		t, err := pipelineFromBytes(tokenizerJSON)
+		if err != nil {
+			return nil, err
+		}
+		if len(configJSONData) > 0 {
+			if err := t.readConfig(configJSONData); err != nil {
+				return nil, err
+			}
+		}
+		return t, nil
+	}
 	f, err := parseFile(tokenizerJSON)
 	if err != nil {
 		return nil, fmt.Errorf("parse tokenizer.json: %w", err)
