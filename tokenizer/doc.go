@@ -26,11 +26,12 @@
 //   - Without a post-processor (the Qwen files) nothing is added: the pair
 //     is A then B, type ids 0 then 1, as the reference does.
 //
-// Unigram is checked against the reference (and, for the current
+// Unigram and WordPiece are checked against the reference (Unigram, for the current
 // normalizer form, against SentencePiece itself) by unigram_golden_test.go
-// on a model trained with spm_train and converted in XLM-R layout; the
-// rules reproduced are listed in unigram.go and precompiled.go. Any other
-// Unigram-file component is refused at load, naming the field.
+// on a model trained with spm_train and converted in XLM-R layout, and
+// WordPiece on cased and uncased BERT-layout vocabularies; the rules
+// reproduced are listed in unigram.go, precompiled.go and wordpiece.go. Any
+// other component of such a file is refused at load, naming the field.
 //
 // "Exact" means the ids equal those of the Rust Hugging Face tokenizers
 // library (0.22) encoding with add_special_tokens=false; the golden test in

@@ -105,8 +105,8 @@ func readFiles(file string) (data, cfg []byte, err error) {
 // optionally (nil), tokenizer_config.json.
 func FromBytes(tokenizerJSON, configJSONData []byte) (*Tokenizer, error) {
 	if typ := modelType(tokenizerJSON); typ != "" && typ != "BPE" {
-		if typ != "Unigram" {
-			return nil, fmt.Errorf("model type %q: only BPE and Unigram are supported", typ)
+		if typ != "Unigram" && typ != "WordPiece" {
+			return nil, fmt.Errorf("model type %q: only BPE, Unigram and WordPiece are supported", typ)
 		}
 		t, err := pipelineFromBytes(tokenizerJSON)
 		if err != nil {

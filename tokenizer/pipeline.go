@@ -8,15 +8,19 @@ import (
 	"unicode/utf8"
 )
 
-// pipeline holds the stages of a non-BPE tokenizer.json (Unigram today).
+// pipeline holds the stages of a non-BPE tokenizer.json (Unigram, WordPiece).
 // Each stage is a closed set of types the loader checked; anything else was
 // refused at load, so encode never meets a stage it approximates.
 type pipeline struct {
 	norms []normStep
-	meta  *metaspace // nil: no pre-tokenizer
-	uni   *unigram
-	post  *postProcessor
-	added []pipeAdded
+	meta  *metaspace // Metaspace pre-tokenizer, or
+	bert  bool       // BertPreTokenizer; neither: none
+	model interface {
+		encode(word string, ids []int) ([]int, error)
+	}
+	wpDecoder *wpDecoder // WordPiece decoder; nil: Metaspace (or none)
+	post      *postProcessor
+	added     []pipeAdded
 }
 
 // pipeAdded is an added token with the strip flags the reference honours.
@@ -27,6 +31,7 @@ type pipeAdded struct {
 
 // normStep is one normalizer of the sequence, applied in order.
 type normStep struct {
+	bert       *bertNormalizer
 	pre        *precompiled
 	stripLeft  bool
 	stripRight bool
@@ -39,6 +44,8 @@ type normStep struct {
 
 func (n normStep) apply(s string) string {
 	switch {
+	case n.bert != nil:
+		return n.bert.apply(s)
 	case n.pre != nil:
 		return n.pre.normalize(s)
 	case n.strip:
@@ -146,12 +153,14 @@ func (p *pipeline) encode(text string, ids []int) ([]int, error) {
 				continue
 			}
 			words = p.meta.words(s, seg.start == 0, words)
+		} else if p.bert {
+			words = bertWords(s, words)
 		} else if s != "" {
 			words = append(words, s)
 		}
 		var err error
 		for _, w := range words {
-			if ids, err = p.uni.encode(w, ids); err != nil {
+			if ids, err = p.model.encode(w, ids); err != nil {
 				return ids, fmt.Errorf("encode: %w", err)
 			}
 		}

@@ -56,10 +56,13 @@ type pipeFileJSON struct {
 	Truncation    json.RawMessage `json:"truncation"`
 	Padding       json.RawMessage `json:"padding"`
 	Model         struct {
-		Type         string            `json:"type"`
-		UnkID        *int              `json:"unk_id"`
-		Vocab        []json.RawMessage `json:"vocab"`
-		ByteFallback bool              `json:"byte_fallback"`
+		Type         string          `json:"type"`
+		UnkID        *int            `json:"unk_id"`
+		Vocab        json.RawMessage `json:"vocab"`
+		ByteFallback bool            `json:"byte_fallback"`
+		UnkToken     string          `json:"unk_token"`
+		Prefix       *string         `json:"continuing_subword_prefix"`
+		MaxChars     *int            `json:"max_input_chars_per_word"`
 	} `json:"model"`
 }
 
@@ -75,6 +78,12 @@ type pipeComponent struct {
 		String *string `json:"String"`
 	} `json:"pattern"`
 	Content       string          `json:"content"`
+	CleanText     *bool           `json:"clean_text"`
+	ChineseChars  *bool           `json:"handle_chinese_chars"`
+	StripAccents  *bool           `json:"strip_accents"`
+	Lowercase     *bool           `json:"lowercase"`
+	Prefix        *string         `json:"prefix"`
+	Cleanup       *bool           `json:"cleanup"`
 	Replacement   string          `json:"replacement"`
 	PrependScheme *string         `json:"prepend_scheme"`
 	AddPrefix     *bool           `json:"add_prefix_space"`
@@ -115,27 +124,13 @@ func pipelineFromBytes(data []byte) (*Tokenizer, error) {
 		bad("padding: set in the file; not supported")
 	}
 	p := &pipeline{}
-	pieces := make([]string, len(f.Model.Vocab))
-	scores := make([]float64, len(f.Model.Vocab))
-	for i, raw := range f.Model.Vocab {
-		var pair [2]json.RawMessage
-		if err := json.Unmarshal(raw, &pair); err == nil {
-			err = json.Unmarshal(pair[0], &pieces[i])
-			if err == nil {
-				err = json.Unmarshal(pair[1], &scores[i])
-			}
-			if err != nil {
-				bad("model.vocab[%d]: %v", i, err)
-			}
-		} else {
-			bad("model.vocab[%d]: want [piece, score]: %v", i, err)
-		}
+	var pieces []string
+	switch f.Model.Type {
+	case "Unigram":
+		pieces, errs = unigramFrom(p, &f, errs)
+	case "WordPiece":
+		pieces, errs = wordPieceFrom(p, &f, errs)
 	}
-	u, err := newUnigram(pieces, scores, f.Model.UnkID, f.Model.ByteFallback)
-	if err != nil {
-		bad("%v", err)
-	}
-	p.uni = u
 	if f.Normalizer != nil {
 		p.norms, errs = appendNorms(p.norms, *f.Normalizer, "normalizer", errs)
 	}
@@ -143,14 +138,28 @@ func pipelineFromBytes(data []byte) (*Tokenizer, error) {
 		if pt.Type == "Sequence" && len(pt.Pretokenizers) == 1 {
 			pt = &pt.Pretokenizers[0]
 		}
-		if m, err := metaspaceFrom(*pt); err != nil {
+		if pt.Type == "BertPreTokenizer" {
+			p.bert = true
+		} else if m, err := metaspaceFrom(*pt); err != nil {
 			bad("pre_tokenizer: %v", err)
 		} else {
 			p.meta = m
 		}
 	}
-	if d := f.Decoder; d != nil && d.Type != "Metaspace" {
-		bad("decoder %q: only Metaspace is supported with Unigram", d.Type)
+	if d := f.Decoder; d != nil {
+		switch d.Type {
+		case "Metaspace":
+		case "WordPiece":
+			p.wpDecoder = &wpDecoder{prefix: "##", cleanup: true}
+			if d.Prefix != nil {
+				p.wpDecoder.prefix = *d.Prefix
+			}
+			if d.Cleanup != nil {
+				p.wpDecoder.cleanup = *d.Cleanup
+			}
+		default:
+			bad("decoder %q: only Metaspace and WordPiece are supported", d.Type)
+		}
 	}
 	t := &Tokenizer{vocab: map[string]int{}, addedByID: map[int]int{}, pipe: p}
 	t.tokens = append(t.tokens, pieces...)
@@ -174,6 +183,7 @@ func pipelineFromBytes(data []byte) (*Tokenizer, error) {
 		p.added = append(p.added, pipeAdded{addedToken: at, lstrip: a.Lstrip, rstrip: a.Rstrip})
 	}
 	if pp := f.PostProcessor; pp != nil {
+		var err error
 		if p.post, err = postProcessorFrom(*pp, t); err != nil {
 			bad("post_processor: %v", err)
 		}
@@ -202,6 +212,23 @@ func appendNorms(dst []normStep, c pipeComponent, field string, errs []error) ([
 			return dst, errs
 		}
 		dst = append(dst, normStep{pre: pc})
+	case "BertNormalizer":
+		b := &bertNormalizer{clean: true, chinese: true, lower: true}
+		if c.CleanText != nil {
+			b.clean = *c.CleanText
+		}
+		if c.ChineseChars != nil {
+			b.chinese = *c.ChineseChars
+		}
+		if c.Lowercase != nil {
+			b.lower = *c.Lowercase
+		}
+		// null follows lowercase, as the reference.
+		b.strip = b.lower
+		if c.StripAccents != nil {
+			b.strip = *c.StripAccents
+		}
+		dst = append(dst, normStep{bert: b})
 	case "Strip":
 		dst = append(dst, normStep{strip: true, stripLeft: c.Left, stripRight: c.Right})
 	case "Replace":
@@ -224,7 +251,7 @@ func appendNorms(dst []normStep, c pipeComponent, field string, errs []error) ([
 			bad("Replace pattern has neither String nor Regex")
 		}
 	default:
-		bad("type %q is not supported with Unigram", c.Type)
+		bad("type %q is not supported", c.Type)
 	}
 	return dst, errs
 }
@@ -265,4 +292,55 @@ func metaspaceFrom(c pipeComponent) (*metaspace, error) {
 		m.split = *c.Split
 	}
 	return m, nil
+}
+
+func unigramFrom(p *pipeline, f *pipeFileJSON, errs []error) ([]string, []error) {
+	var vocab [][2]json.RawMessage
+	if err := json.Unmarshal(f.Model.Vocab, &vocab); err != nil {
+		return nil, append(errs, fmt.Errorf("model.vocab: want [[piece, score], ...]: %w", err))
+	}
+	pieces := make([]string, len(vocab))
+	scores := make([]float64, len(vocab))
+	for i, pair := range vocab {
+		err := json.Unmarshal(pair[0], &pieces[i])
+		if err == nil {
+			err = json.Unmarshal(pair[1], &scores[i])
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("model.vocab[%d]: %w", i, err))
+		}
+	}
+	u, err := newUnigram(pieces, scores, f.Model.UnkID, f.Model.ByteFallback)
+	if err != nil {
+		return nil, append(errs, err)
+	}
+	p.model = u
+	return pieces, errs
+}
+
+func wordPieceFrom(p *pipeline, f *pipeFileJSON, errs []error) ([]string, []error) {
+	var vocab map[string]int
+	if err := json.Unmarshal(f.Model.Vocab, &vocab); err != nil {
+		return nil, append(errs, fmt.Errorf("model.vocab: want {token: id}: %w", err))
+	}
+	pieces := make([]string, len(vocab))
+	for tok, id := range vocab {
+		if id < 0 || id >= len(vocab) || pieces[id] != "" {
+			return nil, append(errs, fmt.Errorf("model.vocab %q: id %d repeated or outside [0, %d)", tok, id, len(vocab)))
+		}
+		pieces[id] = tok
+	}
+	prefix, maxChars := "##", 100
+	if f.Model.Prefix != nil {
+		prefix = *f.Model.Prefix
+	}
+	if f.Model.MaxChars != nil {
+		maxChars = *f.Model.MaxChars
+	}
+	w, err := newWordPiece(vocab, f.Model.UnkToken, prefix, maxChars)
+	if err != nil {
+		return nil, append(errs, err)
+	}
+	p.model = w
+	return pieces, errs
 }

@@ -17,7 +17,7 @@ const LENGTHS = [6, 9, 16, 33, 128];
 async function main() {
   const dir = process.argv[2];
   const corpus = fs.readFileSync(path.join(dir, 'corpus.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  for (const file of fs.readdirSync(dir).filter((f) => /^xlmr-.*\.json$/.test(f))) {
+  for (const file of fs.readdirSync(dir).filter((f) => /\.json$/.test(f))) {
     const name = file.replace(/\.json$/, '');
     const tok = Tokenizer.fromFile(path.join(dir, file));
     const out = [];

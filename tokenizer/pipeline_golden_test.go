@@ -61,51 +61,67 @@ func loadUnigram(tb testing.TB, form string) *Tokenizer {
 // the reference's, for the three normalizer forms and both post-processors.
 func TestUnigramGolden(t *testing.T) {
 	for _, form := range []string{"current", "older", "plain", "roberta"} {
-		t.Run(form, func(t *testing.T) {
-			tk := loadUnigram(t, form)
-			cases := readJSONL[unigramCase](t, filepath.Join("testdata", "unigram", "golden-xlmr-"+form+".jsonl"))
-			singles, pairs, bad := 0, 0, 0
-			fail := func(format string, a ...any) {
-				bad++
-				if bad <= 10 {
-					t.Errorf(format, a...)
-				}
-			}
-			for i, c := range cases {
-				if c.Pair == nil {
-					singles++
-					if got := tk.EncodeIDs(c.Text); !slices.Equal(got, c.IDs) {
-						fail("line %d %q:\n got %v\nwant %v", i+1, c.Text, got, c.IDs)
-					}
-					e, err := tk.EncodeSingle(c.Text, 0)
-					if err != nil || !slices.Equal(e.IDs, c.Special) {
-						fail("line %d %q with special tokens:\n got %v (%v)\nwant %v", i+1, c.Text, e.IDs, err, c.Special)
-					}
-					if dec, err := tk.Decode(c.IDs, false); err != nil || dec != c.Decoded {
-						fail("line %d decode: got %q (%v), want %q", i+1, dec, err, c.Decoded)
-					}
-					continue
-				}
-				pairs++
-				strategy := LongestFirst
-				if c.Strategy == "OnlySecond" {
-					strategy = OnlySecond
-				}
-				e, err := tk.EncodePairTruncate(c.Text, *c.Pair, c.MaxLen, strategy)
-				if (err != nil) != c.Error {
-					fail("line %d pair max %d %s: error %v, reference failed: %v", i+1, c.MaxLen, c.Strategy, err, c.Error)
-					continue
-				}
-				if !c.Error && (!slices.Equal(e.IDs, c.IDs) || !slices.Equal(e.TypeIDs, c.TypeIDs)) {
-					fail("line %d pair %q + %q max %d %s:\n got %v %v\nwant %v %v", i+1, c.Text, *c.Pair, c.MaxLen, c.Strategy, e.IDs, e.TypeIDs, c.IDs, c.TypeIDs)
-				}
-			}
-			if singles < 600 || pairs < 1000 {
-				t.Fatalf("golden file has %d strings and %d pairs, want >= 600 and >= 1000", singles, pairs)
-			}
-			t.Logf("%d strings, %d pairs, %d mismatches", singles, pairs, bad)
-		})
+		t.Run(form, func(t *testing.T) { checkPipelineGolden(t, "unigram", "xlmr-"+form) })
 	}
+}
+
+// TestWordPieceGolden: the same for BERT layouts, uncased (Template
+// post-processor) and cased (BertProcessing, max_input_chars_per_word 20).
+func TestWordPieceGolden(t *testing.T) {
+	for _, name := range []string{"bert-uncased", "bert-cased"} {
+		t.Run(name, func(t *testing.T) { checkPipelineGolden(t, "wordpiece", name) })
+	}
+}
+
+func checkPipelineGolden(t *testing.T, dir, name string) {
+	tk, err := Load(filepath.Join("testdata", dir, name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := readJSONL[unigramCase](t, filepath.Join("testdata", dir, "golden-"+name+".jsonl"))
+	singles, pairs, bad := 0, 0, 0
+	fail := func(format string, a ...any) {
+		bad++
+		if bad <= 10 {
+			t.Errorf(format, a...)
+		}
+	}
+	for i, c := range cases {
+		if c.Pair == nil {
+			singles++
+			if got := tk.EncodeIDs(c.Text); !slices.Equal(got, c.IDs) {
+				fail("line %d %q:\n got %v\nwant %v", i+1, c.Text, got, c.IDs)
+			}
+			e, err := tk.EncodeSingle(c.Text, 0)
+			if err != nil || !slices.Equal(e.IDs, c.Special) {
+				fail("line %d %q with special tokens:\n got %v (%v)\nwant %v", i+1, c.Text, e.IDs, err, c.Special)
+			}
+			if dec, err := tk.Decode(c.IDs, false); err != nil || dec != c.Decoded {
+				fail("line %d decode: got %q (%v), want %q", i+1, dec, err, c.Decoded)
+			}
+			continue
+		}
+		pairs++
+		strategy := LongestFirst
+		if c.Strategy == "OnlySecond" {
+			strategy = OnlySecond
+		}
+		e, err := tk.EncodePairTruncate(c.Text, *c.Pair, c.MaxLen, strategy)
+		if (err != nil) != c.Error {
+			fail("line %d pair max %d %s: error %v, reference failed: %v", i+1, c.MaxLen, c.Strategy, err, c.Error)
+			continue
+		}
+		if !c.Error && (!slices.Equal(e.IDs, c.IDs) || !slices.Equal(e.TypeIDs, c.TypeIDs)) {
+			fail("line %d pair %q + %q max %d %s:\n got %v %v\nwant %v %v", i+1, c.Text, *c.Pair, c.MaxLen, c.Strategy, e.IDs, e.TypeIDs, c.IDs, c.TypeIDs)
+		}
+		if !c.Error && e.AttentionLen != len(e.IDs) {
+			fail("line %d: AttentionLen %d for %d ids", i+1, e.AttentionLen, len(e.IDs))
+		}
+	}
+	if singles < 600 || pairs < 1000 {
+		t.Fatalf("golden file has %d strings and %d pairs, want >= 600 and >= 1000", singles, pairs)
+	}
+	t.Logf("%d strings, %d pairs, %d mismatches", singles, pairs, bad)
 }
 
 // TestUnigramSentencePiece: the current normalizer form gives SentencePiece's
