@@ -111,8 +111,8 @@ type templateItem struct {
 // pipelineFromBytes builds a Unigram tokenizer. Every component outside the
 // reproduced set is refused with the field that names it.
 func pipelineFromBytes(data []byte) (*Tokenizer, error) {
-	var f pipeFileJSON
-	if err := json.Unmarshal(data, &f); err != nil {
+	f, err := parsePipeFile(data)
+	if err != nil {
 		return nil, fmt.Errorf("parse tokenizer.json: %w", err)
 	}
 	var errs []error
@@ -127,9 +127,9 @@ func pipelineFromBytes(data []byte) (*Tokenizer, error) {
 	var pieces []string
 	switch f.Model.Type {
 	case "Unigram":
-		pieces, errs = unigramFrom(p, &f, errs)
+		pieces, errs = unigramFrom(p, f, errs)
 	case "WordPiece":
-		pieces, errs = wordPieceFrom(p, &f, errs)
+		pieces, errs = wordPieceFrom(p, f, errs)
 	}
 	if f.Normalizer != nil {
 		p.norms, errs = appendNorms(p.norms, *f.Normalizer, "normalizer", errs)
@@ -163,8 +163,11 @@ func pipelineFromBytes(data []byte) (*Tokenizer, error) {
 	}
 	t := &Tokenizer{vocab: map[string]int{}, addedByID: map[int]int{}, pipe: p}
 	t.tokens = append(t.tokens, pieces...)
-	for i, s := range pieces {
-		t.vocab[s] = i // the last of repeated pieces, as the reference's map
+	switch m := p.model.(type) {
+	case *unigram:
+		t.vocab = m.ids
+	case *wordPiece:
+		t.vocab = m.vocab
 	}
 	for _, a := range f.AddedTokens {
 		if a.SingleWord || a.Normalized {
@@ -183,7 +186,6 @@ func pipelineFromBytes(data []byte) (*Tokenizer, error) {
 		p.added = append(p.added, pipeAdded{addedToken: at, lstrip: a.Lstrip, rstrip: a.Rstrip})
 	}
 	if pp := f.PostProcessor; pp != nil {
-		var err error
 		if p.post, err = postProcessorFrom(*pp, t); err != nil {
 			bad("post_processor: %v", err)
 		}
@@ -295,20 +297,9 @@ func metaspaceFrom(c pipeComponent) (*metaspace, error) {
 }
 
 func unigramFrom(p *pipeline, f *pipeFileJSON, errs []error) ([]string, []error) {
-	var vocab [][2]json.RawMessage
-	if err := json.Unmarshal(f.Model.Vocab, &vocab); err != nil {
+	pieces, scores, err := readUnigramVocab(f.Model.Vocab)
+	if err != nil {
 		return nil, append(errs, fmt.Errorf("model.vocab: want [[piece, score], ...]: %w", err))
-	}
-	pieces := make([]string, len(vocab))
-	scores := make([]float64, len(vocab))
-	for i, pair := range vocab {
-		err := json.Unmarshal(pair[0], &pieces[i])
-		if err == nil {
-			err = json.Unmarshal(pair[1], &scores[i])
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("model.vocab[%d]: %w", i, err))
-		}
 	}
 	u, err := newUnigram(pieces, scores, f.Model.UnkID, f.Model.ByteFallback)
 	if err != nil {
@@ -343,4 +334,93 @@ func wordPieceFrom(p *pipeline, f *pipeFileJSON, errs []error) ([]string, []erro
 	}
 	p.model = w
 	return pieces, errs
+}
+
+// readUnigramVocab streams [[piece, score], ...]: one json.Unmarshal per
+// entry of a 250k-piece vocabulary cost most of a load.
+func readUnigramVocab(raw []byte) ([]string, []float64, error) {
+	d := jsontext.NewDecoder(bytes.NewReader(raw))
+	if err := expect(d, '['); err != nil {
+		return nil, nil, err
+	}
+	var pieces []string
+	var scores []float64
+	for d.PeekKind() == '[' {
+		if _, err := d.ReadToken(); err != nil {
+			return nil, nil, err
+		}
+		tok, err := d.ReadToken()
+		if err != nil {
+			return nil, nil, err
+		}
+		if tok.Kind() != '"' {
+			return nil, nil, fmt.Errorf("entry %d: piece is not a string", len(pieces))
+		}
+		piece := tok.String()
+		if tok, err = d.ReadToken(); err != nil {
+			return nil, nil, err
+		}
+		if tok.Kind() != '0' {
+			return nil, nil, fmt.Errorf("entry %d (%q): score is not a number", len(pieces), piece)
+		}
+		score, err := tok.Float()
+		if err != nil {
+			return nil, nil, fmt.Errorf("entry %d (%q): %w", len(pieces), piece, err)
+		}
+		pieces, scores = append(pieces, piece), append(scores, score)
+		if err := expect(d, ']'); err != nil {
+			return nil, nil, fmt.Errorf("entry %d (%q): %w", len(pieces)-1, piece, err)
+		}
+	}
+	if err := expect(d, ']'); err != nil {
+		return nil, nil, err
+	}
+	return pieces, scores, nil
+}
+
+// parsePipeFile decodes tokenizer.json with the vocabulary left raw: the
+// small fields go through encoding/json, the vocabulary is scanned once by
+// its own reader (through encoding/json the whole file took ~0.5 s).
+func parsePipeFile(data []byte) (*pipeFileJSON, error) {
+	f := &pipeFileJSON{}
+	top := map[string]any{
+		"added_tokens": &f.AddedTokens, "normalizer": &f.Normalizer, "pre_tokenizer": &f.PreTokenizer,
+		"post_processor": &f.PostProcessor, "decoder": &f.Decoder, "truncation": &f.Truncation, "padding": &f.Padding,
+	}
+	model := map[string]any{
+		"type": &f.Model.Type, "unk_id": &f.Model.UnkID, "byte_fallback": &f.Model.ByteFallback,
+		"unk_token": &f.Model.UnkToken, "continuing_subword_prefix": &f.Model.Prefix,
+		"max_input_chars_per_word": &f.Model.MaxChars,
+	}
+	d := jsontext.NewDecoder(bytes.NewReader(data), decoderOpts...)
+	err := readObject(d, func(name string) error {
+		if name == "model" {
+			return readObject(d, func(field string) error {
+				raw, err := rawValue(d, data)
+				if err != nil {
+					return err
+				}
+				if field == "vocab" {
+					f.Model.Vocab = raw
+					return nil
+				}
+				if dst, ok := model[field]; ok {
+					return json.Unmarshal(raw, dst)
+				}
+				return nil
+			})
+		}
+		raw, err := rawValue(d, data)
+		if err != nil {
+			return err
+		}
+		if dst, ok := top[name]; ok {
+			return json.Unmarshal(raw, dst)
+		}
+		return nil
+	})
+	if err == nil {
+		err = checkEnd(d)
+	}
+	return f, err
 }
