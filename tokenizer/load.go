@@ -88,10 +88,30 @@ func tokenizerFile(path string) string {
 	return path
 }
 
+// slowOnly names the files of folders that ship a tokenizer without
+// tokenizer.json; they are not converted (yet), and saying so beats
+// "no such file".
+var slowOnly = []string{"sentencepiece.bpe.model", "spiece.model", "vocab.txt"}
+
+func missingTokenizerJSON(file string) error {
+	dir := filepath.Dir(file)
+	for _, name := range slowOnly {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return fmt.Errorf("tokenizer: %s has %s but no %s: only tokenizer.json is read (save one with transformers' tokenizer.save_pretrained)", dir, name, FileName)
+		}
+	}
+	return nil
+}
+
 // readFiles reads tokenizer.json and the tokenizer_config.json beside it
 // (nil when absent).
 func readFiles(file string) (data, cfg []byte, err error) {
 	if data, err = os.ReadFile(file); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			if e := missingTokenizerJSON(file); e != nil {
+				return nil, nil, e
+			}
+		}
 		return nil, nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	cfg, err = os.ReadFile(filepath.Join(filepath.Dir(file), ConfigFileName))

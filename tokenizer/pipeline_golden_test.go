@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -155,4 +156,19 @@ func TestUnigramSentencePiece(t *testing.T) {
 		t.Fatalf("only %d strings compared", same)
 	}
 	t.Logf("%d/%d strings equal SentencePiece; %d where the reference differs from it", same, len(cases), refDiffers)
+}
+
+// TestLoadRefusesSlowOnlyFolder: a folder with vocab.txt or a SentencePiece
+// model but no tokenizer.json is refused naming the file it has.
+func TestLoadRefusesSlowOnlyFolder(t *testing.T) {
+	for _, name := range []string{"vocab.txt", "sentencepiece.bpe.model"} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(dir)
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: error %v, want one naming the file", name, err)
+		}
+	}
 }
