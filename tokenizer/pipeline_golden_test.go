@@ -172,3 +172,22 @@ func TestLoadRefusesSlowOnlyFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedPipeline: Shared hands out Unigram and WordPiece tokenizers
+// like BPE ones, one instance per file.
+func TestSharedPipeline(t *testing.T) {
+	for _, p := range []string{"unigram/xlmr-current.json", "wordpiece/bert-cased.json"} {
+		path := filepath.Join("testdata", p)
+		a, err := Shared(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Shared(path)
+		if err != nil || a != b {
+			t.Fatalf("%s: second Shared gave %p (%v), want %p", p, b, err, a)
+		}
+		if e, err := a.EncodePair("a", "b", 0); err != nil || len(e.IDs) < 4 {
+			t.Fatalf("%s: EncodePair = %v, %v", p, e, err)
+		}
+	}
+}
