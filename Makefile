@@ -124,9 +124,10 @@ loadtest: setup build
 bench-tokenizer: setup
 	scripts/bench_tokenizer.sh
 
-## golden: regenerate tokenizer/testdata/golden.jsonl with the Rust reference (needs node/npm)
+## golden: regenerate tokenizer/testdata/golden.jsonl and testdata/unigram with the Rust reference (needs node/npm; spm_train for unigram)
 golden: setup
 	scripts/tokenizer/regen_golden.sh
+	scripts/tokenizer/unigram/regen.sh
 
 clean:
 	rm -rf bin
