@@ -18,7 +18,7 @@ FUZZTIME ?= 30s
 RERANKD_LOCOMO ?= $(wildcard $(abspath ../shared/locomo))
 export RERANKD_LOCOMO
 
-.PHONY: all setup setup-browser setup-postgres build run test vet tidy lint fuzz bench loadtest bench-tokenizer golden pytest clean fresh-check
+.PHONY: all setup setup-browser setup-mcp setup-postgres build run test vet tidy lint fuzz bench loadtest bench-tokenizer golden pytest clean fresh-check
 
 all: build
 
@@ -31,13 +31,18 @@ setup:
 setup-browser:
 	scripts/setup_browser.sh
 
+## setup-mcp: the pinned MCP TypeScript SDK (npm ci into the cache), the client of the MCP tests
+## (idempotent)
+setup-mcp:
+	scripts/setup_mcp.sh
+
 ## setup-postgres: Debian's postgresql package (apt-get when missing) for the PostgreSQL tests,
 ## which start throwaway servers of their own from its binaries (internal/pgtest); idempotent
 setup-postgres:
 	scripts/setup_postgres.sh
 
 build:
-	$(GO) build -o $(BIN) ./cmd/rerankd
+	$(GO) build -o bin/ ./cmd/rerankd ./cmd/eval
 
 ## run: set up, build, and serve the rerank API on the embedded default (no model files needed).
 ## RUN_ARGS adds flags, e.g. make run RUN_ARGS="--model DIR --addr 0.0.0.0:8080".
@@ -52,6 +57,7 @@ test:
 	@$(PHASE) setup $(SUBMAKE) setup
 	@$(PHASE) setup-browser $(SUBMAKE) setup-browser
 	@$(PHASE) setup-postgres $(SUBMAKE) setup-postgres
+	@$(PHASE) setup-mcp $(SUBMAKE) setup-mcp
 	@$(PHASE) vet $(SUBMAKE) vet
 	@$(PHASE) tidy $(SUBMAKE) tidy
 	@$(PHASE) lint $(SUBMAKE) lint
@@ -118,9 +124,10 @@ loadtest: setup build
 bench-tokenizer: setup
 	scripts/bench_tokenizer.sh
 
-## golden: regenerate tokenizer/testdata/golden.jsonl with the Rust reference (needs node/npm)
+## golden: regenerate tokenizer/testdata/golden.jsonl and testdata/unigram with the Rust reference (needs node/npm; spm_train for unigram)
 golden: setup
 	scripts/tokenizer/regen_golden.sh
+	scripts/tokenizer/unigram/regen.sh
 
 clean:
 	rm -rf bin

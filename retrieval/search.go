@@ -28,9 +28,9 @@ type SearchRequest struct {
 	// reranked (0: all); the rest are dropped, since their scores would not
 	// be comparable with reranked ones.
 	RerankDepth int
-	// Threshold drops candidates whose current score (the rerank
-	// probability if reranked, else the fused retrieval score) is below it.
-	// nil keeps all.
+	// Threshold drops candidates whose rerank probability is below it;
+	// it requires Rerank (a fused score is relative to the other
+	// candidates and would make a threshold arbitrary). nil keeps all.
 	Threshold *float64
 	// Recency, when non-nil, blends in exponential recency decay relative
 	// to Now (which must then be set: never the wall clock here).
@@ -165,6 +165,12 @@ func (r SearchRequest) validate() error {
 	}
 	if t := r.Threshold; t != nil && !(*t >= 0 && *t <= 1) {
 		probs = append(probs, fmt.Errorf("threshold %v must be in [0, 1]", *t))
+	}
+	if r.Threshold != nil && r.Rerank == nil {
+		// The fused score is min-max normalised over the candidates: a
+		// memory's score depends on what else was retrieved, so a
+		// threshold on it would keep or drop the same memory by chance.
+		probs = append(probs, errors.New("threshold needs a reranker: the fused retrieval score is relative to the other candidates"))
 	}
 	if r.Recency != nil {
 		if err := r.Recency.Validate(); err != nil {

@@ -152,6 +152,7 @@ func TestSearchErrors(t *testing.T) {
 		{"bad namespace", SearchRequest{Query: Query{Namespace: "../etc", Text: "x"}}, ErrInvalid},
 		{"negative top_k", SearchRequest{Query: Query{Namespace: "u", Text: "x"}, TopK: -1}, ErrInvalid},
 		{"threshold above 1", SearchRequest{Query: Query{Namespace: "u", Text: "x"}, Threshold: ptr(1.5)}, ErrInvalid},
+		{"threshold without a reranker", SearchRequest{Query: Query{Namespace: "u", Text: "coffee"}, Threshold: ptr(0.01)}, ErrInvalid},
 		{"recency without now", SearchRequest{Query: Query{Namespace: "u", Text: "x"}, Recency: &post.RecencyConfig{Weight: 0.1, HalfLife: time.Hour}}, ErrInvalid},
 		{"bad MMR lambda", SearchRequest{Query: Query{Namespace: "u", Text: "x"}, MMR: &post.MMRConfig{Lambda: 2, Window: 5}}, ErrInvalid},
 		{"vector without index", SearchRequest{Query: Query{Namespace: "u", Text: "x", Vector: []float32{1}}}, ErrNoVectors},

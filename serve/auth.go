@@ -65,13 +65,18 @@ func (k *keyring) middleware(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// allow checks that the caller may use namespace ns. Without auth, or with
-// a key that has no scope, every namespace is allowed.
-func allow(c *fiber.Ctx, ns string) error {
+// scopeOf is the scope the middleware left for the caller: the zero
+// (unrestricted) scope without auth or for a key that has none.
+func scopeOf(c *fiber.Ctx) scope {
 	sc, _ := c.Locals(scopeKey).(scope)
+	return sc
+}
+
+// check refuses namespace ns outside the scope.
+func (s scope) check(ns string) error {
 	// An invalid name is no namespace at all: let validation answer 422.
 	valid := memory.ValidateNamespace(ns) == nil
-	if !valid || sc.allows(ns) {
+	if !valid || s.allows(ns) {
 		return nil
 	}
 	// 403, not 404: the key is valid, and saying "forbidden" for every

@@ -228,6 +228,8 @@ func memoryCatalogue() []badCase {
 		s("rerank_depth over max documents", `{"namespace":"alice","query":"q","rerank_depth":1001}`, 422, KindValidation),
 		s("rerank string", `{"namespace":"alice","query":"q","rerank":"yes"}`, 422, KindValidation),
 		s("threshold 2", `{"namespace":"alice","query":"q","threshold":2}`, 422, KindValidation),
+		s("threshold without rerank (relative fused score)", `{"namespace":"alice","query":"paris","threshold":0.01}`, 422, KindValidation),
+		s("threshold with rerank", `{"namespace":"alice","query":"paris","rerank":true,"threshold":0.01}`, 200, ""),
 		s("unknown mode", `{"namespace":"alice","query":"q","mode":"../x"}`, 422, KindValidation),
 		s("vector without index", `{"namespace":"alice","query":"q","vector":[1,2]}`, 422, KindValidation),
 		s("recency half_life negative", `{"namespace":"alice","query":"q","recency":{"half_life":"-1h"}}`, 422, KindValidation),

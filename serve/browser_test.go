@@ -134,7 +134,7 @@ func TestExplorerInBrowser(t *testing.T) {
 	}
 	sawHostile := false
 	for i, res := range r.Results {
-		if !slices.Contains(res.Stages, "score") || !slices.Contains(res.Stages, "recency") || len(res.Stages) < 3 || res.ThresholdLines != 1 {
+		if !slices.Contains(res.Stages, "score") || !slices.Contains(res.Stages, "recency") || !slices.Contains(res.Stages, "lexical") || len(res.Stages) < 3 || res.ThresholdLines != 1 {
 			t.Errorf("result %d: stages %v, %d threshold lines", i, res.Stages, res.ThresholdLines)
 		}
 		sawHostile = sawHostile || res.Text == hostile

@@ -15,6 +15,19 @@
 // has closed it; the scheduler then drops the request's pairs that have not
 // started. Elsewhere an abandoned request ends at its timeout.
 //
+// MCP (mcp.go): NewMCP builds a Model Context Protocol server whose tools
+// call the same functions as the HTTP handlers (addMemories, search,
+// listMemories, deleteMemory, rerank) after the same decoding, so a tool
+// answers what its route answers: the response body as structuredContent
+// (and as JSON text), or the route's error message as a tool error
+// (isError), never a JSON-RPC error. The SDK does not validate arguments
+// against the schemas it lists, so the messages stay the API's. Over HTTP
+// (WithMCP, POST /mcp) the API-key middleware runs first and a tool's
+// namespace scope is the key's; over stdio every namespace is allowed.
+// fiber's net/http adaptor buffers a handler's whole answer (Flush does
+// nothing), so /mcp is stateless with JSON answers: no session, no
+// server-to-client stream, any replica answers any request.
+//
 // Tracing (trace.go): with Config.Tracer set, every API request (not the
 // probes, /metrics or the static pages) gets a server span, a child of an
 // incoming W3C traceparent, placed in the user context that handlers pass

@@ -22,6 +22,11 @@ func TestDocsServed(t *testing.T) {
 		if r.code != http.StatusOK || r.header.Get("Content-Type") != a.mime || len(r.body) == 0 {
 			t.Errorf("%s: %d %q, %d bytes", p, r.code, r.header.Get("Content-Type"), len(r.body))
 		}
+		for h, want := range map[string]string{"Content-Security-Policy": pageCSP, "X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff"} {
+			if got := r.header.Get(h); got != want {
+				t.Errorf("%s: %s %q, want %q", p, h, got, want)
+			}
+		}
 	}
 	page := do(t, http.MethodGet, url+"/docs", "", "")
 	for _, ref := range []string{"/docs/swagger-ui.css", "/docs/swagger-ui-bundle.js", "/docs/init.js"} {

@@ -32,8 +32,14 @@ func decodeJSON[T any](c *fiber.Ctx) (*T, error) {
 			return nil, newError(KindMediaType, "content type %q: send application/json", ct)
 		}
 	}
+	return decodeBytes[T](c.Body())
+}
+
+// decodeBytes parses JSON into a T with decodeJSON's answers: syntax errors
+// are invalid_request, wrong field types validation.
+func decodeBytes[T any](body []byte) (*T, error) {
 	var req T
-	if err := json.Unmarshal(c.Body(), &req); err != nil {
+	if err := json.Unmarshal(body, &req); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		var timeErr *time.ParseError
 		var docErr *api.DocumentError
@@ -131,8 +137,52 @@ func (s *Server) handleRerank(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.validate(req); err != nil {
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
+	defer cancel()
+	stop := watchDisconnect(c.Context().Conn(), cancel, 50*time.Millisecond)
+	rr, err := s.rerank(ctx, req)
+	stop()
+	if err != nil {
 		return err
+	}
+	setTiming(c, rr.out.Timing, rr.elapsed)
+	c.Set("X-Backend", s.backend.Name())
+	if req.TEIStyle() {
+		list := make([]api.TEIResult, len(rr.results))
+		for i, r := range rr.results {
+			list[i] = api.TEIResult{Index: r.index, Score: rr.value(r.score)}
+			if req.ReturnText {
+				list[i].Text = &rr.texts[r.index]
+			}
+		}
+		return c.JSON(list)
+	}
+	return c.JSON(s.rerankResponse(req, rr))
+}
+
+// reranked is one validated request's scores, ranked and filtered.
+type reranked struct {
+	texts   []string
+	out     Scored
+	results []ranked
+	elapsed time.Duration
+	raw     bool
+}
+
+// value is what the API reports for a score: the logit when raw scores
+// were asked for, else the probability.
+func (rr reranked) value(sc rerank.Score) float64 {
+	if rr.raw {
+		return sc.Logit
+	}
+	return sc.Score
+}
+
+// rerank validates req and scores it; /rerank and MCP's rerank tool are
+// this one function.
+func (s *Server) rerank(ctx context.Context, req *api.RerankRequest) (reranked, error) {
+	if err := s.validate(req); err != nil {
+		return reranked{}, err
 	}
 	texts := req.Texts
 	if !req.TEIStyle() {
@@ -145,61 +195,44 @@ func (s *Server) handleRerank(c *fiber.Ctx) error {
 	mr := rerank.Request{Instruction: req.Instruction, Query: req.Query, Context: req.Context, Docs: texts,
 		MaxDocTokens: maxDoc, KeepEnd: strings.EqualFold(req.TruncationDirection, "left"),
 		NoTruncate: req.Truncate != nil && !*req.Truncate}
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
-	defer cancel()
-	stop := watchDisconnect(c.Context().Conn(), cancel, 50*time.Millisecond)
 	start := time.Now()
 	out, err := score(ctx, s.backend, mr)
-	stop()
 	if err != nil {
-		return err
+		return reranked{}, err
 	}
 	for i, sc := range out.Scores {
 		if math.IsNaN(sc.Score) || math.IsInf(sc.Score, 0) || math.IsNaN(sc.Logit) {
-			return &Error{Kind: KindBackend, Msg: "model produced an invalid score", Err: fmt.Errorf("document %d: score %v", i, sc.Score)}
+			return reranked{}, &Error{Kind: KindBackend, Msg: "model produced an invalid score", Err: fmt.Errorf("document %d: score %v", i, sc.Score)}
 		}
 	}
 	s.metrics.observeScored(s.backend.Name(), out, len(texts))
-	setTiming(c, out.Timing, time.Since(start))
-	c.Set("X-Backend", s.backend.Name())
 	threshold := req.Threshold
 	if threshold == nil {
 		threshold = defaultThreshold(s.backend) // the calibration's, if any
 	}
-	results := rank(out.Scores, threshold, req.TopN)
-	value := func(sc rerank.Score) float64 {
-		if req.RawScores {
-			return sc.Logit
-		}
-		return sc.Score
-	}
-	if req.TEIStyle() {
-		list := make([]api.TEIResult, len(results))
-		for i, r := range results {
-			list[i] = api.TEIResult{Index: r.index, Score: value(r.score)}
-			if req.ReturnText {
-				list[i].Text = &texts[r.index]
-			}
-		}
-		return c.JSON(list)
-	}
-	resp := api.RerankResponse{ID: requestID(), Model: s.backend.ModelID(), Backend: s.backend.Name(), Results: make([]api.RerankResult, len(results))}
+	return reranked{texts: texts, out: out, results: rank(out.Scores, threshold, req.TopN),
+		elapsed: time.Since(start), raw: req.RawScores}, nil
+}
+
+// rerankResponse is the Cohere/Jina-style answer to req.
+func (s *Server) rerankResponse(req *api.RerankRequest, rr reranked) api.RerankResponse {
+	resp := api.RerankResponse{ID: requestID(), Model: s.backend.ModelID(), Backend: s.backend.Name(), Results: make([]api.RerankResult, len(rr.results))}
 	if req.Model != "" {
 		resp.Model = req.Model
 	}
-	for i, r := range results {
-		resp.Results[i] = api.RerankResult{Index: r.index, RelevanceScore: value(r.score), Truncated: r.score.Truncated}
+	for i, r := range rr.results {
+		resp.Results[i] = api.RerankResult{Index: r.index, RelevanceScore: rr.value(r.score), Truncated: r.score.Truncated}
 		if req.ReturnDocuments {
 			resp.Results[i].Document = &req.Documents[r.index]
 		}
 	}
 	tokens := 0
-	for _, sc := range out.Scores {
+	for _, sc := range rr.out.Scores {
 		tokens += sc.Tokens
 	}
 	resp.Meta = api.Meta{APIVersion: api.APIVersion{Version: "2"}, BilledUnits: api.BilledUnits{SearchUnits: 1}, Tokens: api.TokenCounts{InputTokens: tokens}}
 	resp.Usage = api.Usage{TotalTokens: tokens}
-	return c.JSON(resp)
+	return resp
 }
 
 // setTiming writes text-embeddings-inference's timing headers, in ms.

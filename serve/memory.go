@@ -56,25 +56,39 @@ func (s *Server) memory() (*retrieval.Engine, error) {
 }
 
 func (s *Server) handleAddMemories(c *fiber.Ctx) error {
-	e, err := s.memory()
-	if err != nil {
+	if _, err := s.memory(); err != nil {
 		return err
 	}
 	req, err := decodeJSON[api.AddMemoriesRequest](c)
 	if err != nil {
 		return err
 	}
+	resp, err := s.addMemories(c.UserContext(), scopeOf(c), req)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(resp)
+}
+
+// addMemories validates and writes one request's memories; the HTTP and
+// MCP fronts both call it, so they answer the same input the same way.
+func (s *Server) addMemories(ctx context.Context, sc scope, req *api.AddMemoriesRequest) (api.AddMemoriesResponse, error) {
+	var resp api.AddMemoriesResponse
+	e, err := s.memory()
+	if err != nil {
+		return resp, err
+	}
 	ins := req.Memories
 	if ins == nil {
 		ins = []api.MemoryIn{req.MemoryIn}
 	} else if req.Text != "" || req.ID != "" || req.Vector != nil || req.Time != nil || req.Source != "" || req.Metadata != nil {
-		return newError(KindValidation, "send one memory at the top level or a batch in \"memories\", not both (only \"namespace\" is a batch-wide default)")
+		return resp, newError(KindValidation, "send one memory at the top level or a batch in \"memories\", not both (only \"namespace\" is a batch-wide default)")
 	}
 	if len(ins) == 0 {
-		return newError(KindValidation, "\"memories\" is empty")
+		return resp, newError(KindValidation, "\"memories\" is empty")
 	}
 	if len(ins) > retrieval.MaxBatch {
-		return newError(KindTooLarge, "%d memories in one request: at most %d", len(ins), retrieval.MaxBatch)
+		return resp, newError(KindTooLarge, "%d memories in one request: at most %d", len(ins), retrieval.MaxBatch)
 	}
 	now := time.Now().UTC()
 	items := make([]store.Item, len(ins))
@@ -93,21 +107,21 @@ func (s *Server) handleAddMemories(c *fiber.Ctx) error {
 		}
 		items[i] = store.Item{Memory: memory.Memory{Namespace: ns, ID: id, Text: in.Text, Time: t,
 			Source: in.Source, Metadata: in.Metadata}, Vector: in.Vector}
-		if err := allow(c, ns); err != nil {
-			return err
+		if err := sc.check(ns); err != nil {
+			return resp, err
 		}
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
 	added, err := e.Add(ctx, items)
 	if err != nil {
-		return err
+		return resp, err
 	}
-	resp := api.AddMemoriesResponse{Added: make([]api.AddedMemory, len(added))}
+	resp.Added = make([]api.AddedMemory, len(added))
 	for i, a := range added {
 		resp.Added[i] = api.AddedMemory{Namespace: a.Namespace, ID: a.ID, Vector: string(a.Vector)}
 	}
-	return c.Status(fiber.StatusCreated).JSON(resp)
+	return resp, nil
 }
 
 // pathParams returns the named path segments, each percent-decoded once
@@ -136,7 +150,7 @@ func (s *Server) handleGetMemory(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := allow(c, p[0]); err != nil {
+	if err := scopeOf(c).check(p[0]); err != nil {
 		return err
 	}
 	rec, err := e.Get(p[0], p[1])
@@ -147,26 +161,36 @@ func (s *Server) handleGetMemory(c *fiber.Ctx) error {
 }
 
 func (s *Server) handleDeleteMemory(c *fiber.Ctx) error {
-	e, err := s.memory()
-	if err != nil {
+	if _, err := s.memory(); err != nil {
 		return err
 	}
 	p, err := pathParams(c, "ns", "id")
 	if err != nil {
 		return err
 	}
-	if err := allow(c, p[0]); err != nil {
+	resp, err := s.deleteMemory(scopeOf(c), p[0], p[1])
+	if err != nil {
 		return err
 	}
-	if err := e.Delete(p[0], p[1]); err != nil {
-		return err
+	return c.JSON(resp)
+}
+
+func (s *Server) deleteMemory(sc scope, ns, id string) (api.DeleteResponse, error) {
+	e, err := s.memory()
+	if err != nil {
+		return api.DeleteResponse{}, err
 	}
-	return c.JSON(api.DeleteResponse{Deleted: true})
+	if err := sc.check(ns); err != nil {
+		return api.DeleteResponse{}, err
+	}
+	if err := e.Delete(ns, id); err != nil {
+		return api.DeleteResponse{}, err
+	}
+	return api.DeleteResponse{Deleted: true}, nil
 }
 
 func (s *Server) handleListMemories(c *fiber.Ctx) error {
-	e, err := s.memory()
-	if err != nil {
+	if _, err := s.memory(); err != nil {
 		return err
 	}
 	p, err := pathParams(c, "ns")
@@ -174,7 +198,7 @@ func (s *Server) handleListMemories(c *fiber.Ctx) error {
 		return err
 	}
 	ns := p[0]
-	if err := allow(c, ns); err != nil {
+	if err := scopeOf(c).check(ns); err != nil {
 		return err
 	}
 	limit := defaultListLimit
@@ -185,21 +209,37 @@ func (s *Server) handleListMemories(c *fiber.Ctx) error {
 		}
 		limit = n
 	}
-	after := c.Query("after")
+	resp, err := s.listMemories(scope{}, ns, c.Query("after"), limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(resp)
+}
+
+// listMemories pages through namespace ns; limit is already in range.
+func (s *Server) listMemories(sc scope, ns, after string, limit int) (api.ListMemoriesResponse, error) {
+	var resp api.ListMemoriesResponse
+	e, err := s.memory()
+	if err != nil {
+		return resp, err
+	}
+	if err := sc.check(ns); err != nil {
+		return resp, err
+	}
 	if after != "" {
 		if err := memory.ValidateID(after); err != nil {
-			return newError(KindValidation, "after: %v", err)
+			return resp, newError(KindValidation, "after: %v", err)
 		}
 	}
 	recs, next, err := e.List(ns, after, limit)
 	if err != nil {
-		return err
+		return resp, err
 	}
-	resp := api.ListMemoriesResponse{Memories: make([]api.Memory, len(recs)), Next: next}
+	resp = api.ListMemoriesResponse{Memories: make([]api.Memory, len(recs)), Next: next}
 	for i, r := range recs {
 		resp.Memories[i] = apiMemory(r.Memory, r.Vector != nil)
 	}
-	return c.JSON(resp)
+	return resp, nil
 }
 
 func apiMemory(m memory.Memory, hasVector bool) api.Memory {
@@ -208,28 +248,41 @@ func apiMemory(m memory.Memory, hasVector bool) api.Memory {
 }
 
 func (s *Server) handleSearch(c *fiber.Ctx) error {
-	e, err := s.memory()
-	if err != nil {
+	if _, err := s.memory(); err != nil {
 		return err
 	}
 	req, err := decodeJSON[api.SearchRequest](c)
 	if err != nil {
 		return err
 	}
-	if err := allow(c, req.Namespace); err != nil {
-		return err
-	}
-	sr, err := s.searchRequest(req, time.Now().UTC())
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()
 	stop := watchDisconnect(c.Context().Conn(), cancel, 50*time.Millisecond)
-	res, err := e.Search(ctx, sr)
+	resp, err := s.search(ctx, scopeOf(c), req)
 	stop()
 	if err != nil {
 		return err
+	}
+	return c.JSON(resp)
+}
+
+// search validates req and runs it through the pipeline, under ctx's
+// deadline; /v1/search and MCP's memory_search are this one function.
+func (s *Server) search(ctx context.Context, sc scope, req *api.SearchRequest) (api.SearchResponse, error) {
+	e, err := s.memory()
+	if err != nil {
+		return api.SearchResponse{}, err
+	}
+	if err := sc.check(req.Namespace); err != nil {
+		return api.SearchResponse{}, err
+	}
+	sr, err := s.searchRequest(req, time.Now().UTC())
+	if err != nil {
+		return api.SearchResponse{}, err
+	}
+	res, err := e.Search(ctx, sr)
+	if err != nil {
+		return api.SearchResponse{}, err
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	resp := api.SearchResponse{ID: requestID(), Level: string(res.Level), Degraded: res.Why,
@@ -244,7 +297,7 @@ func (s *Server) handleSearch(c *fiber.Ctx) error {
 		m := memory.Memory{Namespace: sr.Namespace, ID: r.ID, Text: r.Text, Time: r.Time, Source: r.Source, Metadata: r.Metadata}
 		resp.Results[i] = api.SearchResult{Memory: apiMemory(m, r.Vector != nil), Score: r.Score, Scores: r.Scores}
 	}
-	return c.JSON(resp)
+	return resp, nil
 }
 
 // searchRequest maps the API request onto the pipeline, reporting every
@@ -285,6 +338,9 @@ func (s *Server) searchRequest(r *api.SearchRequest, now time.Time) (retrieval.S
 	if t := r.Threshold; t != nil {
 		if !(*t >= 0 && *t <= 1) {
 			bad("threshold %v: want a probability in [0, 1]", *t)
+		}
+		if !doRerank {
+			bad("threshold needs a reranked search: send \"rerank\": true, or leave threshold out (without rerank the fused retrieval score is relative to the other candidates, the last always 0, so no threshold means the same from one search to the next)")
 		}
 		out.Threshold = t
 	} else if doRerank {
@@ -420,7 +476,9 @@ func classifyRetrieval(err error) *Error {
 	switch {
 	case errors.Is(err, retrieval.ErrNotFound):
 		return &Error{Kind: KindNotFound, Msg: trimPrefix(err), Err: err}
-	case errors.Is(err, retrieval.ErrInvalid), errors.Is(err, retrieval.ErrNoVectors):
+	case errors.Is(err, retrieval.ErrNoVectors):
+		return &Error{Kind: KindValidation, Msg: trimPrefix(err) + ": this server has no vector dimension; start it with --vector-dim N (the vectors' length) or --embed-model DIR", Err: err}
+	case errors.Is(err, retrieval.ErrInvalid):
 		return &Error{Kind: KindValidation, Msg: trimPrefix(err), Err: err}
 	case errors.Is(err, retrieval.ErrClosed):
 		return &Error{Kind: KindNotReady, Msg: "server is shutting down", Err: err}

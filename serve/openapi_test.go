@@ -30,7 +30,16 @@ const (
 )
 
 // oaExample is a request example and the x- fields that say how to send it
-// and what the server answers (see the document's info.description).
+// and what the server answers. TestOpenAPIExamples replays every example
+// against the real handlers in ascending x-order (then path, method and
+// name) and checks the documented x-status, x-error-type and response
+// schema. x-order: later examples rely on memories that earlier ones
+// added; x-path and x-query: path and query parameters, for operations
+// without a body (those examples are in the operation's x-examples);
+// x-api-key: the key sent ("" sends none; absent: an unrestricted key);
+// x-content-type and x-body: a non-JSON content type, or a body sent
+// verbatim instead of value; x-server "no-memory": a server started with
+// --store none.
 type oaExample struct {
 	Summary     string            `json:"summary"`
 	Status      int               `json:"x-status"`
@@ -655,4 +664,40 @@ func jsonType(t reflect.Type) string {
 		return "array"
 	}
 	return "object"
+}
+
+// TestOpenAPIOperationIDs: every operation has an operationId, unique in
+// the document, which client generators name their methods after.
+func TestOpenAPIOperationIDs(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(openAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for path, ops := range doc.Paths {
+		for method, raw := range ops {
+			if !strings.Contains("get post put patch delete", method) {
+				continue
+			}
+			var op struct {
+				ID string `json:"operationId"`
+			}
+			if err := json.Unmarshal(raw, &op); err != nil {
+				t.Fatal(err)
+			}
+			where := method + " " + path
+			switch {
+			case op.ID == "":
+				t.Errorf("%s has no operationId", where)
+			case seen[op.ID] != "":
+				t.Errorf("operationId %q on %s and %s", op.ID, seen[op.ID], where)
+			}
+			seen[op.ID] = where
+		}
+	}
+	if len(seen) < 10 {
+		t.Fatalf("only %d operations found", len(seen))
+	}
 }

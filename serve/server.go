@@ -36,6 +36,7 @@ type Server struct {
 	log     *slog.Logger
 	keys    *keyring
 	mem     *retrieval.Engine // nil: memory API disabled
+	mcp     fiber.Handler     // nil: /mcp disabled
 	ready   atomic.Bool
 	tracer  trace.Tracer
 
@@ -88,6 +89,7 @@ func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*S
 		s.app.Post(p, s.handleRerank)
 	}
 	s.routeMemory()
+	s.app.Post("/mcp", s.handleMCP)
 	s.app.Get("/info", s.handleInfo)
 	s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
 	s.app.Get("/openapi.json", s.handleOpenAPI)

@@ -13,6 +13,9 @@ import (
 // out. An id outside the vocabulary is an error (the reference drops it
 // silently, which hides bugs).
 func (t *Tokenizer) Decode(ids []int, skipSpecial bool) (string, error) {
+	if t.pipe != nil {
+		return t.pipe.decode(t, ids, skipSpecial)
+	}
 	buf := make([]byte, 0, len(ids)*4)
 	for _, id := range ids {
 		if id < 0 || id >= len(t.tokens) {

@@ -1,6 +1,37 @@
 // Package tokenizer implements exact Qwen2/Qwen3-family tokenization from a
 // Hugging Face tokenizer.json: added (special) tokens, NFC normalization, the
-// Qwen split pattern, byte-level mapping and byte-pair encoding.
+// Qwen split pattern, byte-level mapping and byte-pair encoding; and exact
+// SentencePiece Unigram tokenization (XLM-RoBERTa: bge-reranker-v2-m3,
+// bge-m3) with the Precompiled, Strip and Replace normalizers, the Metaspace
+// pre-tokenizer and decoder, and the Roberta and Template post-processors.
+//
+// # Model inputs (the contract encoders use)
+//
+//   - Encode / EncodeIDs: one text, no special tokens added (added tokens
+//     written in the text are still recognised). Offsets are reported for
+//     BPE only; a Unigram tokenizer returns nil Offsets.
+//   - EncodeSingle(text, maxLen): one text with the post-processor's
+//     special tokens (<s> A </s>), the text's tokens cut from the right so
+//     the whole is at most maxLen (maxLen <= 0: no limit).
+//   - EncodePair(query, document, maxLen): the pair with the
+//     post-processor's special tokens (<s> A </s></s> B </s>), truncated
+//     LongestFirst to maxLen with the special tokens' count reserved first,
+//     exactly as the reference's truncate_encodings; EncodePairTruncate
+//     names the strategy (LongestFirst or OnlySecond, which fails when the
+//     second text alone cannot absorb the cut).
+//   - Encoded holds IDs, TypeIDs (one per id, from the post-processor's
+//     template), AttentionLen (= len(IDs): the unpadded length) and
+//     Truncated. A maxLen below the special-token count is an error, where
+//     the reference would underflow.
+//   - Without a post-processor (the Qwen files) nothing is added: the pair
+//     is A then B, type ids 0 then 1, as the reference does.
+//
+// Unigram and WordPiece are checked against the reference (Unigram, for the current
+// normalizer form, against SentencePiece itself) by unigram_golden_test.go
+// on a model trained with spm_train and converted in XLM-R layout, and
+// WordPiece on cased and uncased BERT-layout vocabularies; the rules
+// reproduced are listed in unigram.go, precompiled.go and wordpiece.go. Any
+// other component of such a file is refused at load, naming the field.
 //
 // "Exact" means the ids equal those of the Rust Hugging Face tokenizers
 // library (0.22) encoding with add_special_tokens=false; the golden test in

@@ -52,6 +52,12 @@ func (t *Tokenizer) EncodeBatch(texts []string) []Encoding {
 }
 
 func (t *Tokenizer) encode(text string, ids *[]int, offs *[]Offset) {
+	if t.pipe != nil {
+		// A model without unk_id fails on text it has no piece for; the
+		// ids up to there are returned (EncodeSingle reports the error).
+		*ids, _ = t.pipe.encode(text, *ids)
+		return
+	}
 	var segBuf [8]segment
 	var wordBuf [64]span
 	for _, seg := range t.matcher.split(text, segBuf[:0]) {

@@ -88,10 +88,30 @@ func tokenizerFile(path string) string {
 	return path
 }
 
+// slowOnly names the files of folders that ship a tokenizer without
+// tokenizer.json; they are not converted (yet), and saying so beats
+// "no such file".
+var slowOnly = []string{"sentencepiece.bpe.model", "spiece.model", "vocab.txt"}
+
+func missingTokenizerJSON(file string) error {
+	dir := filepath.Dir(file)
+	for _, name := range slowOnly {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return fmt.Errorf("tokenizer: %s has %s but no %s: only tokenizer.json is read (save one with transformers' tokenizer.save_pretrained)", dir, name, FileName)
+		}
+	}
+	return nil
+}
+
 // readFiles reads tokenizer.json and the tokenizer_config.json beside it
 // (nil when absent).
 func readFiles(file string) (data, cfg []byte, err error) {
 	if data, err = os.ReadFile(file); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			if e := missingTokenizerJSON(file); e != nil {
+				return nil, nil, e
+			}
+		}
 		return nil, nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	cfg, err = os.ReadFile(filepath.Join(filepath.Dir(file), ConfigFileName))
@@ -104,6 +124,21 @@ func readFiles(file string) (data, cfg []byte, err error) {
 // FromBytes builds a tokenizer from the contents of tokenizer.json and,
 // optionally (nil), tokenizer_config.json.
 func FromBytes(tokenizerJSON, configJSONData []byte) (*Tokenizer, error) {
+	if typ := modelType(tokenizerJSON); typ != "" && typ != "BPE" {
+		if typ != "Unigram" && typ != "WordPiece" {
+			return nil, fmt.Errorf("model type %q: only BPE, Unigram and WordPiece are supported", typ)
+		}
+		t, err := pipelineFromBytes(tokenizerJSON)
+		if err != nil {
+			return nil, err
+		}
+		if len(configJSONData) > 0 {
+			if err := t.readConfig(configJSONData); err != nil {
+				return nil, err
+			}
+		}
+		return t, nil
+	}
 	f, err := parseFile(tokenizerJSON)
 	if err != nil {
 		return nil, fmt.Errorf("parse tokenizer.json: %w", err)

@@ -19,6 +19,10 @@ type Tokenizer struct {
 	pad, eos, bos SpecialToken
 
 	cache *wordCache
+
+	// pipe is set for a Unigram tokenizer.json; the BPE fields above
+	// are then unused except tokens, vocab and the added tokens.
+	pipe *pipeline
 }
 
 type merge struct {

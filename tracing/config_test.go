@@ -25,6 +25,14 @@ func TestFromEnv(t *testing.T) {
 		{name: "http/json refused", env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, err: "no JSON encoding"},
 		{name: "unknown protocol", env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "carrier-pigeon"}, err: `"carrier-pigeon"`},
 		{name: "console exporter refused", env: map[string]string{"OTEL_TRACES_EXPORTER": "console"}, err: "OTLP only"},
+		{name: "sampler unknown", env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_TRACES_SAMPLER": "bogus"}, err: `OTEL_TRACES_SAMPLER="bogus"`},
+		{name: "sampler known, any case", env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_TRACES_SAMPLER": "ParentBased_TraceIDRatio", "OTEL_TRACES_SAMPLER_ARG": "0.25"}, enabled: true, protocol: ProtocolHTTP},
+		{name: "sampler ratio out of range", env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"}, err: "OTEL_TRACES_SAMPLER_ARG"},
+		{name: "endpoint without scheme", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, err: "OTEL_EXPORTER_OTLP_ENDPOINT="},
+		{name: "endpoint garbage", env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://[::1"}, err: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="},
+		{name: "resource attributes malformed", env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_RESOURCE_ATTRIBUTES": "team=search,broken"}, err: "OTEL_RESOURCE_ATTRIBUTES"},
+		{name: "resource attributes bad escape", env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_RESOURCE_ATTRIBUTES": "a=%ZZ"}, err: "OTEL_RESOURCE_ATTRIBUTES"},
+		{name: "resource attributes fine", env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_RESOURCE_ATTRIBUTES": "team=search,deployment.environment=prod%20eu"}, enabled: true, protocol: ProtocolHTTP},
 		{name: "protocol alone does not turn it on", env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, enabled: false, protocol: ProtocolGRPC},
 	}
 	for _, tc := range cases {

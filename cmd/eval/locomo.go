@@ -167,7 +167,10 @@ func parseLocomo(args []string, stderr io.Writer) (locomoJob, error) {
 		return usageErr("%v", err)
 	}
 	po.depth, po.fusion.Method = *depth, post.FusionMethod(*fusion)
-	if err := errors.Join(po.fusion.Validate(), po.recency.Validate(), po.mmr.Validate()); err != nil {
+	if err := errors.Join(
+		flagNamed(po.fusion.Validate(), map[string]string{"method": "--fusion", "vector_weight": "--vector-weight", "bm25_weight": "--bm25-weight", "rrf_k": "--rrf-k"}),
+		flagNamed(po.recency.Validate(), map[string]string{"weight": "--recency-weight", "half_life": "--half-life"}),
+		flagNamed(po.mmr.Validate(), map[string]string{"lambda": "--mmr-lambda", "window": "--mmr-window"})); err != nil {
 		return usageErr("%v", err)
 	}
 	defaultModelPaths(&po)
@@ -276,4 +279,33 @@ func printLocomoTable(w io.Writer, r locomoResult) {
 			row(c.String(), s, r.Recall100PerCategory[c.String()])
 		}
 	}
+}
+
+// flagNamed rewrites each of the problems in err (one, or several joined)
+// that starts with a configuration field's name to start with the flag
+// that sets it: "half_life -1h: want ..." becomes "--half-life -1h: want ...".
+func flagNamed(err error, flags map[string]string) error {
+	if err == nil {
+		return nil
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		msg := e.Error()
+		field, rest, _ := strings.Cut(msg, " ")
+		if flag, ok := flags[field]; ok {
+			msg = flag + " " + rest
+		} else if f, r, ok := strings.Cut(msg, " and "); ok && flags[f] != "" {
+			// "vector_weight and bm25_weight must not both be 0"
+			g, r2, _ := strings.Cut(r, " ")
+			if flags[g] != "" {
+				msg = flags[f] + " and " + flags[g] + " " + r2
+			}
+		}
+		out[i] = errors.New(msg)
+	}
+	return errors.Join(out...)
 }

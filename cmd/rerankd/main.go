@@ -23,6 +23,7 @@ var errUsage = cli.ErrUsage
 func program() cli.Program {
 	return cli.Program{Name: "rerankd", Commands: []cli.Command{
 		{Name: "serve", Summary: "serve the rerank HTTP API (the main job)", Run: runServe},
+		{Name: "mcp", Summary: "serve the memory and rerank tools to an MCP client over stdio (serve answers them on /mcp)", Run: runMCP},
 		{Name: "tokenize", Summary: "encode JSON lines {\"text\": ...} to {\"ids\": [...]} with the Qwen3 tokenizer", Run: runTokenize},
 		{Name: "score", Summary: "score documents against a query with a model folder", Run: runScore},
 		{Name: "testmodel", Summary: "write a model folder with seeded random weights (tests, speed work)", Run: runTestModel},

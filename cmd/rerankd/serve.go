@@ -172,6 +172,13 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if mem != nil {
 		srv.WithMemory(mem)
 	}
+	// The same tools `rerankd mcp` serves over stdio, on /mcp.
+	ms, err := srv.NewMCP(serve.MCPOptions{Namespace: defaultMCPNamespace, Version: version})
+	if err != nil {
+		_ = backend.Close(context.Background())
+		return err
+	}
+	srv.WithMCP(ms)
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		_ = backend.Close(context.Background())

@@ -18,17 +18,23 @@ var maxLine = 64 << 20
 
 type tokenizeIn struct {
 	Text *string `json:"text"`
+	Pair *string `json:"pair"`
 }
 
 type tokenizeOut struct {
-	IDs     []int    `json:"ids"`
-	Offsets [][2]int `json:"offsets,omitempty"` // [start, end) byte ranges, as HF writes them
+	IDs       []int    `json:"ids"`
+	TypeIDs   []int    `json:"type_ids,omitempty"`
+	Truncated bool     `json:"truncated,omitempty"`
+	Offsets   [][2]int `json:"offsets,omitempty"` // [start, end) byte ranges, as HF writes them
 }
 
 // runTokenize implements the CLI contract other tooling depends on: JSON
 // lines {"text": "..."} on stdin, one {"ids": [...]} line per input on
 // stdout, in order, without added special tokens (special tokens written in
-// the text are still recognised). Blank lines are skipped. The first bad line
+// the text are still recognised). A line {"text": a, "pair": b} is the
+// model input for a pair: the tokenizer's post-processor's special tokens,
+// "type_ids" beside "ids", truncated LongestFirst to --max-len when set;
+// --special does the same for single texts. Blank lines are skipped. The first bad line
 // stops the run with its line number on stderr and exit status 1; the output
 // written before it stays valid.
 func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -36,6 +42,8 @@ func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	path := fs.String("tokenizer", defaultTokenizer(), "tokenizer.json or a folder holding it (env RERANKD_TOKENIZER)")
 	offsets := fs.Bool("offsets", false, "also write the byte offsets [start, end) of each token")
+	special := fs.Bool("special", false, "add the post-processor's special tokens to single texts too, and write type_ids")
+	maxLen := fs.Int("max-len", 0, "truncate special-token encodings (pairs, --special) to this many ids, LongestFirst (0: no limit)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -75,7 +83,21 @@ func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 			return fmt.Errorf("line %d: missing \"text\"", lineNo)
 		}
 		var res tokenizeOut
-		if *offsets {
+		if req.Pair != nil || *special {
+			if *offsets {
+				return fmt.Errorf("line %d: --offsets is not available for pairs or with --special", lineNo)
+			}
+			var e tokenizer.Encoded
+			if req.Pair != nil {
+				e, err = tk.EncodePair(*req.Text, *req.Pair, *maxLen)
+			} else {
+				e, err = tk.EncodeSingle(*req.Text, *maxLen)
+			}
+			if err != nil {
+				return fmt.Errorf("line %d: %w", lineNo, err)
+			}
+			res.IDs, res.TypeIDs, res.Truncated = e.IDs, e.TypeIDs, e.Truncated
+		} else if *offsets {
 			e := tk.Encode(*req.Text)
 			res.IDs = e.IDs
 			res.Offsets = make([][2]int, len(e.Offsets))

@@ -12,6 +12,8 @@ import (
 
 func TestTokenizeCLI(t *testing.T) {
 	tok := defaultTokenizer()
+	xlmr := "../../tokenizer/testdata/unigram/xlmr-current.json"
+	bert := "../../tokenizer/testdata/wordpiece/bert-uncased.json"
 	cases := []struct {
 		name     string
 		args     []string
@@ -33,6 +35,14 @@ func TestTokenizeCLI(t *testing.T) {
 		{"array", nil, `["text"]`, 1, "", "line 1"},
 		{"bad flag", []string{"--nope"}, "", 2, "", "flag provided but not defined"},
 		{"positional arg", []string{"file.jsonl"}, "", 2, "", "unexpected argument"},
+		// Pairs: ids checked against the Rust reference (setTruncation(8)).
+		{"pair unigram truncated", []string{"--tokenizer", xlmr, "--max-len", "8"}, `{"text":"Café Naïve","pair":"hello\nनमस्ते"}`, 0,
+			`{"ids":[0,4,78,2,2,4,20,2],"type_ids":[0,0,0,0,0,0,0,0],"truncated":true}` + "\n", ""},
+		{"pair wordpiece", []string{"--tokenizer", bert}, `{"text":"Café Naïve","pair":"hello world"}`, 0,
+			`{"ids":[2,563,540,3,689,117,102,108,96,80,3],"type_ids":[0,0,0,0,1,1,1,1,1,1,1]}` + "\n", ""},
+		{"special single", []string{"--tokenizer", bert, "--special"}, `{"text":"x"}`, 0, `{"ids":[2,119,3],"type_ids":[0,0,0]}` + "\n", ""},
+		{"pair offsets", []string{"--offsets"}, `{"text":"a","pair":"b"}`, 1, "", "--offsets is not available"},
+		{"pair too short", []string{"--tokenizer", xlmr, "--max-len", "3"}, `{"text":"a","pair":"b"}`, 1, "", "below the 4 special tokens"},
 		{"missing tokenizer", []string{"--tokenizer", "/nonexistent"}, "{}", 1, "", "run scripts/setup.sh"},
 	}
 	for _, c := range cases {

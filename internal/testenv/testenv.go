@@ -8,7 +8,8 @@
 // need: RERANKD_CACHE, XDG_CACHE_HOME and HOME (CacheDir, the same rule as
 // paths.CacheDir), RERANKD_TOKENIZER (TokenizerDir), ORT_LIB (ORTLib), CI
 // (InCI), RERANKD_LOCOMO (LoCoMo, LoCoMoOr), BROWSER_NODE_PATH
-// (BrowserNodePath) and RERANKD_PG_BIN (PGBin, for internal/pgtest). A
+// (BrowserNodePath), MCP_NODE_PATH (MCPNodePath) and RERANKD_PG_BIN (PGBin,
+// for internal/pgtest). A
 // test's own re-exec markers (a child process told what to do, as in the
 // crash tests) stay in its _test.go files.
 package testenv
@@ -193,6 +194,51 @@ func RequireBrowser(tb testing.TB) {
 	if _, err := exec.LookPath("node"); err != nil {
 		SkipUnlessCI(tb, "no node on PATH", "install Node.js")
 	}
+}
+
+// MCPNodePath is where scripts/setup_mcp.sh installs the MCP TypeScript SDK
+// ($MCP_NODE_PATH, else the cache, under the version pinned in
+// scripts/mcp/package.json), for NODE_PATH; "" when that file cannot be read.
+func MCPNodePath() string {
+	if p := os.Getenv("MCP_NODE_PATH"); p != "" {
+		return p
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return ""
+	}
+	data, err := os.ReadFile(filepath.Join(root, "scripts", "mcp", "package.json"))
+	if err != nil {
+		return ""
+	}
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	const name = "@modelcontextprotocol/sdk"
+	if json.Unmarshal(data, &pkg) != nil || pkg.Dependencies[name] == "" {
+		return ""
+	}
+	return filepath.Join(CacheDir(), "tools", "mcp", "sdk-"+pkg.Dependencies[name], "node_modules")
+}
+
+// MCPClient is the command line of scripts/mcp/client.cjs (the TypeScript
+// SDK's client) with args, and its NODE_PATH; it skips tb (fails it under
+// CI) unless node and the SDK are installed.
+func MCPClient(tb testing.TB, args ...string) (argv []string, nodePath string) {
+	tb.Helper()
+	const enable = "run scripts/setup_mcp.sh (make test does)"
+	nodePath = MCPNodePath()
+	if _, err := os.Stat(filepath.Join(nodePath, "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		SkipUnlessCI(tb, "@modelcontextprotocol/sdk not installed at "+nodePath, enable)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		SkipUnlessCI(tb, "no node on PATH", "install Node.js")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return append([]string{"node", filepath.Join(root, "scripts", "mcp", "client.cjs")}, args...), nodePath
 }
 
 // PGBinEnv names a folder holding the PostgreSQL server binaries (initdb,

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,7 +23,7 @@ func notAStore(path string) error {
 	defer func() { _ = f.Close() }()
 	head := make([]byte, 512)
 	n, err := io.ReadFull(f, head)
-	if n == 0 || (err != nil && err != io.ErrUnexpectedEOF) {
+	if n == 0 || (err != nil && !errors.Is(err, io.ErrUnexpectedEOF)) {
 		return nil
 	}
 	head = head[:n]

@@ -4,7 +4,7 @@
 // only ever set as textContent, never parsed as HTML.
 "use strict";
 
-const STAGES = ["bm25", "vector", "fused", "rerank", "recency", "mmr"];
+const STAGES = ["bm25", "lexical", "vector", "fused", "rerank", "recency", "mmr"];
 const $ = (id) => document.getElementById(id);
 
 function el(tag, cls, text) {
@@ -91,9 +91,9 @@ function showResults(res, threshold) {
     const max = Math.max(0, ...vals);
     scale[s] = max <= 1 && vals.every((v) => v >= 0) ? 1 : max;
   }
-  // The threshold applies to the rerank probability, else the fused score
-  // (api.SearchRequest.Threshold); its line goes on that bar.
-  const on = res.reranked ? "rerank" : "fused";
+  // The threshold applies to the rerank probability (a search without
+  // rerank refuses one); its line goes on that bar.
+  const on = "rerank";
   for (const r of res.results) {
     const li = el("li", "result");
     li.append(el("div", "text", r.text));

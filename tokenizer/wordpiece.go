@@ -1,0 +1,185 @@
+package tokenizer
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// wordPiece is BERT's greedy longest-match-first model: a word longer than
+// maxChars characters, or one with a part no piece matches, is the unknown
+// token as a whole.
+type wordPiece struct {
+	vocab    map[string]int
+	prefix   string
+	maxChars int
+	unkID    int
+}
+
+func (w *wordPiece) encode(word string, ids []int) ([]int, error) {
+	if utf8.RuneCountInString(word) > w.maxChars {
+		return append(ids, w.unkID), nil
+	}
+	start0 := len(ids)
+	var buf strings.Builder
+	for start := 0; start < len(word); {
+		end := len(word)
+		found := -1
+		for start < end {
+			sub := word[start:end]
+			if start > 0 {
+				buf.Reset()
+				buf.WriteString(w.prefix)
+				buf.WriteString(sub)
+				sub = buf.String()
+			}
+			if id, ok := w.vocab[sub]; ok {
+				found = id
+				break
+			}
+			_, n := utf8.DecodeLastRuneInString(word[start:end])
+			end -= n
+		}
+		if found < 0 {
+			return append(ids[:start0], w.unkID), nil
+		}
+		ids = append(ids, found)
+		start = end
+	}
+	return ids, nil
+}
+
+// bertNormalizer is the reference's BertNormalizer. Its categories come from
+// Rust: char::is_whitespace (Unicode White_Space) and "other" (Cc, Cf, Co,
+// Cs and unassigned), not sugarme's ASCII whitespace and Cc/Cf.
+type bertNormalizer struct {
+	clean, chinese, strip, lower bool
+}
+
+func (b bertNormalizer) apply(s string) string {
+	var out strings.Builder
+	for _, r := range s {
+		if b.clean {
+			if r == 0 || r == 0xFFFD || isBertControl(r) {
+				continue
+			}
+			if unicode.Is(unicode.White_Space, r) {
+				r = ' '
+			}
+		}
+		if b.chinese && isChineseChar(r) {
+			out.WriteByte(' ')
+			out.WriteRune(r)
+			out.WriteByte(' ')
+			continue
+		}
+		out.WriteRune(r)
+	}
+	s = out.String()
+	if b.strip {
+		out.Reset()
+		for _, r := range norm.NFD.String(s) {
+			if !unicode.Is(unicode.Mn, r) {
+				out.WriteRune(r)
+			}
+		}
+		s = out.String()
+	}
+	if b.lower {
+		out.Reset()
+		for _, r := range s {
+			if r == 'İ' { // Rust's full lowercase mapping; Go's is the simple one
+				out.WriteString("i\u0307")
+				continue
+			}
+			out.WriteRune(unicode.ToLower(r))
+		}
+		s = out.String()
+	}
+	return s
+}
+
+func isBertControl(r rune) bool {
+	if r == '\t' || r == '\n' || r == '\r' {
+		return false
+	}
+	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs) || !isAssigned(r)
+}
+
+func isAssigned(r rune) bool {
+	return unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.C)
+}
+
+func isChineseChar(r rune) bool {
+	switch {
+	case r >= 0x4E00 && r <= 0x9FFF, r >= 0x3400 && r <= 0x4DBF, r >= 0x20000 && r <= 0x2A6DF,
+		r >= 0x2A700 && r <= 0x2B73F, r >= 0x2B740 && r <= 0x2B81F, r >= 0x2B920 && r <= 0x2CEAF,
+		r >= 0xF900 && r <= 0xFAFF, r >= 0x2F800 && r <= 0x2FA1F:
+		return true
+	}
+	return false
+}
+
+// bertWords splits on Unicode white space (dropped) and isolates every
+// punctuation character (ASCII punctuation or Unicode P*).
+func bertWords(s string, dst []string) []string {
+	start := -1
+	for i, r := range s {
+		switch {
+		case unicode.Is(unicode.White_Space, r):
+			if start >= 0 {
+				dst = append(dst, s[start:i])
+				start = -1
+			}
+		case r < 0x80 && unicode.IsPunct(r) || r < 0x80 && unicode.IsSymbol(r) || unicode.Is(unicode.P, r):
+			if start >= 0 {
+				dst = append(dst, s[start:i])
+				start = -1
+			}
+			dst = append(dst, s[i:i+utf8.RuneLen(r)])
+		default:
+			if start < 0 {
+				start = i
+			}
+		}
+	}
+	if start >= 0 {
+		dst = append(dst, s[start:])
+	}
+	return dst
+}
+
+// decodeWordPiece joins tokens: a continuation loses its prefix, any other
+// token after the first gets a space; cleanup undoes BERT's spacing around
+// punctuation and contractions, token by token, as the reference.
+func decodeWordPiece(tokens []string, prefix string, cleanup bool) string {
+	var b strings.Builder
+	for i, tok := range tokens {
+		if i != 0 {
+			if strings.HasPrefix(tok, prefix) {
+				tok = strings.Replace(tok, prefix, "", 1)
+			} else {
+				tok = " " + tok
+			}
+		}
+		if cleanup {
+			tok = wordPieceCleanup.Replace(tok)
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
+
+var wordPieceCleanup = strings.NewReplacer(" .", ".", " ?", "?", " !", "!", " ,", ",", " ' ", "'",
+	" n't", "n't", " 'm", "'m", " do not", " don't", " 's", "'s", " 've", "'ve", " 're", "'re")
+
+func newWordPiece(vocab map[string]int, unk, prefix string, maxChars int) (*wordPiece, error) {
+	id, ok := vocab[unk]
+	if !ok {
+		return nil, fmt.Errorf("model.unk_token %q is not in the vocabulary", unk)
+	}
+	return &wordPiece{vocab: vocab, prefix: prefix, maxChars: maxChars, unkID: id}, nil
+}
