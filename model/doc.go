@@ -137,7 +137,9 @@
 // (scheduler.WholeRequester). A bare encoder runs as an Embedder: the
 // text through EncoderTokenizer.Encode, pooled as its 1_Pooling says,
 // L2-normalised, no instruction. The text is only ever encoded by
-// LoadOptions.EncoderTokenizer or the folder's own tokenizer.json, never
-// by the --tokenizer fallback (a Qwen tokenizer); a tokenizer.json whose
-// model is BPE, or one this build cannot run, is refused by name.
+// LoadOptions.EncoderTokenizer or the folder's own tokenizer.json
+// (WordPiece or Unigram with a post-processor, through package
+// tokenizer's EncodePair / EncodeSingle), never by the --tokenizer
+// fallback (a Qwen tokenizer); a BPE tokenizer.json, another model type
+// or a file without a post-processor is refused by name.
 package model

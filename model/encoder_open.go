@@ -66,9 +66,10 @@ func IsEncoderFolder(dir string) (bool, error) {
 
 // encoderTokenizer returns the tokenizer an encoder folder runs with:
 // o.EncoderTokenizer when set, else the folder's own tokenizer.json (never
-// the --tokenizer fallback, which is a Qwen tokenizer). No WordPiece or
-// Unigram tokenizer is built into this package yet, so a folder's file is
-// judged and refused by name: a BPE file is never used for an encoder.
+// the --tokenizer fallback, which is a Qwen tokenizer), which must be a
+// WordPiece (BERT) or Unigram (XLM-R) file with a post-processor (the
+// special tokens and type ids of a pair). A BPE file is refused by name:
+// Qwen's tokenizer never encodes an encoder's input.
 func encoderTokenizer(dir string, o LoadOptions) (EncoderTokenizer, error) {
 	if o.EncoderTokenizer != nil {
 		return o.EncoderTokenizer, nil
@@ -82,18 +83,26 @@ func encoderTokenizer(dir string, o LoadOptions) (EncoderTokenizer, error) {
 		Model struct {
 			Type string `json:"type"`
 		} `json:"model"`
+		PostProcessor json.RawMessage `json:"post_processor"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	switch head.Model.Type {
 	case "WordPiece", "Unigram":
-		return nil, fmt.Errorf("%s: a %s tokenizer, which this build cannot run yet: encoder folders cannot be served until it can", path, head.Model.Type)
 	case "BPE", "":
 		return nil, fmt.Errorf("%s: a byte-level BPE tokenizer (as Qwen's), not a BERT / XLM-R one (WordPiece or Unigram): refused for an encoder model", path)
 	default:
 		return nil, fmt.Errorf("%s: tokenizer model %q: an encoder model needs WordPiece or Unigram", path, head.Model.Type)
 	}
+	if len(head.PostProcessor) == 0 || string(head.PostProcessor) == "null" {
+		return nil, fmt.Errorf("%s: no post_processor: the special tokens around an encoder's pair are unknown", path)
+	}
+	t, err := tokenizer.Shared(path)
+	if err != nil {
+		return nil, err
+	}
+	return tokenizerEncoder{t}, nil
 }
 
 // encoderClassifier is what EncoderEngine runs: EncoderSession or

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,7 +176,10 @@ func TestOpenEncoderRefusesFolders(t *testing.T) {
 	}{
 		{"no tokenizer.json (the Qwen fallback is not used)", func(t *testing.T) string { return withFile(t, nil) }, "needs its own tokenizer.json"},
 		{"Qwen's BPE tokenizer.json", func(t *testing.T) string { return withFile(t, qwen) }, "BPE tokenizer"},
-		{"Unigram not built yet", func(t *testing.T) string { return withFile(t, []byte(`{"model":{"type":"Unigram"}}`)) }, "cannot run yet"},
+		{"no post-processor", func(t *testing.T) string {
+			return withFile(t, []byte(`{"model":{"type":"Unigram"},"post_processor":null}`))
+		}, "no post_processor"},
+		{"another tokenizer model", func(t *testing.T) string { return withFile(t, []byte(`{"model":{"type":"WordLevel"}}`)) }, `"WordLevel"`},
 		{"an embedding model", func(t *testing.T) string { return convertedEncoder(t, arch.TinyEncoder(arch.FamilyXLMR, true)) }, "--embed-model"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -185,6 +189,71 @@ func TestOpenEncoderRefusesFolders(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one saying %q", err, tc.want)
 			}
+		})
+	}
+}
+
+// TestOpenEncoderOwnTokenizer: with the folder's own tokenizer.json
+// (package tokenizer's WordPiece and Unigram test files, in BERT and
+// XLM-R layout), Open encodes pairs through its post-processor: the
+// scorer's logits are the reference encoder's over EncodePair's ids and
+// type ids, and ORT's scores equal the reference engine's within 1e-4.
+func TestOpenEncoderOwnTokenizer(t *testing.T) {
+	req := rerank.Request{Query: "What did Alice say?", Docs: []string{"Alice said hello.", "Bob", strings.Repeat("The weather was fine. ", 40)}}
+	for _, tc := range []struct{ family, file string }{
+		{arch.FamilyBERT, "wordpiece/bert-uncased.json"},
+		{arch.FamilyXLMR, "unigram/xlmr-roberta.json"},
+	} {
+		t.Run(tc.family, func(t *testing.T) {
+			src := filepath.Join("..", "tokenizer", "testdata", filepath.FromSlash(tc.file))
+			tok, err := tokenizer.Load(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := arch.TinyEncoder(tc.family, false)
+			cfg.VocabSize = tok.VocabSize()
+			dir := convertedEncoder(t, cfg)
+			data, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, tokenizer.FileName), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ortS, _ := openEncoderFolder(t, dir, EngineONNX, nil, 1024)
+			refS, _ := openEncoderFolder(t, dir, EngineReference, nil, 1024)
+			got, err := ortS.Score(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := refS.Score(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				if d := math.Abs(got[i].Score - want[i].Score); d > 1e-4 {
+					t.Errorf("doc %d: onnx %v, reference %v", i, got[i].Score, want[i].Score)
+				}
+				if got[i].Truncated != (i == 2) {
+					t.Errorf("doc %d: truncated %v", i, got[i].Truncated)
+				}
+			}
+			enc, err := tok.EncodePair(req.Query, req.Docs[0], cfg.MaxTokens())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.family == arch.FamilyBERT && !slices.Contains(enc.TypeIDs, 1) {
+				t.Errorf("BERT pair type ids %v: want the second segment's 1s", enc.TypeIDs)
+			}
+			ref := refS.Engine().(*EncoderEngine).e.(*EncoderReference)
+			direct, err := ref.Logits(context.Background(), []Encoded{{IDs: enc.IDs, TypeIDs: enc.TypeIDs}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := math.Abs(float64(direct[0]) - want[0].Logit); d > 1e-6 {
+				t.Errorf("pair 0: scorer logit %v, reference over EncodePair's ids %v", want[0].Logit, direct[0])
+			}
+			spreadScores(t, got)
 		})
 	}
 }

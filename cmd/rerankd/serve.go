@@ -52,8 +52,8 @@ type serveFlags struct {
 	// that block when idle with serve's spinning ones.
 	noSpinning bool
 	// encoderTokenizer is no serve flag: tests set it to encode an encoder
-	// folder's text (model.LoadOptions.EncoderTokenizer) while rerankd has
-	// no WordPiece / Unigram tokenizer of its own.
+	// folder's text (model.LoadOptions.EncoderTokenizer) instead of the
+	// folder's tokenizer.json.
 	encoderTokenizer model.EncoderTokenizer
 }
 

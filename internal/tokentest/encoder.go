@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Encoder is a stand-in for a BERT / XLM-R tokenizer in tests, until the
-// real WordPiece / Unigram tokenizers exist: each white-space separated
+// Encoder is a stand-in for a BERT / XLM-R tokenizer in tests that need
+// no vocabulary file (any model's vocabulary size): each white-space separated
 // word is one id (a hash into [First, Vocab)), laid out by the model's
 // post-processor (BERT: [CLS] a [SEP] b [SEP], type ids 0 then 1; XLM-R:
 // <s> a </s></s> b </s>, no type ids) and cut LongestFirst as Hugging
