@@ -68,6 +68,9 @@ func openEncoderEmbedder(dir, modelPath string, o EmbedderOptions) (*Embedder, e
 	if err != nil {
 		return nil, err
 	}
+	if err := checkVocab(dir, enc, cfg); err != nil {
+		return nil, err
+	}
 	var run encoderPooler
 	info := EmbedderInfo{Dir: dir, Engine: o.Engine}
 	switch o.Engine {

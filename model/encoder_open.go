@@ -105,6 +105,18 @@ func encoderTokenizer(dir string, o LoadOptions) (EncoderTokenizer, error) {
 	return tokenizerEncoder{t}, nil
 }
 
+// checkVocab refuses a tokenizer that can give ids past the model's
+// embeddings (a tokenizer of another model); one that does not say its
+// size is taken as it is.
+func checkVocab(dir string, tok EncoderTokenizer, cfg arch.EncoderConfig) error {
+	v, ok := tok.(interface{ VocabSize() int })
+	if ok && v.VocabSize() > cfg.VocabSize {
+		return fmt.Errorf("model folder %s: %s has %d ids, more than the model's vocab_size %d: not this model's tokenizer",
+			dir, tokenizer.FileName, v.VocabSize(), cfg.VocabSize)
+	}
+	return nil
+}
+
 // encoderClassifier is what EncoderEngine runs: EncoderSession or
 // EncoderReference.
 type encoderClassifier interface {
@@ -165,6 +177,9 @@ func openEncoderScorer(dir string, o Options, info Info) (*rerank.Scorer, Info, 
 	t0 := time.Now()
 	tok, err := encoderTokenizer(dir, o.LoadOptions)
 	if err != nil {
+		return nil, info, err
+	}
+	if err := checkVocab(dir, tok, cfg); err != nil {
 		return nil, info, err
 	}
 	info.TokenizerLoad = time.Since(t0)

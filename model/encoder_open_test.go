@@ -180,6 +180,13 @@ func TestOpenEncoderRefusesFolders(t *testing.T) {
 			return withFile(t, []byte(`{"model":{"type":"Unigram"},"post_processor":null}`))
 		}, "no post_processor"},
 		{"another tokenizer model", func(t *testing.T) string { return withFile(t, []byte(`{"model":{"type":"WordLevel"}}`)) }, `"WordLevel"`},
+		{"a tokenizer larger than the model's vocabulary", func(t *testing.T) string {
+			data, err := os.ReadFile(filepath.Join("..", "tokenizer", "testdata", "unigram", "xlmr-roberta.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return withFile(t, data)
+		}, "more than the model's vocab_size 100"},
 		{"an embedding model", func(t *testing.T) string { return convertedEncoder(t, arch.TinyEncoder(arch.FamilyXLMR, true)) }, "--embed-model"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

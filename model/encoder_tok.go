@@ -24,3 +24,7 @@ func (a tokenizerEncoder) Encode(text string, maxLen int) (ids []int, truncated 
 	}
 	return e.IDs, e.Truncated, nil
 }
+
+// VocabSize is the tokenizer's number of ids, which must fit the model's
+// embeddings.
+func (a tokenizerEncoder) VocabSize() int { return a.t.VocabSize() }
