@@ -120,19 +120,7 @@ func (w *EncoderWeights) Check() error {
 	if err := w.Config.Validate(); err != nil {
 		return err
 	}
-	var errs []error
-	for name, want := range w.Config.Shapes() {
-		t, ok := w.Tensors[name]
-		switch {
-		case !ok:
-			errs = append(errs, fmt.Errorf("missing tensor %s", name))
-		case !sameShape(t.Shape, want):
-			errs = append(errs, fmt.Errorf("tensor %s has shape %v, want %v", name, t.Shape, want))
-		case len(t.Data) != product(want):
-			errs = append(errs, fmt.Errorf("tensor %s has %d values, want %d", name, len(t.Data), product(want)))
-		}
-	}
-	return errors.Join(errs...)
+	return checkTensors(w.Tensors, w.Config.Shapes())
 }
 
 // ClassifierHead returns the classifier's last linear layer, the one

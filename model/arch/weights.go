@@ -119,9 +119,15 @@ func (w *Weights) check(c Config) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
+	return checkTensors(w.Tensors, c.Shapes())
+}
+
+// checkTensors reports every tensor of shapes that tensors lacks or holds
+// with another shape or value count; tensors beyond shapes are allowed.
+func checkTensors(tensors map[string]*Tensor, shapes map[string][]int) error {
 	var errs []error
-	for name, want := range c.Shapes() {
-		t, ok := w.Tensors[name]
+	for name, want := range shapes {
+		t, ok := tensors[name]
 		switch {
 		case !ok:
 			errs = append(errs, fmt.Errorf("missing tensor %s", name))

@@ -251,28 +251,11 @@ func (m *Model) EncoderWeights() (*arch.EncoderWeights, error) {
 	if err != nil {
 		return nil, err
 	}
-	inits := map[string]*onnxpb.TensorProto{}
-	for _, t := range m.Proto.GetGraph().GetInitializer() {
-		inits[t.GetName()] = t
+	tensors, err := readTensors(m.initializers(), cfg.Shapes())
+	if err != nil {
+		return nil, err
 	}
-	w := &arch.EncoderWeights{Config: cfg, Tensors: map[string]*arch.Tensor{}}
-	var errs []error
-	for name, shape := range cfg.Shapes() {
-		t, ok := inits[name]
-		if !ok {
-			errs = append(errs, fmt.Errorf("missing initializer %s", name))
-			continue
-		}
-		data, err := floats(t)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		w.Tensors[name] = &arch.Tensor{Shape: shape, Data: data}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("onnx: %w", err)
-	}
+	w := &arch.EncoderWeights{Config: cfg, Tensors: tensors}
 	if err := w.Check(); err != nil {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}

@@ -78,28 +78,12 @@ func (m *Model) readWeights() (*arch.Weights, map[string]*onnxpb.TensorProto, er
 	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
 		return nil, nil, fmt.Errorf("onnx: rerankd.config metadata: %w", err)
 	}
-	inits := map[string]*onnxpb.TensorProto{}
-	for _, t := range m.Proto.GetGraph().GetInitializer() {
-		inits[t.GetName()] = t
+	inits := m.initializers()
+	tensors, err := readTensors(inits, cfg.Backbone().Shapes())
+	if err != nil {
+		return nil, nil, err
 	}
-	w := &arch.Weights{Config: cfg, Tensors: map[string]*arch.Tensor{}}
-	var errs []error
-	for name, shape := range cfg.Backbone().Shapes() {
-		t, ok := inits[name]
-		if !ok {
-			errs = append(errs, fmt.Errorf("missing initializer %s", name))
-			continue
-		}
-		data, err := floats(t)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		w.Tensors[name] = &arch.Tensor{Shape: shape, Data: data}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, fmt.Errorf("onnx: %w", err)
-	}
+	w := &arch.Weights{Config: cfg, Tensors: tensors}
 	if err := w.CheckBackbone(); err != nil {
 		return nil, nil, fmt.Errorf("onnx: %w", err)
 	}
@@ -142,4 +126,37 @@ func floats(t *onnxpb.TensorProto) ([]float32, error) {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
 	return out, nil
+}
+
+// initializers indexes the graph's initializers by name.
+func (m *Model) initializers() map[string]*onnxpb.TensorProto {
+	inits := map[string]*onnxpb.TensorProto{}
+	for _, t := range m.Proto.GetGraph().GetInitializer() {
+		inits[t.GetName()] = t
+	}
+	return inits
+}
+
+// readTensors reads the initializers that shapes names, at those shapes,
+// reporting every one that is missing or unreadable.
+func readTensors(inits map[string]*onnxpb.TensorProto, shapes map[string][]int) (map[string]*arch.Tensor, error) {
+	tensors := make(map[string]*arch.Tensor, len(shapes))
+	var errs []error
+	for name, shape := range shapes {
+		t, ok := inits[name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("missing initializer %s", name))
+			continue
+		}
+		data, err := floats(t)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		tensors[name] = &arch.Tensor{Shape: shape, Data: data}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("onnx: %w", err)
+	}
+	return tensors, nil
 }
