@@ -63,16 +63,10 @@ func (s *Server) memoryInfo() *api.MemoryInfo {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := e.Ping(ctx); err != nil {
-			mi.StoreError = storeCause(err)
+			mi.StoreError = trimPrefix(err)
 		}
 	}
 	return mi
-}
-
-// storeCause is a store error as an operator reads it: without the
-// engine's and store's package prefixes.
-func storeCause(err error) string {
-	return trimPrefix(err)
 }
 
 // watchMemory exports a shared-store engine's follower (retrieval.Engine.

@@ -148,7 +148,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	case errors.As(err, &fe) && fe.Code == fiber.StatusMethodNotAllowed:
 		e = newError(KindMethod, "%s %s is not allowed; this route answers %s", c.Method(), c.Path(), c.GetRespHeader(fiber.HeaderAllow))
 	case errors.As(err, &fe):
-		k := map[int]Kind{fiber.StatusRequestEntityTooLarge: KindTooLarge, fiber.StatusNotFound: KindNotFound,
+		k := map[int]Kind{fiber.StatusRequestEntityTooLarge: KindTooLarge,
 			fiber.StatusBadRequest:                  KindInvalid,
 			fiber.StatusRequestHeaderFieldsTooLarge: KindTooLarge, fiber.StatusRequestTimeout: KindTimeout}[fe.Code]
 		if k == "" {

@@ -20,7 +20,7 @@ func (st *storeState) observe(log *slog.Logger, err error) {
 	defer st.mu.Unlock()
 	switch {
 	case err != nil:
-		cause := storeCause(err)
+		cause := trimPrefix(err)
 		if !st.down || st.cause != cause {
 			log.Warn("memory store cannot be used", "cause", cause)
 		}
