@@ -152,6 +152,9 @@ func evalCatalogue(t *testing.T) []evalCase {
 		{"calibrate: bad rule", []string{"calibrate", "--data", fixtures, "--rule", "precision:2"}, exitUsage, []string{"--rule"}},
 		{"calibrate: rule invalid UTF-8", []string{"calibrate", "--data", fixtures, "--rule", bad}, exitUsage, []string{"--rule"}},
 		{"calibrate: bins zero", []string{"calibrate", "--data", fixtures, "--bins", "0"}, exitUsage, []string{"bins"}},
+		{"calibrate: ranking flag with --run", []string{"calibrate", "--run", runf, "--qrels", qrels, "--b", "0.3"}, exitUsage, []string{"go with --data"}},
+		{"calibrate: unknown ranking", []string{"calibrate", "--data", fixtures, "--ranking", "tfidf"}, exitUsage, []string{"--ranking", "tfidf"}},
+		{"calibrate: ranking checked before reading", []string{"calibrate", "--data", filepath.Join(d, "none"), "--k1", "-1"}, exitUsage, []string{"k1 -1"}},
 		// Flag errors come before any file is read (the files do not exist).
 		{"calibrate: bins checked before reading", []string{"calibrate", "--data", filepath.Join(d, "none"), "--bins", "0"}, exitUsage, []string{"bins"}},
 		{"calibrate: feature checked before reading", []string{"calibrate", "--run", filepath.Join(d, "none"), "--qrels", filepath.Join(d, "none"), "--feature", "vibes"}, exitUsage, []string{"vibes"}},

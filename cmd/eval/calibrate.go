@@ -15,7 +15,7 @@ import (
 	"github.com/rerankd/rerankd/calibrate"
 	"github.com/rerankd/rerankd/calibrate/plots"
 	"github.com/rerankd/rerankd/cmd/internal/cli"
-	"github.com/rerankd/rerankd/lexical"
+	"github.com/rerankd/rerankd/retrieval"
 )
 
 // calibrateResult is the --json output of `eval calibrate`.
@@ -35,8 +35,8 @@ type calibrateFlags struct {
 	data, unit, score                 string
 	run, qrels, groups, input         string
 	method, feature, rule, out, plots string
+	ranking                           string
 	depth, bins                       int
-	k1, b                             float64
 	json                              bool
 }
 
@@ -45,9 +45,10 @@ type calibrateFlags struct {
 // leave one group out, and optionally the calibration file and plots.
 //
 // Pairs: with --data, the candidates of `eval locomo --pipeline bm25`
-// (progress bar on stderr), grouped by conversation, scored with the
-// served (0, 1) lexical score (input probability) or --score raw BM25
-// (input real). With --run/--qrels, the top --depth of each judged query;
+// with the same --ranking and ranking flags, so the same default (progress
+// bar on stderr), grouped by conversation, scored with the (0, 1) score of
+// the lexical /rerank backend (input probability) or --score raw, the
+// run's lexical score (input real). With --run/--qrels, the top --depth of each judged query;
 // groups from --groups or the qid prefix (queryGroup); the scale is
 // detected unless --input says it.
 //
@@ -61,9 +62,9 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	var f calibrateFlags
 	fs.StringVar(&f.data, "data", "", "LoCoMo directory or locomo10.json: pairs from the bm25 pipeline, grouped by conversation")
 	fs.StringVar(&f.unit, "unit", "turn", "with --data: retrieval unit (turn, session, observation, summary)")
-	fs.StringVar(&f.score, "score", "served", "with --data: served (the (0, 1) score rerankd's lexical backend returns) or raw (BM25, as in eval locomo's run)")
-	fs.Float64Var(&f.k1, "k1", lexical.DefaultConfig().K1, "with --data: BM25 k1")
-	fs.Float64Var(&f.b, "b", lexical.DefaultConfig().B, "with --data: BM25 b")
+	fs.StringVar(&f.score, "score", "served", "with --data: served (the (0, 1) score rerankd's lexical /rerank backend returns for each candidate) or raw (the lexical score of eval locomo's run)")
+	fs.StringVar(&f.ranking, "ranking", retrieval.RankingDefault, "with --data: lexical ranking the candidates come from, as in eval locomo: default (the cross-validated choice) or bm25 (plain BM25); the ranking flags (--k1, --b, ...) override its fields")
+	ranking := rankingFlags(fs)
 	fs.StringVar(&f.run, "run", "", "TREC run `file` (instead of --data); needs --qrels")
 	fs.StringVar(&f.qrels, "qrels", "", "TREC qrels `file` for --run")
 	fs.StringVar(&f.groups, "groups", "", "with --run: `file` of \"qid group\" lines (default: qid up to its first '/', ':' or '_')")
@@ -95,8 +96,8 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return usageErr("--run needs --qrels")
 	case f.data != "" && (set["qrels"] || set["groups"] || set["input"]):
 		return usageErr("--qrels, --groups and --input go with --run, not --data")
-	case f.run != "" && (set["unit"] || set["score"] || set["k1"] || set["b"]):
-		return usageErr("--unit, --score, --k1 and --b go with --data, not --run")
+	case f.run != "" && (set["unit"] || set["score"] || set["ranking"] || rankingFlagSet(set)):
+		return usageErr("--unit, --score, --ranking and the ranking flags (--k1, --b, ...) go with --data, not --run")
 	case f.depth < 1:
 		return usageErr("--depth must be >= 1")
 	case f.score != "served" && f.score != "raw":
@@ -155,9 +156,7 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			return usageErr("%v", err)
 		}
-		lcfg := lexical.DefaultConfig()
-		lcfg.K1, lcfg.B = f.k1, f.b
-		scorer, err := lexical.New(lcfg)
+		rk, err := ranking(f.ranking)
 		if err != nil {
 			return usageErr("%v", err)
 		}
@@ -169,8 +168,10 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if f.score == "raw" {
 			cfg.Input = calibrate.InputReal
 		}
-		src.Pipeline, src.Data, src.Unit, src.Depth = "bm25 ("+f.score+" score)", f.data, unit.String(), f.depth
-		pairs = locomoPairs(ds, unit, scorer, f.depth, f.score == "served", stderr)
+		src.Pipeline, src.Data, src.Unit, src.Depth = "bm25 --ranking "+f.ranking+" ("+f.score+" score)", f.data, unit.String(), f.depth
+		if pairs, err = locomoPairs(ds, unit, rk, f.depth, f.score == "served", stderr); err != nil {
+			return err
+		}
 	} else {
 		if pairs, unjudged, err = runPairs(f); err != nil {
 			return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -13,49 +14,56 @@ import (
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/calibrate"
 	"github.com/rerankd/rerankd/lexical"
+	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/post"
 )
 
-// locomoPairs scores LoCoMo the way `eval locomo --pipeline bm25` does
-// (bm25Run: same candidates, same order, same progress bar) and labels its
-// top-depth candidates per question with the evidence; the group is the
-// conversation. With served, a pair's score is the mapped BM25 in (0, 1)
-// that rerankd's lexical backend returns as relevance_score, which needs
-// a second, silent scoring pass (bm25Run keeps only the raw score);
-// otherwise it is the raw BM25 of the run.
-func locomoPairs(ds *locomo.Dataset, unit locomo.Unit, s *lexical.Scorer, depth int, served bool, stderr io.Writer) []calibrate.Pair {
+// locomoPairs labels the candidates of `eval locomo --pipeline bm25` with
+// ranking rk (enginePipeline: the served search's engine, same order, same
+// progress bar) with the evidence, top depth per question; the group is
+// the conversation. With served, a pair's score is what rerankd's lexical
+// /rerank backend (no --model) returns for that memory as relevance_score,
+// the mapped BM25 in (0, 1) that a threshold on /rerank applies to, which
+// needs a second, silent scoring pass; otherwise it is the run's raw
+// lexical score.
+func locomoPairs(ds *locomo.Dataset, unit locomo.Unit, rk retrieval.Ranking, depth int, served bool, stderr io.Writer) ([]calibrate.Pair, error) {
 	qrels := metrics.Qrels(ds.Qrels(unit))
-	run, _ := bm25Run(ds, unit, s, depth, qrels, stderr)
+	o := pipelineOptions{ranking: rk, depth: depth, fusion: post.DefaultFusionConfig()}
+	run, _, err := enginePipeline(context.Background(), ds, unit, pipelineSpec{base: "bm25"}, o, models{}, qrels, stderr)
+	if err != nil {
+		return nil, err
+	}
+	backend := lexical.Default() // serve's lexical backend (cmd/rerankd serve without --model)
 	var pairs []calibrate.Pair
 	for i := range ds.Conversations {
 		conv := &ds.Conversations[i]
-		var mems []locomo.Memory
-		var texts []string
+		var text map[string]string
 		for _, q := range conv.Questions {
 			ranked, ok := run[q.ID]
 			if !ok {
 				continue
 			}
-			score := func(r metrics.Ranked) float64 { return r.Score }
+			score := func(j int) float64 { return ranked[j].Score }
 			if served {
-				if mems == nil {
-					mems = conv.Memories(unit)
-					texts = make([]string, len(mems))
-					for j, m := range mems {
-						texts[j] = m.Text
+				if text == nil {
+					text = map[string]string{}
+					for _, m := range conv.Memories(unit) {
+						text[m.DocID] = m.Text
 					}
 				}
-				mapped := make(map[string]float64, len(mems))
-				for j, r := range s.Score(q.Text, texts) {
-					mapped[mems[j].DocID] = r.Score
+				docs := make([]string, len(ranked))
+				for j, r := range ranked {
+					docs[j] = text[r.DocID]
 				}
-				score = func(r metrics.Ranked) float64 { return mapped[r.DocID] }
+				res := backend.Score(q.Text, docs)
+				score = func(j int) float64 { return res[j].Score }
 			}
-			for _, r := range ranked {
-				pairs = append(pairs, calibrate.Pair{Score: score(r), Label: qrels[q.ID][r.DocID] > 0, Group: conv.ID})
+			for j, r := range ranked {
+				pairs = append(pairs, calibrate.Pair{Score: score(j), Label: qrels[q.ID][r.DocID] > 0, Group: conv.ID})
 			}
 		}
 	}
-	return pairs
+	return pairs, nil
 }
 
 // trecPairs labels the top-depth documents of each judged query of a TREC

@@ -201,9 +201,10 @@ func (j locomoJob) execute(ds *locomo.Dataset, qrels metrics.Qrels, stderr io.Wr
 }
 
 // bm25Run ranks each conversation's memories for each of its judged
-// questions with per-request BM25 (calibration's pair source; the locomo
-// pipelines run through retrieval.Engine, which ranks the same). LoCoMo retrieval is per conversation: a question never sees
-// another conversation's memories.
+// questions with per-request BM25: the direct computation the engine's
+// plain-BM25 ranking is checked against (TestEngineBM25MatchesDirect), and
+// the candidates of the model calibration test. LoCoMo retrieval is per
+// conversation: a question never sees another conversation's memories.
 func bm25Run(ds *locomo.Dataset, unit locomo.Unit, s *lexical.Scorer, depth int, qrels metrics.Qrels, stderr io.Writer) (metrics.Run, map[string]locomo.Category) {
 	run := metrics.Run{}
 	category := map[string]locomo.Category{}

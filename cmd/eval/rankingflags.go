@@ -64,3 +64,14 @@ func rankingFlags(fs *flag.FlagSet) func(name string) (retrieval.Ranking, error)
 		return base, base.Validate()
 	}
 }
+
+// rankingFlagSet reports whether any of rankingFlags' flags is in set (the
+// names of the flags given).
+func rankingFlagSet(set map[string]bool) bool {
+	for _, name := range strings.Fields(rankingFlagNames) {
+		if set[name] {
+			return true
+		}
+	}
+	return false
+}
