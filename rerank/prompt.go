@@ -89,6 +89,9 @@ type promptEncoder struct {
 	cfg            PromptConfig
 	tmpl           Template
 	prefix, suffix []int
+	// sep is the Separator's ids and docLabel those of the document
+	// field's text before its placeholder, for templates in Pieces.
+	sep, docLabel []int
 	// The template's fields split at their placeholders: queryHead ends
 	// the head segment, queryLead and docLead start the query and document
 	// segments, queryTail ends the query segment, docTail the document's.
@@ -121,6 +124,15 @@ func newPromptEncoder(tok *tokenizer.Tokenizer, cfg PromptConfig) (*promptEncode
 	}
 	p := &promptEncoder{tok: tok, cfg: cfg, tmpl: t, prefix: tok.EncodeIDs(t.Prefix), suffix: tok.EncodeIDs(t.Suffix)}
 	p.instrBefore, p.instrAfter, _ = strings.Cut(t.Instruction, phInstruction)
+	if t.Pieces {
+		p.sep = tok.EncodeIDs(t.Separator)
+		label, _, _ := strings.Cut(t.Document, phDocument)
+		p.docLabel = tok.EncodeIDs(strings.TrimRight(label, " "))
+		if room := p.piecesRoom(); room < 2 {
+			return nil, fmt.Errorf("%w: the template's fixed parts take %d of %d tokens", ErrTooLong, cfg.MaxLength-room, cfg.MaxLength)
+		}
+		return p, nil
+	}
 	var docHead string
 	p.queryHead, p.queryLead, p.queryTail = splitField(t.Query, phQuery)
 	docHead, p.docLead, p.docTail = splitField(t.Document, phDocument)
@@ -158,6 +170,9 @@ func (p *promptEncoder) instruction(instruction string) string {
 
 func (p *promptEncoder) encodeQuery(instruction, query string, context []string) (queryPart, error) {
 	context = p.fitContext(context)
+	if p.tmpl.Pieces {
+		return p.piecesQuery(instruction, query, context), nil
+	}
 	head := p.tok.EncodeIDs(p.instruction(instruction) + p.queryHead)
 	q := p.tok.EncodeIDs(p.queryLead + queryText(query, context) + p.queryTail)
 	fixed := len(p.prefix) + len(head) + len(p.suffix)
@@ -210,6 +225,9 @@ type docLimits struct {
 // tokens (from the end, or from the start with keepEnd) to fit the maximum
 // length and the request's limit.
 func (p *promptEncoder) encodeDoc(q queryPart, doc string, lim docLimits) Prompt {
+	if p.tmpl.Pieces {
+		return p.piecesDoc(q, doc, lim)
+	}
 	d := p.tok.EncodeIDs(p.docLead + doc + p.docTail)
 	room := p.cfg.MaxLength - len(q.ids) - len(p.suffix)
 	if lim.maxTokens > 0 {
@@ -239,5 +257,6 @@ func (t Template) fullPrompt(instruction, query, doc string) string {
 	if instruction != "" && t.Instruction != "" {
 		s += strings.Replace(t.Instruction, phInstruction, instruction, 1)
 	}
-	return s + strings.Replace(t.Query, phQuery, query, 1) + strings.Replace(t.Document, phDocument, doc, 1) + t.Suffix
+	s += strings.Replace(t.Query, phQuery, query, 1) + t.Separator
+	return s + strings.Replace(t.Document, phDocument, doc, 1) + t.Separator + t.Suffix
 }

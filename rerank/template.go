@@ -34,8 +34,17 @@ const (
 // ({instruction}, {query}, {document}) once. Instruction is left out when
 // the request's instruction and DefaultInstruction are both empty. Prefix
 // and Suffix are tokenized alone, as the published usages do; the rest
-// in the segments promptEncoder describes. The score is
-// logit(Yes) - logit(No) at the last position.
+// in the segments promptEncoder describes, whose ids equal those of the
+// joined string. With Pieces the prompt is instead
+//
+//	Prefix + Instruction(instruction) Query(query) + Separator + Document(doc) + Separator + Suffix
+//
+// with each of the five parts (the instruction and query fields are one)
+// tokenized alone and the ids concatenated, as mixedbread's mxbai-rerank
+// package builds it; that differs from the joined string where a query or
+// document ends in white space, and it truncates as that package does
+// (promptEncoder.pieces). The score is logit(Yes) - logit(No) at the last
+// position.
 type Template struct {
 	// Name identifies a known template ("qwen3-reranker",
 	// "mxbai-rerank-v2") or says "custom".
@@ -46,6 +55,11 @@ type Template struct {
 	Document           string `json:"document"`
 	Suffix             string `json:"suffix"`
 	DefaultInstruction string `json:"default_instruction,omitempty"`
+	// Pieces tokenizes the parts alone and truncates as mxbai-rerank does
+	// (see above); Separator is the part written between the query and
+	// the document and after the document, only with Pieces.
+	Pieces    bool   `json:"pieces,omitempty"`
+	Separator string `json:"separator,omitempty"`
 	// YesToken and NoToken are the answer tokens ("yes"/"no", "1"/"0",
 	// "true"/"false"); YesID and NoID their ids in the folder's tokenizer,
 	// which convert records. Ids alone (a sentence-transformers LogitScore
@@ -96,28 +110,45 @@ const mxbaiTask = "You are a search relevance expert who evaluates how well docu
 	"relevance judgment (0 for not relevant, 1 for relevant).\nRelevance:"
 
 // MxbaiRerankV2Template is mixedbread-ai/mxbai-rerank-{base,large}-v2's
-// template, after the mxbai-rerank package's MxbaiRerankV2 as ported to
-// AnswerDotAI/rerankers (models/mxbai_v2.py, read here; the upstream
-// package itself is from memory):
+// template, as the mxbai-rerank package's MxbaiRerankV2.prepare_inputs
+// builds it (mxbai_rerank/mxbai_rerank_v2.py, read at commit 8e709dc):
 //
-//	prefix  "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
-//	body    ["instruction: {instruction}" sep] "query: {query}" sep "document: {document}" sep task_prompt
-//	suffix  "<|im_end|>\n<|im_start|>assistant\n"
+//	ids("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\n")
+//	+ ids(["instruction: {instruction}\n"] + "query: {query}")  cut to 3/4 of max_length
+//	+ ids("\n") + ids("document: {document}")               cut to the rest
+//	+ ids("\n") + ids(task_prompt) + ids("<|im_end|>\n<|im_start|>assistant\n")
 //
-// with sep "\n", no default instruction, and the score logit("1") -
-// logit("0") at the last token (raw: the package returns the difference,
-// rerankd's relevance_score is its sigmoid). The package tokenizes each
-// piece alone; rerankd's segments differ from that only where a query or
-// document ends in whitespace before the "\n". It cuts queries to 3/4 and
-// documents to 1/4 of its max_length (8192); rerankd's own truncation
-// applies instead. michaelfeil/mxbai-rerank-base-v2-seq (the same model
-// as a classifier) is used with the same prompt.
+// each piece tokenized alone (add_special_tokens=False), no default
+// instruction, and the score logit("1") - logit("0") at the last token
+// (raw: the package returns the difference, rerankd's relevance_score is
+// its sigmoid). The task prompt and the chat suffix are one Suffix here:
+// the special token between them splits the text anyway.
+// michaelfeil/mxbai-rerank-base-v2-seq (the same model as a classifier) is
+// used with the same prompt.
 func MxbaiRerankV2Template() Template {
 	return Template{
 		Name:        TemplateMxbaiV2,
-		Prefix:      "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\n",
+		Prefix:      mxbaiPrefix,
+		Instruction: "instruction: {instruction}\n", Query: "query: {query}", Document: "document: {document}",
+		Suffix: mxbaiTask + mxbaiSuffix, YesToken: "1", NoToken: "0",
+		Pieces: true, Separator: "\n",
+	}
+}
+
+const (
+	mxbaiPrefix = "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
+	mxbaiSuffix = "<|im_end|>\n<|im_start|>assistant\n"
+)
+
+// mxbaiJoined is MxbaiRerankV2Template as rerankd wrote it into
+// rerankd_template.json before it built the prompt in pieces: one joined
+// string, a defect. ReadTemplateFile reads a file holding exactly this as
+// the current template.
+func mxbaiJoined() Template {
+	return Template{
+		Name: TemplateMxbaiV2, Prefix: mxbaiPrefix,
 		Instruction: "instruction: {instruction}\n", Query: "query: {query}\n", Document: "document: {document}\n",
-		Suffix: mxbaiTask + "<|im_end|>\n<|im_start|>assistant\n", YesToken: "1", NoToken: "0",
+		Suffix: mxbaiTask + mxbaiSuffix, YesToken: "1", NoToken: "0",
 	}
 }
 
@@ -176,6 +207,14 @@ func (t Template) Validate() error {
 	for _, id := range []*int{t.YesID, t.NoID} {
 		if id != nil && *id < 0 {
 			errs = append(errs, fmt.Errorf("template answer id %d: want >= 0", *id))
+		}
+	}
+	if t.Separator != "" && !t.Pieces {
+		errs = append(errs, errors.New("template separator without pieces: only a template tokenized in pieces writes it"))
+	}
+	for _, ph := range []string{phInstruction, phQuery, phDocument} {
+		if strings.Contains(t.Separator, ph) {
+			errs = append(errs, fmt.Errorf("template separator holds %s, which belongs to another field", ph))
 		}
 	}
 	return errors.Join(errs...)
@@ -237,5 +276,20 @@ func ReadTemplateFile(path string) (Template, error) {
 		return Template{}, fmt.Errorf("template %s: %w", path, err)
 	}
 	t.Source = path
+	if t.sameText(mxbaiJoined()) {
+		// Written by an earlier convert with the joined defect: the
+		// folder meant mxbai's prompt, which is built in pieces.
+		cur := MxbaiRerankV2Template()
+		cur.YesID, cur.NoID, cur.Source = t.YesID, t.NoID, path+" (mxbai-rerank-v2, joined form of earlier versions read as pieces)"
+		return cur, nil
+	}
 	return t, nil
+}
+
+// sameText reports whether t and o build the same prompt text with the
+// same answer tokens (ids and Source aside).
+func (t Template) sameText(o Template) bool {
+	t.YesID, t.NoID, t.Source = nil, nil, ""
+	o.YesID, o.NoID, o.Source = nil, nil, ""
+	return t == o
 }

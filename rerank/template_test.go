@@ -1,6 +1,9 @@
 package rerank
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -52,6 +55,8 @@ func TestTemplateValidate(t *testing.T) {
 		{"default without field", func(t *Template) { t.Instruction = "" }, []string{"default_instruction"}},
 		{"no answers", func(t *Template) { t.YesToken, t.NoToken = "", "" }, []string{"yes_token nor yes_id", "no_token nor no_id"}},
 		{"negative id", func(t *Template) { m := -1; t.YesID = &m }, []string{"answer id -1"}},
+		{"separator without pieces", func(t *Template) { t.Separator = "\n" }, []string{"separator without pieces"}},
+		{"placeholder in separator", func(t *Template) { t.Pieces, t.Separator = true, "{query}" }, []string{"separator holds {query}"}},
 	} {
 		tmpl := Qwen3RerankerTemplate()
 		c.edit(&tmpl)
@@ -99,5 +104,36 @@ func TestTemplateScoreIDs(t *testing.T) {
 		if err != nil || y != c.wantYes || n != c.wantNo {
 			t.Errorf("%s: %d/%d, %v; want %d/%d", c.name, y, n, err, c.wantYes, c.wantNo)
 		}
+	}
+}
+
+// TestTemplateFileJoinedMxbai: a rerankd_template.json that an earlier
+// convert wrote for mxbai-rerank-v2 (the prompt joined into one string) is
+// read as today's template in pieces, its answer ids kept; a custom file
+// that differs in anything stays as written.
+func TestTemplateFileJoinedMxbai(t *testing.T) {
+	write := func(tmpl Template) string {
+		data, err := json.Marshal(tmpl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), TemplateFile)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	old := mxbaiJoined().WithIDs(16, 15)
+	got, err := ReadTemplateFile(write(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.sameText(MxbaiRerankV2Template()) || *got.YesID != 16 || *got.NoID != 15 || !strings.Contains(got.Source, "joined form") {
+		t.Errorf("joined mxbai file read as %+v", got)
+	}
+	custom := old
+	custom.Query = "query: {query}\n\n"
+	if got, err := ReadTemplateFile(write(custom)); err != nil || got.Pieces || got.Query != custom.Query {
+		t.Errorf("custom file read as %+v, %v", got, err)
 	}
 }
