@@ -18,7 +18,7 @@ FUZZTIME ?= 30s
 RERANKD_LOCOMO ?= $(wildcard $(abspath ../shared/locomo))
 export RERANKD_LOCOMO
 
-.PHONY: all setup setup-browser setup-mcp setup-postgres build run test vet tidy lint fuzz bench loadtest bench-tokenizer golden pytest clean fresh-check
+.PHONY: all setup setup-browser setup-mcp setup-postgres build run test vet tidy lint fuzz bench bench-encoders loadtest bench-tokenizer golden pytest clean fresh-check
 
 all: build
 
@@ -110,6 +110,20 @@ bench: setup build
 	@grep -qa past_key $(FULL_MODEL)/shared_prefix.int8.onnx 2>/dev/null || $(BIN) testmodel --size full --seed 1 --out $(FULL_MODEL)
 	$(BIN) bench --model $(FULL_MODEL) --json
 	$(BIN) bench --model $(FULL_MODEL) --quant int8 --json
+
+## bench-encoders: bench on generated cross-encoders of bge-reranker-v2-m3's shape (XLM-R, 568M)
+## and ms-marco-MiniLM-L-6-v2's (BERT, 22M), float32 then int8: batched vs one pair per call, the
+## served composition, efficiency against the same-run MatMul peak, int8's error, peak RSS. Their
+## tokenizers are the tokenizer package's small trained test files (more tokens per word than
+## the real ones: the ratios are the figures to read, not pairs/s).
+ENC_MODELS ?= $(CACHE)/models/encoders-seed1
+.PHONY: bench-encoders
+bench-encoders: setup build
+	@for m in xlmr:unigram/xlmr-current.json bert:wordpiece/bert-uncased.json; do a=$${m%%:*}; t=$${m#*:}; \
+		test -f $(ENC_MODELS)/$$a/model.int8.onnx || { $(BIN) testmodel --arch $$a --size full --seed 1 \
+			--tokenizer tokenizer/testdata/$$t --out $(ENC_MODELS)/$$a-ckpt && \
+			$(BIN) convert --from $(ENC_MODELS)/$$a-ckpt --out $(ENC_MODELS)/$$a && rm -rf $(ENC_MODELS)/$$a-ckpt; } || exit 1; \
+		$(BIN) bench --model $(ENC_MODELS)/$$a --json && $(BIN) bench --model $(ENC_MODELS)/$$a --quant int8 --json || exit 1; done
 
 ## loadtest: HTTP throughput/latency at 1, 8, 64 clients, server overhead vs raw model time, and
 ## overload behaviour (429s), for the tiny and the full-size random-weight models

@@ -4,11 +4,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/tokenizer"
 )
 
 // runTestModel implements `rerankd testmodel`: a complete model folder of
@@ -24,7 +27,7 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same weights")
 	head := fs.String("head", "logit", "output layout: logit (ours), yes_no, vocab_last or vocab_all (community-export layouts, for tests)")
 	kind := fs.String("kind", "reranker", "reranker, or embedding (Qwen3-Embedding layout: last_hidden_state output, no head)")
-	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer folder copied into the model (env RERANKD_TOKENIZER)")
+	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer folder copied into the model (env RERANKD_TOKENIZER); with --arch xlmr|bert, a WordPiece or Unigram tokenizer.json (or its folder) copied into the checkpoint, none when not given")
 	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
 	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs: int8 (per-channel int8 weights, per-row int8 activations), or none")
 	setGraph := graphFlags(fs)
@@ -38,7 +41,14 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --out required", errUsage)
 	}
 	if *archName == "xlmr" || *archName == "bert" {
-		return writeTestEncoder(stdout, stderr, *out, *archName, *size, *kind, *dtype, *pooling, *seed)
+		encTok := ""
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "tokenizer" {
+				encTok = *tok
+			}
+		})
+		return writeTestEncoder(stdout, stderr, encoderSpec{out: *out, arch: *archName, size: *size, kind: *kind, dtype: *dtype,
+			pooling: *pooling, tokenizer: encTok, seed: *seed})
 	}
 	if *archName != "qwen3" {
 		return fmt.Errorf("%w: --arch %q: want qwen3, xlmr or bert", errUsage, *archName)
@@ -85,18 +95,28 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	return err
 }
 
+// encoderSpec is what testmodel --arch xlmr|bert writes.
+type encoderSpec struct {
+	out, arch, size, kind, dtype, pooling string
+	// tokenizer is a WordPiece or Unigram tokenizer.json (or its folder)
+	// copied into the checkpoint; "" writes none. A tiny model's vocabulary
+	// grows to the tokenizer's.
+	tokenizer string
+	seed      uint64
+}
+
 // writeTestEncoder writes a generated encoder checkpoint in the Hugging
 // Face layout (config.json, model.safetensors; modules.json and
-// 1_Pooling/config.json for an embedding model).
-func writeTestEncoder(stdout, stderr io.Writer, out, archName, size, kind, dtype, pooling string, seed uint64) error {
-	family := map[string]string{"xlmr": arch.FamilyXLMR, "bert": arch.FamilyBERT}[archName]
-	k, err := folder.ParseModelKind(kind)
+// 1_Pooling/config.json for an embedding model; tokenizer.json when given).
+func writeTestEncoder(stdout, stderr io.Writer, sp encoderSpec) error {
+	family := map[string]string{"xlmr": arch.FamilyXLMR, "bert": arch.FamilyBERT}[sp.arch]
+	k, err := folder.ParseModelKind(sp.kind)
 	if err != nil || k == folder.KindAuto {
-		return fmt.Errorf("%w: --kind %q: want reranker or embedding", errUsage, kind)
+		return fmt.Errorf("%w: --kind %q: want reranker or embedding", errUsage, sp.kind)
 	}
 	embed := k == folder.KindEmbedding
 	var cfg arch.EncoderConfig
-	switch size {
+	switch sp.size {
 	case "tiny":
 		cfg = arch.TinyEncoder(family, embed)
 	case "full":
@@ -108,22 +128,47 @@ func writeTestEncoder(stdout, stderr io.Writer, out, archName, size, kind, dtype
 			cfg.Architectures, cfg.ID2Label = []string{map[string]string{arch.FamilyXLMR: arch.ArchXLMRModel, arch.FamilyBERT: arch.ArchBertModel}[family]}, nil
 		}
 	default:
-		return fmt.Errorf("%w: --size %q: want tiny or full", errUsage, size)
+		return fmt.Errorf("%w: --size %q: want tiny or full", errUsage, sp.size)
 	}
-	p := arch.Pooling{Mode: arch.PoolMode(pooling), Normalize: true}
-	if pooling == "" {
+	p := arch.Pooling{Mode: arch.PoolMode(sp.pooling), Normalize: true}
+	if sp.pooling == "" {
 		p.Mode = map[string]arch.PoolMode{arch.FamilyXLMR: arch.PoolCLS, arch.FamilyBERT: arch.PoolMean}[family]
 	}
 	if err := p.Validate(); embed && err != nil {
 		return fmt.Errorf("%w: --pooling: %w", errUsage, err)
 	}
+	var tokData []byte
+	if sp.tokenizer != "" {
+		path := sp.tokenizer
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			path = filepath.Join(path, tokenizer.FileName)
+		}
+		if tokData, err = os.ReadFile(path); err != nil {
+			return fmt.Errorf("--tokenizer: %w", err)
+		}
+		tk, err := tokenizer.Load(path)
+		if err != nil {
+			return fmt.Errorf("--tokenizer %s: %w", path, err)
+		}
+		switch n := tk.VocabSize(); {
+		case n > cfg.VocabSize && sp.size == "tiny":
+			cfg.VocabSize = n
+		case n > cfg.VocabSize:
+			return fmt.Errorf("--tokenizer %s: %d ids, more than the model's vocab_size %d", path, n, cfg.VocabSize)
+		}
+	}
 	start := time.Now()
-	fmt.Fprintf(stderr, "writing %s %s checkpoint %v (%.3fB parameters, %s, random weights, seed %d) to %s\n",
-		size, archName, cfg.Architectures, float64(cfg.Params())/1e9, dtype, seed, out)
-	if err := folder.WriteTestEncoderCheckpoint(out, cfg, seed, dtype, p); err != nil {
+	fmt.Fprintf(stderr, "writing %s %s checkpoint %v (%.1fM parameters, %s, random weights, seed %d) to %s\n",
+		sp.size, sp.arch, cfg.Architectures, float64(cfg.Params())/1e6, sp.dtype, sp.seed, sp.out)
+	if err := folder.WriteTestEncoderCheckpoint(sp.out, cfg, sp.seed, sp.dtype, p); err != nil {
 		return err
 	}
+	if tokData != nil {
+		if err := os.WriteFile(filepath.Join(sp.out, tokenizer.FileName), tokData, 0o644); err != nil {
+			return err
+		}
+	}
 	_, err = fmt.Fprintf(stdout, "wrote %s in %.1fs (a Hugging Face checkpoint: rerankd convert --from %s; random weights, for tests and speed, not quality)\n",
-		out, time.Since(start).Seconds(), out)
+		sp.out, time.Since(start).Seconds(), sp.out)
 	return err
 }

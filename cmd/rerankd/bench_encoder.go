@@ -1,0 +1,324 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/rerankd/rerankd/cmd/internal/progress"
+	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/rerank"
+)
+
+// encoderBench is bench's settings for a cross-encoder folder (BERT,
+// XLM-R), from the flags runBench parsed.
+type encoderBench struct {
+	dir                          string
+	requests, candidates, starts int
+	quant                        onnx.Quant
+	seed                         uint64
+	served, asJSON               bool
+	opts                         model.Options
+	settings                     servedSettings
+}
+
+// encoderBenchResult is bench's --json output for a cross-encoder. A
+// cross-encoder has no shared prefix (attention is bidirectional), so our
+// path is the scorer's batching: pairs sorted by length and packed into
+// padded batches within the token budget. The baseline is one ONNX
+// Runtime call per pair on the float32 graph; the reference for score
+// errors is the float32 graph batched the same way.
+type encoderBenchResult struct {
+	Family        string  `json:"family"`
+	Params        int64   `json:"params"`
+	Layers        int     `json:"layers"`
+	Hidden        int     `json:"hidden"`
+	Quant         string  `json:"quant"`
+	Requests      int     `json:"requests"`
+	Candidates    int     `json:"candidates"`
+	Pairs         int     `json:"pairs"`
+	MaxLength     int     `json:"max_length"`
+	TokensPerPair float64 `json:"mean_tokens_per_pair"`
+	// PaddingRatio is the batches' padding over their real tokens.
+	PaddingRatio float64 `json:"padding_ratio"`
+	// EngineCalls is the median of engine calls per request (our path).
+	EngineCalls       float64 `json:"engine_calls_per_request"`
+	PairsPerS         float64 `json:"pairs_per_s"`
+	BaselinePairsPerS float64 `json:"baseline_pairs_per_s"`
+	Speedup           float64 `json:"speedup"`
+	SpeedupMedian     float64 `json:"speedup_median"`
+	// ServedRatio is the served composition's pairs/s over ours (HTTP,
+	// scheduler and engine, one client).
+	ServedPairsPerS       float64 `json:"served_pairs_per_s,omitempty"`
+	ServedRatio           float64 `json:"served_ratio,omitempty"`
+	ServedRatioMedian     float64 `json:"served_ratio_median,omitempty"`
+	ServedEngineCalls     float64 `json:"served_engine_calls_per_request,omitempty"`
+	ServedMaxAbsLogitDiff float64 `json:"served_max_abs_logit_diff,omitempty"`
+	// UsefulGFLOPs counts the real tokens' matrix and attention work
+	// (padding excluded); Efficiency is it over the same-run peak of a
+	// float32 MatMul chain of the model's width.
+	UsefulGFLOPs     float64 `json:"useful_gflops"`
+	PeakGFLOPs       float64 `json:"peak_gflops"`
+	Efficiency       float64 `json:"efficiency"`
+	EfficiencyMedian float64 `json:"efficiency_median"`
+	BaselineEff      float64 `json:"baseline_efficiency_median"`
+	// The quantised graph's error against the float32 reference (only
+	// with --quant other than fp32).
+	Error *quantError `json:"quant_error,omitempty"`
+	// PeakRSSMB is this process's VmHWM after our path alone scored one
+	// request: the model, its tokenizer and one request's activations.
+	PeakRSSMB     float64   `json:"peak_rss_mb"`
+	WeightFilesMB float64   `json:"weight_files_mb"`
+	RSSOverMB     float64   `json:"rss_over_weights_mb"`
+	ReadyS        float64   `json:"ready_s,omitempty"`
+	ReadyStartsS  []float64 `json:"ready_starts_s,omitempty"`
+	ReadyPeakMB   float64   `json:"ready_peak_rss_mb,omitempty"`
+	Notes         string    `json:"notes"`
+}
+
+// quantError is a quantised graph's score error against float32 over the
+// bench's requests.
+type quantError struct {
+	MaxAbsLogit  float64 `json:"max_abs_logit"`
+	MeanAbsLogit float64 `json:"mean_abs_logit"`
+	MaxAbsScore  float64 `json:"max_abs_score"`
+	MeanAbsScore float64 `json:"mean_abs_score"`
+	KendallTau   float64 `json:"kendall_tau"`
+	Top5Agree    float64 `json:"top5_agree"`
+}
+
+// runEncoderBench measures a cross-encoder folder: ours, the one-pair
+// baseline, the float32 reference (when ours is quantised) and the served
+// composition take turns request by request.
+func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
+	ctx := context.Background()
+	reqs := benchWorkload(b.requests+1, b.candidates, b.seed)
+	warm := reqs[b.requests]
+	reqs = reqs[:b.requests]
+
+	s, info, err := model.Open(b.dir, b.opts)
+	if err != nil {
+		return err
+	}
+	defer s.Close() //nolint:errcheck // measurements are already printed
+	if info.Encoder == nil {
+		return fmt.Errorf("bench: %s: not a cross-encoder folder (no encoder config.json)", b.dir)
+	}
+	cfg := *info.Encoder
+	if _, err := s.Score(ctx, warm); err != nil {
+		return err
+	}
+	r := encoderBenchResult{Family: cfg.Family(), Params: cfg.Params(), Layers: cfg.NumHiddenLayers, Hidden: cfg.HiddenSize,
+		Quant: b.quant.String(), Requests: b.requests, Candidates: b.candidates, MaxLength: info.MaxLength,
+		PeakRSSMB: peakRSSMB(), WeightFilesMB: float64(quantFileBytes(b.dir, b.quant)) / 1e6,
+		Notes: "speed only: scores of a random-weight model carry no meaning; same-run ratios are what to compare across machines"}
+	r.RSSOverMB = r.PeakRSSMB - r.WeightFilesMB
+	if b.starts > 0 {
+		fmt.Fprintf(stderr, "timing %d starts of rerankd serve to /ready...\n", b.starts)
+		starts, err := measureReady(ctx, b.settings, b.starts)
+		if err != nil {
+			return err
+		}
+		for _, st := range starts {
+			r.ReadyStartsS = append(r.ReadyStartsS, st.Seconds)
+			r.ReadyPeakMB = max(r.ReadyPeakMB, st.PeakMB)
+		}
+		r.ReadyS = median(r.ReadyStartsS)
+	}
+
+	ref := s // the float32 reference: ours when ours is float32
+	if b.quant != onnx.QuantNone {
+		o := b.opts
+		o.Quant = onnx.QuantNone
+		if ref, _, err = model.Open(b.dir, o); err != nil {
+			return err
+		}
+		defer ref.Close() //nolint:errcheck // measurements are already printed
+	}
+	one := b.opts.Scorer
+	// As Open set it for this model: the pair cut at its positions.
+	one.Prompt.MaxLength, one.BatchTokens = info.MaxLength, max(one.BatchTokens, info.MaxLength)
+	one.MaxBatch = 1
+	base, err := ref.WithConfig(one)
+	if err != nil {
+		return err
+	}
+	var srv *servedPath
+	if b.served {
+		if srv, err = startServed(b.settings, stderr); err != nil {
+			return err
+		}
+		defer srv.stop()
+		if _, _, _, err := srv.score(ctx, warm); err != nil {
+			return err
+		}
+	}
+	meters, err := benchMeters(b.opts.Session, onnx.QuantNone, cfg.HiddenSize)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = meters[0].Close() }()
+
+	var ours, refScores, servedScores []rerank.Score
+	var oursT, baseT, servedT []time.Duration
+	var calls, servedCalls []int
+	var real, padded int
+	var usefulFLOPs float64
+	var effs, baseEffs []float64
+	fmt.Fprintf(stderr, "scoring %d requests x %d memories: ours (%s, batched), one pair per call, served, in turn...\n", b.requests, b.candidates, b.quant)
+	bar := progress.New(stderr, int64(len(reqs)), "bench", progress.Items)
+	for i, req := range reqs {
+		if i > 0 {
+			bar.Add(1)
+		}
+		prompts, err := s.Prompts(req)
+		if err != nil {
+			return err
+		}
+		flops := 0.0
+		for _, p := range prompts {
+			real += len(p.IDs)
+			flops += encoderFLOPs(cfg, len(p.IDs))
+		}
+		for _, batch := range s.Batches(prompts) {
+			longest := 0
+			for _, j := range batch {
+				longest = max(longest, len(prompts[j].IDs))
+			}
+			padded += longest * len(batch)
+		}
+		calls = append(calls, len(s.Batches(prompts)))
+		usefulFLOPs += flops
+
+		got, d, err := timeRequests(ctx, s, []rerank.Request{req})
+		if err != nil {
+			return err
+		}
+		ours, oursT = append(ours, got...), append(oursT, d)
+		_, bd, err := timeRequests(ctx, base, []rerank.Request{req})
+		if err != nil {
+			return err
+		}
+		baseT = append(baseT, bd)
+		if ref != s {
+			got, _, err := timeRequests(ctx, ref, []rerank.Request{req})
+			if err != nil {
+				return err
+			}
+			refScores = append(refScores, got...)
+		}
+		if srv != nil {
+			got, d, n, err := srv.score(ctx, req)
+			if err != nil {
+				return err
+			}
+			servedScores, servedT, servedCalls = append(servedScores, got...), append(servedT, d), append(servedCalls, n)
+		}
+		peak, err := meters[0].Measure(600 * time.Millisecond)
+		if err != nil {
+			return err
+		}
+		effs = append(effs, flops/d.Seconds()/1e9/peak)
+		baseEffs = append(baseEffs, flops/bd.Seconds()/1e9/peak)
+	}
+	bar.Finish()
+	fmt.Fprintln(stderr, "measuring the MatMul-chain peak...")
+	if r.PeakGFLOPs, err = meters[0].Measure(3 * time.Second); err != nil {
+		return err
+	}
+
+	r.Pairs = len(ours)
+	r.TokensPerPair = float64(real) / float64(r.Pairs)
+	r.PaddingRatio = float64(padded-real) / float64(real)
+	r.EngineCalls = medianInt(calls)
+	r.PairsPerS = float64(r.Pairs) / sum(oursT).Seconds()
+	r.BaselinePairsPerS = float64(r.Pairs) / sum(baseT).Seconds()
+	r.Speedup = r.PairsPerS / r.BaselinePairsPerS
+	r.SpeedupMedian = medianRatio(baseT, oursT)
+	r.UsefulGFLOPs = usefulFLOPs / sum(oursT).Seconds() / 1e9
+	r.Efficiency = r.UsefulGFLOPs / r.PeakGFLOPs
+	r.EfficiencyMedian, r.BaselineEff = median(effs), median(baseEffs)
+	if srv != nil {
+		r.ServedPairsPerS = float64(r.Pairs) / sum(servedT).Seconds()
+		r.ServedRatio = r.ServedPairsPerS / r.PairsPerS
+		r.ServedRatioMedian = medianRatio(oursT, servedT)
+		r.ServedEngineCalls = medianInt(servedCalls)
+		for i, sc := range servedScores {
+			r.ServedMaxAbsLogitDiff = math.Max(r.ServedMaxAbsLogitDiff, math.Abs(sc.Logit-ours[i].Logit))
+		}
+	}
+	if refScores != nil {
+		r.Error = compareScores(ours, refScores, b.candidates)
+	}
+	if b.asJSON {
+		return json.NewEncoder(stdout).Encode(r)
+	}
+	return printEncoderBench(stdout, r)
+}
+
+// compareScores is got's error against want (consecutive requests of n).
+func compareScores(got, want []rerank.Score, n int) *quantError {
+	e := &quantError{}
+	for i := range got {
+		dl, ds := math.Abs(got[i].Logit-want[i].Logit), math.Abs(got[i].Score-want[i].Score)
+		e.MaxAbsLogit, e.MaxAbsScore = math.Max(e.MaxAbsLogit, dl), math.Max(e.MaxAbsScore, ds)
+		e.MeanAbsLogit += dl / float64(len(got))
+		e.MeanAbsScore += ds / float64(len(got))
+	}
+	e.KendallTau, e.Top5Agree = rankAgreement(got, want, n)
+	return e
+}
+
+func printEncoderBench(w io.Writer, r encoderBenchResult) error {
+	_, err := fmt.Fprintf(w, "%s %s (%d layers, hidden %d, %.0fM parameters), %s weights: pairs/s %.2f (one pair per call %.2f; speedup %.2fx, median %.2fx); "+
+		"%d calls per request, %.0f tokens/pair, padding %.0f%%; useful %.1f GFLOP/s of peak %.1f (efficiency %.2f, median %.2f; baseline %.2f); "+
+		"peak RSS %.0f MB (weight files %.0f MB, %+.0f MB)\n",
+		r.Family, "cross-encoder", r.Layers, r.Hidden, float64(r.Params)/1e6, r.Quant, r.PairsPerS, r.BaselinePairsPerS, r.Speedup, r.SpeedupMedian,
+		int(r.EngineCalls), r.TokensPerPair, 100*r.PaddingRatio, r.UsefulGFLOPs, r.PeakGFLOPs, r.Efficiency, r.EfficiencyMedian, r.BaselineEff,
+		r.PeakRSSMB, r.WeightFilesMB, r.RSSOverMB)
+	if err == nil && r.ServedPairsPerS > 0 {
+		_, err = fmt.Fprintf(w, "served (HTTP + scheduler, one client): pairs/s %.2f, ratio to direct %.3f (median per request %.3f); engine calls per request %.0f; max logit difference %.2g\n",
+			r.ServedPairsPerS, r.ServedRatio, r.ServedRatioMedian, r.ServedEngineCalls, r.ServedMaxAbsLogitDiff)
+	}
+	if err == nil && r.Error != nil {
+		_, err = fmt.Fprintf(w, "%s vs float32: max |dlogit| %.3g (mean %.3g), max |dscore| %.3g (mean %.3g), Kendall tau %.3f, top-5 agreement %.2f\n",
+			r.Quant, r.Error.MaxAbsLogit, r.Error.MeanAbsLogit, r.Error.MaxAbsScore, r.Error.MeanAbsScore, r.Error.KendallTau, r.Error.Top5Agree)
+	}
+	if err == nil && r.ReadyS > 0 {
+		_, err = fmt.Fprintf(w, "start to ready: median %.2f s of %v, peak RSS at ready %.0f MB\n", r.ReadyS, r.ReadyStartsS, r.ReadyPeakMB)
+	}
+	return err
+}
+
+// encoderFLOPs is the matrix and attention work of one sequence of n
+// tokens: every token through every layer, and n·n query-key pairs per
+// layer (bidirectional), scores and weighted values.
+func encoderFLOPs(c arch.EncoderConfig, n int) float64 {
+	attn := 2 * 2 * float64(n) * float64(n) * float64(c.HiddenSize) * float64(c.NumHiddenLayers)
+	return c.FLOPsPerToken()*float64(n) + attn
+}
+
+// quantFileBytes is the size of the graph of variant q in dir: float32's
+// model.onnx and its external data file; a quantised variant's own graph
+// file only (its external tensors, if any, live in the float32 data file
+// and are not counted, so RSS over this is the conservative figure).
+func quantFileBytes(dir string, q onnx.Quant) int64 {
+	names := []string{onnx.QuantFile(onnx.ModelFile, q)}
+	if q == onnx.QuantNone {
+		names = append(names, onnx.DataFile)
+	}
+	return fileBytes(dir, names...)
+}
+
+func sum(ds []time.Duration) time.Duration {
+	var t time.Duration
+	for _, d := range ds {
+		t += d
+	}
+	return t
+}

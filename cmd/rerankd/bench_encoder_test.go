@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchEncoder: bench on a tiny cross-encoder of each family (testmodel
+// --arch with the tokenizer package's test files, converted with its int8
+// variant) prints its JSON contract: every pair scored by each path, the
+// served composition equal to the direct one, the token accounting
+// consistent, and with --quant int8 the error against float32.
+func TestBenchEncoder(t *testing.T) {
+	for _, c := range []struct{ arch, tokenizer, quant string }{
+		{"xlmr", "unigram/xlmr-current.json", "fp32"},
+		{"bert", "wordpiece/bert-uncased.json", "int8"},
+	} {
+		t.Run(c.arch+"/"+c.quant, func(t *testing.T) {
+			ckpt, dir := filepath.Join(t.TempDir(), "ckpt"), filepath.Join(t.TempDir(), "model")
+			tok := filepath.Join("..", "..", "tokenizer", "testdata", filepath.FromSlash(c.tokenizer))
+			if code, _, errs := runCLI(t, "testmodel", "--arch", c.arch, "--out", ckpt, "--tokenizer", tok); code != 0 {
+				t.Fatalf("testmodel: %s", errs)
+			}
+			if code, _, errs := runCLI(t, "convert", "--from", ckpt, "--out", dir); code != 0 {
+				t.Fatalf("convert: %s", errs)
+			}
+			code, out, errs := runCLI(t, "bench", "--model", dir, "--requests", "2", "--candidates", "5", "--threads", "2",
+				"--quant", c.quant, "--ready-starts", "1", "--json")
+			if code != 0 {
+				t.Fatalf("bench: exit %d: %s", code, errs)
+			}
+			var r encoderBenchResult
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("bench output %q: %v", out, err)
+			}
+			for _, check := range []struct {
+				name string
+				ok   bool
+			}{
+				{"model", r.Layers == 2 && r.Hidden > 0 && r.Params > 0 && r.Quant == c.quant && r.Pairs == 10},
+				{"tokens", r.TokensPerPair > 3 && r.TokensPerPair <= float64(r.MaxLength) && r.PaddingRatio >= 0},
+				{"rates", r.PairsPerS > 0 && r.BaselinePairsPerS > 0 && math.Abs(r.Speedup-r.PairsPerS/r.BaselinePairsPerS) < 1e-9 && r.SpeedupMedian > 0},
+				{"efficiency", r.UsefulGFLOPs > 0 && r.PeakGFLOPs > 0 && math.Abs(r.Efficiency-r.UsefulGFLOPs/r.PeakGFLOPs) < 1e-9 &&
+					r.EfficiencyMedian > 0 && r.BaselineEff > 0},
+				{"served", r.ServedPairsPerS > 0 && r.ServedRatioMedian > 0 && r.ServedEngineCalls == r.EngineCalls && r.ServedMaxAbsLogitDiff <= 1e-5},
+				{"quant error", (c.quant == "fp32") == (r.Error == nil) && (r.Error == nil ||
+					r.Error.MaxAbsLogit > 0 && r.Error.MaxAbsLogit < 0.5 && r.Error.MeanAbsLogit <= r.Error.MaxAbsLogit &&
+						r.Error.MaxAbsScore <= r.Error.MaxAbsLogit && r.Error.KendallTau > 0 && r.Error.KendallTau <= 1)},
+				{"memory", r.PeakRSSMB > 0 && r.WeightFilesMB > 0 && math.Abs(r.RSSOverMB-(r.PeakRSSMB-r.WeightFilesMB)) < 1e-9},
+				{"ready", len(r.ReadyStartsS) == 1 && r.ReadyS > 0 && r.ReadyPeakMB > 0},
+			} {
+				if !check.ok {
+					t.Errorf("%s wrong in %+v (error %+v)", check.name, r, r.Error)
+				}
+			}
+			code, out, errs = runCLI(t, "bench", "--model", dir, "--requests", "1", "--candidates", "3", "--ready-starts", "0", "--quant", c.quant)
+			if code != 0 || !strings.Contains(out, "cross-encoder") || !strings.Contains(out, "served (HTTP + scheduler, one client)") ||
+				strings.Contains(out, "vs float32") != (c.quant != "fp32") {
+				t.Errorf("bench text output: exit %d, %q, %s", code, out, errs)
+			}
+			if code, _, errs := runCLI(t, "bench", "--model", dir, "--ort-profile", filepath.Join(t.TempDir(), "trace")); code != 2 || !strings.Contains(errs, "cross-encoder") {
+				t.Errorf("--ort-profile on a cross-encoder: exit %d, %s", code, errs)
+			}
+		})
+	}
+}
