@@ -90,6 +90,10 @@ type quantError struct {
 	MeanAbsScore float64 `json:"mean_abs_score"`
 	KendallTau   float64 `json:"kendall_tau"`
 	Top5Agree    float64 `json:"top5_agree"`
+	// RefLogitStd is the spread of the float32 logits the errors are
+	// judged against: random weights give close logits, so small errors
+	// reorder them more than a trained model's would.
+	RefLogitStd float64 `json:"ref_logit_std"`
 }
 
 // runEncoderBench measures a cross-encoder folder: ours, the one-pair
@@ -271,6 +275,12 @@ func compareScores(got, want []rerank.Score, n int) *quantError {
 		e.MeanAbsScore += ds / float64(len(got))
 	}
 	e.KendallTau, e.Top5Agree = rankAgreement(got, want, n)
+	var sum, sumSq float64
+	for _, w := range want {
+		sum, sumSq = sum+w.Logit, sumSq+w.Logit*w.Logit
+	}
+	mean := sum / float64(len(want))
+	e.RefLogitStd = math.Sqrt(max(sumSq/float64(len(want))-mean*mean, 0))
 	return e
 }
 
@@ -286,8 +296,8 @@ func printEncoderBench(w io.Writer, r encoderBenchResult) error {
 			r.ServedPairsPerS, r.ServedRatio, r.ServedRatioMedian, r.ServedEngineCalls, r.ServedMaxAbsLogitDiff)
 	}
 	if err == nil && r.Error != nil {
-		_, err = fmt.Fprintf(w, "%s vs float32: max |dlogit| %.3g (mean %.3g), max |dscore| %.3g (mean %.3g), Kendall tau %.3f, top-5 agreement %.2f\n",
-			r.Quant, r.Error.MaxAbsLogit, r.Error.MeanAbsLogit, r.Error.MaxAbsScore, r.Error.MeanAbsScore, r.Error.KendallTau, r.Error.Top5Agree)
+		_, err = fmt.Fprintf(w, "%s vs float32: max |dlogit| %.3g (mean %.3g; float32 logits spread %.3g), max |dscore| %.3g (mean %.3g), Kendall tau %.3f, top-5 agreement %.2f\n",
+			r.Quant, r.Error.MaxAbsLogit, r.Error.MeanAbsLogit, r.Error.RefLogitStd, r.Error.MaxAbsScore, r.Error.MeanAbsScore, r.Error.KendallTau, r.Error.Top5Agree)
 	}
 	if err == nil && r.ReadyS > 0 {
 		_, err = fmt.Fprintf(w, "start to ready: median %.2f s of %v, peak RSS at ready %.0f MB\n", r.ReadyS, r.ReadyStartsS, r.ReadyPeakMB)

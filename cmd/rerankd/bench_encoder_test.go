@@ -48,7 +48,7 @@ func TestBenchEncoder(t *testing.T) {
 				{"served", r.ServedPairsPerS > 0 && r.ServedRatioMedian > 0 && r.ServedEngineCalls == r.EngineCalls && r.ServedMaxAbsLogitDiff <= 1e-5},
 				{"quant error", (c.quant == "fp32") == (r.Error == nil) && (r.Error == nil ||
 					r.Error.MaxAbsLogit > 0 && r.Error.MaxAbsLogit < 0.5 && r.Error.MeanAbsLogit <= r.Error.MaxAbsLogit &&
-						r.Error.MaxAbsScore <= r.Error.MaxAbsLogit && r.Error.KendallTau > 0 && r.Error.KendallTau <= 1)},
+						r.Error.MaxAbsScore <= r.Error.MaxAbsLogit && r.Error.KendallTau > 0 && r.Error.KendallTau <= 1 && r.Error.RefLogitStd > 0)},
 				{"memory", r.PeakRSSMB > 0 && r.WeightFilesMB > 0 && math.Abs(r.RSSOverMB-(r.PeakRSSMB-r.WeightFilesMB)) < 1e-9},
 				{"ready", len(r.ReadyStartsS) == 1 && r.ReadyS > 0 && r.ReadyPeakMB > 0},
 			} {
