@@ -216,11 +216,8 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if enc, err := model.IsEncoderFolder(*dir); err != nil {
 		return err
 	} else if enc {
-		if *profile != "" {
-			return fmt.Errorf("%w: --ort-profile is for decoder rerankers; %s is a cross-encoder", errUsage, *dir)
-		}
 		return runEncoderBench(encoderBench{dir: *dir, requests: *requests, candidates: *candidates, starts: *readyStarts, quant: q,
-			seed: *seed, served: *served, asJSON: *asJSON, opts: o, settings: st}, stdout, stderr)
+			seed: *seed, served: *served, asJSON: *asJSON, opts: o, settings: st, profile: *profile}, stdout, stderr)
 	}
 	benchStart := time.Now() // a trace written after this is ours
 	// The last request only warms up: its query differs from the timed

@@ -25,6 +25,7 @@ type encoderBench struct {
 	served, asJSON               bool
 	opts                         model.Options
 	settings                     servedSettings
+	profile                      string // --ort-profile prefix of our path's trace ("" off)
 }
 
 // encoderBenchResult is bench's --json output for a cross-encoder. A
@@ -78,7 +79,11 @@ type encoderBenchResult struct {
 	ReadyS        float64   `json:"ready_s,omitempty"`
 	ReadyStartsS  []float64 `json:"ready_starts_s,omitempty"`
 	ReadyPeakMB   float64   `json:"ready_peak_rss_mb,omitempty"`
-	Notes         string    `json:"notes"`
+	// Profile is our path's ONNX Runtime trace (--ort-profile): the op
+	// types that ran show which of ONNX Runtime's fusions (Attention,
+	// SkipLayerNormalization, Gelu) it applied to the graph.
+	Profile *profileResult `json:"ort_profile,omitempty"`
+	Notes   string         `json:"notes"`
 }
 
 // quantError is a quantised graph's score error against float32 over the
@@ -101,6 +106,7 @@ type quantError struct {
 // composition take turns request by request.
 func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 	ctx := context.Background()
+	benchStart := time.Now() // a trace written after this is ours
 	reqs := benchWorkload(b.requests+1, b.candidates, b.seed)
 	warm := reqs[b.requests]
 	reqs = reqs[:b.requests]
@@ -135,10 +141,10 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 		r.ReadyS = median(r.ReadyStartsS)
 	}
 
-	ref := s // the float32 reference: ours when ours is float32
-	if b.quant != onnx.QuantNone {
+	ref := s // the float32 reference: ours when ours is float32, unless ours is traced
+	if b.quant != onnx.QuantNone || b.profile != "" {
 		o := b.opts
-		o.Quant = onnx.QuantNone
+		o.Quant, o.Session.ProfilePrefix = onnx.QuantNone, ""
 		if ref, _, err = model.Open(b.dir, o); err != nil {
 			return err
 		}
@@ -173,7 +179,7 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 	var calls, servedCalls []int
 	var real, padded int
 	var usefulFLOPs float64
-	var effs, baseEffs []float64
+	var effs, baseEffs, peaks []float64
 	fmt.Fprintf(stderr, "scoring %d requests x %d memories: ours (%s, batched), one pair per call, served, in turn...\n", b.requests, b.candidates, b.quant)
 	bar := progress.New(stderr, int64(len(reqs)), "bench", progress.Items)
 	for i, req := range reqs {
@@ -227,10 +233,21 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		peaks = append(peaks, peak)
 		effs = append(effs, flops/d.Seconds()/1e9/peak)
 		baseEffs = append(baseEffs, flops/bd.Seconds()/1e9/peak)
 	}
 	bar.Finish()
+	if b.profile != "" {
+		// ONNX Runtime writes the trace when the session closes; our path
+		// is done.
+		if err := s.Close(); err != nil {
+			return err
+		}
+		if r.Profile, err = readProfile(b.profile, benchStart, median(peaks)); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(stderr, "measuring the MatMul-chain peak...")
 	if r.PeakGFLOPs, err = meters[0].Measure(3 * time.Second); err != nil {
 		return err
@@ -256,7 +273,7 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 			r.ServedMaxAbsLogitDiff = math.Max(r.ServedMaxAbsLogitDiff, math.Abs(sc.Logit-ours[i].Logit))
 		}
 	}
-	if refScores != nil {
+	if refScores != nil && b.quant != onnx.QuantNone {
 		r.Error = compareScores(ours, refScores, b.candidates)
 	}
 	if b.asJSON {
@@ -301,6 +318,9 @@ func printEncoderBench(w io.Writer, r encoderBenchResult) error {
 	}
 	if err == nil && r.ReadyS > 0 {
 		_, err = fmt.Fprintf(w, "start to ready: median %.2f s of %v, peak RSS at ready %.0f MB\n", r.ReadyS, r.ReadyStartsS, r.ReadyPeakMB)
+	}
+	if err == nil && r.Profile != nil {
+		err = printProfile(w, r.Profile)
 	}
 	return err
 }

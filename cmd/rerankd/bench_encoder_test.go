@@ -61,8 +61,16 @@ func TestBenchEncoder(t *testing.T) {
 				strings.Contains(out, "vs float32") != (c.quant != "fp32") {
 				t.Errorf("bench text output: exit %d, %q, %s", code, out, errs)
 			}
-			if code, _, errs := runCLI(t, "bench", "--model", dir, "--ort-profile", filepath.Join(t.TempDir(), "trace")); code != 2 || !strings.Contains(errs, "cross-encoder") {
-				t.Errorf("--ort-profile on a cross-encoder: exit %d, %s", code, errs)
+			// --ort-profile: our path's trace, its matrix products counted.
+			trace := filepath.Join(t.TempDir(), "trace")
+			code, out, errs = runCLI(t, "bench", "--model", dir, "--requests", "1", "--candidates", "3", "--ready-starts", "0",
+				"--served=false", "--quant", c.quant, "--ort-profile", trace, "--json")
+			var pr encoderBenchResult
+			if code != 0 || json.Unmarshal([]byte(out), &pr) != nil {
+				t.Fatalf("bench --ort-profile: exit %d: %s %s", code, out, errs)
+			}
+			if p := pr.Profile; p == nil || !strings.HasPrefix(p.File, trace+"_") || p.Runs < 2 || p.MatrixShare <= 0 || p.MatrixGFLOPs <= 0 {
+				t.Errorf("--ort-profile: %+v", pr.Profile)
 			}
 		})
 	}
