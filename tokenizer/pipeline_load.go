@@ -161,11 +161,10 @@ func pipelineFromBytes(data []byte) (*Tokenizer, error) {
 			bad("decoder %q: only Metaspace and WordPiece are supported", d.Type)
 		}
 	}
-	t := &Tokenizer{vocab: map[string]int{}, addedByID: map[int]int{}, pipe: p}
-	t.tokens = append(t.tokens, pieces...)
+	t := &Tokenizer{addedByID: map[int]int{}, pipe: p, tokens: pieces}
 	switch m := p.model.(type) {
 	case *unigram:
-		t.vocab = m.ids
+		t.pieceID = m.trie.lookup
 	case *wordPiece:
 		t.vocab = m.vocab
 	}
@@ -336,48 +335,6 @@ func wordPieceFrom(p *pipeline, f *pipeFileJSON, errs []error) ([]string, []erro
 	return pieces, errs
 }
 
-// readUnigramVocab streams [[piece, score], ...]: one json.Unmarshal per
-// entry of a 250k-piece vocabulary cost most of a load.
-func readUnigramVocab(raw []byte) ([]string, []float64, error) {
-	d := jsontext.NewDecoder(bytes.NewReader(raw))
-	if err := expect(d, '['); err != nil {
-		return nil, nil, err
-	}
-	var pieces []string
-	var scores []float64
-	for d.PeekKind() == '[' {
-		if _, err := d.ReadToken(); err != nil {
-			return nil, nil, err
-		}
-		tok, err := d.ReadToken()
-		if err != nil {
-			return nil, nil, err
-		}
-		if tok.Kind() != '"' {
-			return nil, nil, fmt.Errorf("entry %d: piece is not a string", len(pieces))
-		}
-		piece := tok.String()
-		if tok, err = d.ReadToken(); err != nil {
-			return nil, nil, err
-		}
-		if tok.Kind() != '0' {
-			return nil, nil, fmt.Errorf("entry %d (%q): score is not a number", len(pieces), piece)
-		}
-		score, err := tok.Float()
-		if err != nil {
-			return nil, nil, fmt.Errorf("entry %d (%q): %w", len(pieces), piece, err)
-		}
-		pieces, scores = append(pieces, piece), append(scores, score)
-		if err := expect(d, ']'); err != nil {
-			return nil, nil, fmt.Errorf("entry %d (%q): %w", len(pieces)-1, piece, err)
-		}
-	}
-	if err := expect(d, ']'); err != nil {
-		return nil, nil, err
-	}
-	return pieces, scores, nil
-}
-
 // parsePipeFile decodes tokenizer.json with the vocabulary left raw: the
 // small fields go through encoding/json, the vocabulary is scanned once by
 // its own reader (through encoding/json the whole file took ~0.5 s).
@@ -392,7 +349,7 @@ func parsePipeFile(data []byte) (*pipeFileJSON, error) {
 		"unk_token": &f.Model.UnkToken, "continuing_subword_prefix": &f.Model.Prefix,
 		"max_input_chars_per_word": &f.Model.MaxChars,
 	}
-	d := jsontext.NewDecoder(bytes.NewReader(data), decoderOpts...)
+	d := jsontext.NewDecoder(bytes.NewBuffer(data), decoderOpts...)
 	err := readObject(d, func(name string) error {
 		if name == "model" {
 			return readObject(d, func(field string) error {
