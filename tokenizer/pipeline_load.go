@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"golang.org/x/text/unicode/norm"
 )
 
 // modelType reads model.type without decoding the vocabulary, to route a
@@ -71,8 +73,13 @@ type pipeComponent struct {
 	Normalizers         []pipeComponent `json:"normalizers"`
 	Pretokenizers       []pipeComponent `json:"pretokenizers"`
 	PrecompiledCharsmap *string         `json:"precompiled_charsmap"`
-	Left                bool            `json:"left"`
-	Right               bool            `json:"right"`
+	StripLeft           *bool           `json:"strip_left"`
+	StripRight          *bool           `json:"strip_right"`
+	Behavior            *string         `json:"behavior"`
+	Invert              *bool           `json:"invert"`
+	IndividualDigits    *bool           `json:"individual_digits"`
+	Decoders            []pipeComponent `json:"decoders"`
+	PrependText         *string         `json:"prepend"`
 	Pattern             *struct {
 		Regex  *string `json:"Regex"`
 		String *string `json:"String"`
@@ -135,31 +142,10 @@ func pipelineFromBytes(data []byte) (*Tokenizer, error) {
 		p.norms, errs = appendNorms(p.norms, *f.Normalizer, "normalizer", errs)
 	}
 	if pt := f.PreTokenizer; pt != nil {
-		if pt.Type == "Sequence" && len(pt.Pretokenizers) == 1 {
-			pt = &pt.Pretokenizers[0]
-		}
-		if pt.Type == "BertPreTokenizer" {
-			p.bert = true
-		} else if m, err := metaspaceFrom(*pt); err != nil {
-			bad("pre_tokenizer: %v", err)
-		} else {
-			p.meta = m
-		}
+		p.pre, errs = appendPre(p.pre, *pt, "pre_tokenizer", errs)
 	}
 	if d := f.Decoder; d != nil {
-		switch d.Type {
-		case "Metaspace":
-		case "WordPiece":
-			p.wpDecoder = &wpDecoder{prefix: "##", cleanup: true}
-			if d.Prefix != nil {
-				p.wpDecoder.prefix = *d.Prefix
-			}
-			if d.Cleanup != nil {
-				p.wpDecoder.cleanup = *d.Cleanup
-			}
-		default:
-			bad("decoder %q: only Metaspace and WordPiece are supported", d.Type)
-		}
+		p.decoders, errs = appendDecoders(p.decoders, *d, "decoder", errs)
 	}
 	t := &Tokenizer{addedByID: map[int]int{}, pipe: p, tokens: pieces}
 	switch m := p.model.(type) {
@@ -231,7 +217,26 @@ func appendNorms(dst []normStep, c pipeComponent, field string, errs []error) ([
 		}
 		dst = append(dst, normStep{bert: b})
 	case "Strip":
-		dst = append(dst, normStep{strip: true, stripLeft: c.Left, stripRight: c.Right})
+		if c.StripLeft == nil || c.StripRight == nil {
+			bad("Strip needs strip_left and strip_right")
+			return dst, errs
+		}
+		dst = append(dst, normStep{strip: true, stripLeft: *c.StripLeft, stripRight: *c.StripRight})
+	case "NFC", "NFD", "NFKC", "NFKD":
+		f := map[string]norm.Form{"NFC": norm.NFC, "NFD": norm.NFD, "NFKC": norm.NFKC, "NFKD": norm.NFKD}[c.Type]
+		dst = append(dst, normStep{form: &normForm{f}})
+	case "Lowercase":
+		dst = append(dst, normStep{lower: true})
+	case "StripAccents":
+		dst = append(dst, normStep{accents: true})
+	case "Prepend":
+		if c.PrependText == nil {
+			bad("Prepend without prepend")
+			return dst, errs
+		}
+		if *c.PrependText != "" {
+			dst = append(dst, normStep{prepend: *c.PrependText})
+		}
 	case "Replace":
 		switch {
 		case c.Pattern == nil:
@@ -257,40 +262,140 @@ func appendNorms(dst []normStep, c pipeComponent, field string, errs []error) ([
 	return dst, errs
 }
 
-// replaceRegex accepts only patterns whose meaning is the same in Go's
-// RE2 and the reference's Oniguruma: literal characters, classes of
-// literals and counted repetition. Shorthand classes (\s, \w, \d, \b)
-// differ (ASCII in Go) and lookaround does not exist in Go, so they are
-// refused rather than approximated.
-var safeRegex = regexp.MustCompile(`^(?:[^\\()|.^$]|\\[.\\ {}\[\]()|+*?^$-])*$`)
+func replaceRegex(pat string) (*regexp.Regexp, error) { return compileRefRegex(pat) }
 
-func replaceRegex(pat string) (*regexp.Regexp, error) {
-	if !safeRegex.MatchString(pat) {
-		return nil, errors.New("only literal characters, [classes] and repetition are supported")
+// appendPre flattens a pre-tokenizer (a Sequence, nested or not) into
+// steps. Metaspace's "first" scheme asks whether a piece starts the input
+// (its original offset is 0); that is known here only for the whole
+// segment, so "first" is accepted only on a Metaspace that comes before
+// every other pre-tokenizer.
+func appendPre(dst []preStep, c pipeComponent, field string, errs []error) ([]preStep, []error) {
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(field+": "+format, a...)) }
+	behavior := func(def splitBehavior) splitBehavior {
+		if c.Behavior == nil {
+			return def
+		}
+		b, err := parseBehavior(*c.Behavior)
+		if err != nil {
+			bad("%s: %v", c.Type, err)
+		}
+		return b
 	}
-	return regexp.Compile(pat)
+	switch c.Type {
+	case "Sequence":
+		for i, n := range c.Pretokenizers {
+			dst, errs = appendPre(dst, n, fmt.Sprintf("%s.pretokenizers[%d]", field, i), errs)
+		}
+	case "Metaspace":
+		m, err := metaspaceFrom(c)
+		if err != nil {
+			bad("%v", err)
+			return dst, errs
+		}
+		if m.prepend == "first" && len(dst) > 0 {
+			bad("Metaspace prepend_scheme \"first\" after another pre-tokenizer is not supported")
+		}
+		dst = append(dst, m)
+	case "BertPreTokenizer":
+		dst = append(dst, bertSplit{})
+	case "Whitespace":
+		dst = append(dst, whitespaceSplit{})
+	case "WhitespaceSplit":
+		dst = append(dst, charSplit{pred: isRefSpace, behavior: splitRemoved})
+	case "Punctuation":
+		dst = append(dst, charSplit{pred: isRefPunct, behavior: behavior(splitIsolated)})
+	case "Digits":
+		b := splitContiguous
+		if c.IndividualDigits != nil && *c.IndividualDigits {
+			b = splitIsolated
+		}
+		dst = append(dst, charSplit{pred: isRefNumeric, behavior: b})
+	case "Split":
+		if c.Behavior == nil || c.Invert == nil || c.Pattern == nil {
+			bad("Split needs pattern, behavior and invert")
+			return dst, errs
+		}
+		var re *regexp.Regexp
+		var err error
+		switch {
+		case c.Pattern.String != nil && *c.Pattern.String != "":
+			re, err = regexp.Compile(regexp.QuoteMeta(*c.Pattern.String))
+		case c.Pattern.String != nil:
+			err = errors.New("an empty String pattern matches everywhere")
+		case c.Pattern.Regex != nil:
+			re, err = compileRefRegex(*c.Pattern.Regex)
+		default:
+			err = errors.New("pattern has neither String nor Regex")
+		}
+		if err != nil {
+			bad("Split pattern: %v", err)
+			return dst, errs
+		}
+		dst = append(dst, regexSplit{re: re, behavior: behavior(splitRemoved), invert: *c.Invert})
+	default:
+		bad("type %q is not supported", c.Type)
+	}
+	return dst, errs
 }
 
-func metaspaceFrom(c pipeComponent) (*metaspace, error) {
-	if c.Type != "Metaspace" {
-		return nil, fmt.Errorf("type %q is not supported with Unigram (only Metaspace)", c.Type)
+func appendDecoders(dst []decodeStep, c pipeComponent, field string, errs []error) ([]decodeStep, []error) {
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(field+": "+format, a...)) }
+	switch c.Type {
+	case "Sequence":
+		for i, n := range c.Decoders {
+			dst, errs = appendDecoders(dst, n, fmt.Sprintf("%s.decoders[%d]", field, i), errs)
+		}
+	case "Metaspace":
+		m, err := metaspaceFrom(c)
+		if err != nil {
+			bad("%v", err)
+			return dst, errs
+		}
+		dst = append(dst, metaspaceDecoder{repl: m.repl, dropLead: m.prepend != "never"})
+	case "WordPiece":
+		w := wordPieceDecoder{prefix: "##", cleanup: true}
+		if c.Prefix != nil {
+			w.prefix = *c.Prefix
+		}
+		if c.Cleanup != nil {
+			w.cleanup = *c.Cleanup
+		}
+		dst = append(dst, w)
+	case "ByteFallback":
+		dst = append(dst, byteFallbackDecoder{})
+	case "Fuse":
+		dst = append(dst, fuseDecoder{})
+	default:
+		bad("type %q is not supported (only Metaspace, WordPiece, ByteFallback, Fuse and Sequence)", c.Type)
 	}
-	m := &metaspace{repl: c.Replacement, prepend: "always", split: true}
-	if m.repl == "" {
-		return nil, errors.New("metaspace: replacement is empty")
+	return dst, errs
+}
+
+// metaspaceFrom reads Metaspace as the reference's deserializer: one
+// replacement character, prepend_scheme defaulting to always, the legacy
+// add_prefix_space false meaning never (and contradicting any other
+// scheme), split defaulting to true.
+func metaspaceFrom(c pipeComponent) (*metaspace, error) {
+	m := &metaspace{repl: c.Replacement, prepend: "always", cutAt: true}
+	if utf8.RuneCountInString(m.repl) != 1 {
+		return nil, fmt.Errorf("replacement %q of Metaspace is not one character", m.repl)
 	}
 	if c.PrependScheme != nil {
 		m.prepend = *c.PrependScheme
-	} else if c.AddPrefix != nil && !*c.AddPrefix {
-		m.prepend = "never"
 	}
 	switch m.prepend {
 	case "always", "first", "never":
 	default:
-		return nil, fmt.Errorf("metaspace: prepend_scheme %q is not one of always, first, never", m.prepend)
+		return nil, fmt.Errorf("prepend_scheme %q of Metaspace is not one of always, first, never", m.prepend)
+	}
+	if c.AddPrefix != nil && !*c.AddPrefix {
+		if m.prepend != "never" && c.PrependScheme != nil {
+			return nil, errors.New("add_prefix_space false of Metaspace contradicts prepend_scheme " + m.prepend)
+		}
+		m.prepend = "never"
 	}
 	if c.Split != nil {
-		m.split = *c.Split
+		m.cutAt = *c.Split
 	}
 	return m, nil
 }

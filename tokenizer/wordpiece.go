@@ -135,30 +135,6 @@ func bertWords(s string, dst []string) []string {
 	return dst
 }
 
-// decodeWordPiece joins tokens: a continuation loses its prefix, any other
-// token after the first gets a space; cleanup undoes BERT's spacing around
-// punctuation and contractions, token by token, as the reference.
-func decodeWordPiece(tokens []string, prefix string, cleanup bool) string {
-	var b strings.Builder
-	for i, tok := range tokens {
-		if i != 0 {
-			if strings.HasPrefix(tok, prefix) {
-				tok = strings.Replace(tok, prefix, "", 1)
-			} else {
-				tok = " " + tok
-			}
-		}
-		if cleanup {
-			tok = wordPieceCleanup.Replace(tok)
-		}
-		b.WriteString(tok)
-	}
-	return b.String()
-}
-
-var wordPieceCleanup = strings.NewReplacer(" .", ".", " ?", "?", " !", "!", " ,", ",", " ' ", "'",
-	" n't", "n't", " 'm", "'m", " do not", " don't", " 's", "'s", " 've", "'ve", " 're", "'re")
-
 func newWordPiece(vocab map[string]int, unk, prefix string, maxChars int) (*wordPiece, error) {
 	id, ok := vocab[unk]
 	if !ok {
