@@ -227,3 +227,49 @@ func writeRefChars(t *testing.T, ref unicodeRef) {
 	}
 	t.Logf("wrote refchars_gen.go (%d unknown to the reference's normalization)", len(list))
 }
+
+// TestRefGraphemes: refGraphemes joins "a" + c for exactly the code points
+// the reference joins, and c + "a" for the new characters it probed.
+func TestRefGraphemes(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "components", "graphemes-ref.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		After  [][2]rune `json:"joins_after_a"`
+		Before []rune    `json:"joins_before_a"`
+		Probed []rune    `json:"probed_before"`
+	}
+	if err := json.Unmarshal(data, &ref); err != nil {
+		t.Fatal(err)
+	}
+	clusters := func(s string) int {
+		n := 0
+		refGraphemes(s, func(string) { n++ })
+		return n
+	}
+	after := map[rune]bool{}
+	for _, r := range ref.After {
+		for c := r[0]; c <= r[1]; c++ {
+			after[c] = true
+		}
+	}
+	var diff []rune
+	allRunes(func(c rune) {
+		if (clusters("a"+string(c)) == 1) != after[c] {
+			diff = append(diff, c)
+		}
+	})
+	before := map[rune]bool{}
+	for _, c := range ref.Before {
+		before[c] = true
+	}
+	for _, c := range ref.Probed {
+		if (clusters(string(c)+"a") == 1) != before[c] {
+			diff = append(diff, c)
+		}
+	}
+	if len(diff) > 0 {
+		t.Errorf("%d code points cluster differently: %U", len(diff), diff[:min(len(diff), 100)])
+	}
+}
