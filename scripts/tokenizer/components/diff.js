@@ -6,7 +6,7 @@
 // TestExportFuzzCorpus), for every configuration in testdata/components.
 // TestComponentsDiff compares ours with them:
 //
-//   node scripts/tokenizer/components/diff.js OUT.jsonl [TEXTS.jsonl]
+//   [DIFF_N=3000] node scripts/tokenizer/components/diff.js OUT.jsonl [TEXTS.jsonl]
 //   RERANKD_COMPONENTS_DIFF=OUT.jsonl go test ./tokenizer -run TestComponentsDiff
 process.env.TOKENIZERS_PARALLELISM = 'false';
 const fs = require('fs');
@@ -26,7 +26,8 @@ async function main() {
   let seed = 99;
   const rnd = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x7fffffff; };
   const texts = [];
-  for (let i = 0; i < 3000; i++) {
+  const n = Number(process.env.DIFF_N || 3000);
+  for (let i = 0; i < n; i++) {
     let s = '';
     for (let k = 0, n = 1 + Math.floor(rnd() * 24); k < n; k++) s += POOL[Math.floor(rnd() * POOL.length)];
     texts.push(s);
@@ -36,7 +37,7 @@ async function main() {
   const files = [];
   for (const d of ['components', 'unigram', 'wordpiece']) {
     for (const f of fs.readdirSync(path.join(td, d)).sort()) {
-      if (/\.json$/.test(f) && f !== 'unicode-ref.json') files.push(`${d}/${f.replace(/\.json$/, '')}`);
+      if (/\.json$/.test(f) && !/-ref\.json$/.test(f)) files.push(`${d}/${f.replace(/\.json$/, '')}`);
     }
   }
   for (const config of files) {
