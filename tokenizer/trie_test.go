@@ -82,3 +82,41 @@ func TestReadUnigramVocab(t *testing.T) {
 		}
 	}
 }
+
+// TestParsePipeFileVocab: the vocabulary read ahead of the rest of the file
+// gives what one full parse gives: the last of repeated vocab keys, and the
+// full parse's error for a bad entry.
+func TestParsePipeFileVocab(t *testing.T) {
+	const head = `{"added_tokens":[],"normalizer":null,"pre_tokenizer":null,"post_processor":null,"decoder":null,"model":{"type":"Unigram","unk_id":0,`
+	tests := []struct {
+		name, model string
+		has, lacks  string
+		err         string
+	}{
+		{"one vocab", `"vocab": [["<unk>", 0], ["ab", -1]]}}`, "ab", "b", ""},
+		{"repeated vocab key", `"vocab":[["<unk>",0],["a",-1]],"vocab":[["<unk>",0],["b",-1]]}}`, "b", "a", ""},
+		{"vocab then fields", `"vocab":[["<unk>",0],["x",-1]],"byte_fallback":false}}`, "x", "y", ""},
+		{"bad entry", `"vocab":[["<unk>",0],["a","-1"]]}}`, "", "", "model.vocab"},
+		{"bad JSON after the vocab", `"vocab":[["<unk>",0]],}}`, "", "", "parse tokenizer.json"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tk, err := FromBytes([]byte(head+tc.model), nil)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one containing %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := tk.TokenID(tc.has); !ok {
+				t.Errorf("%q missing", tc.has)
+			}
+			if _, ok := tk.TokenID(tc.lacks); ok {
+				t.Errorf("%q present", tc.lacks)
+			}
+		})
+	}
+}

@@ -18,9 +18,23 @@ import (
 // jsontext, which also refuses what the reference's parser refuses (lone
 // surrogates, control characters, invalid UTF-8).
 func readUnigramVocab(raw []byte) ([]string, []float64, error) {
+	pieces, scores, n, err := scanUnigramVocab(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := vocabScanner{b: raw, i: n}
+	if s.skipSpace(); s.i != len(s.b) {
+		return nil, nil, fmt.Errorf("unexpected data after the array at byte %d", s.i)
+	}
+	return pieces, scores, nil
+}
+
+// scanUnigramVocab reads the array at the start of raw and reports how many
+// bytes it took.
+func scanUnigramVocab(raw []byte) ([]string, []float64, int, error) {
 	s := vocabScanner{b: raw}
 	if !s.byte('[') {
-		return nil, nil, errors.New("not an array")
+		return nil, nil, 0, errors.New("not an array")
 	}
 	// Every entry ends in ']' (a piece may hold more): a tight bound that
 	// keeps the slices from regrowing.
@@ -38,11 +52,11 @@ func readUnigramVocab(raw []byte) ([]string, []float64, error) {
 		for {
 			n := len(spans)
 			if !s.byte('[') {
-				return nil, nil, fmt.Errorf("entry %d: not a [piece, score] array", n)
+				return nil, nil, 0, fmt.Errorf("entry %d: not a [piece, score] array", n)
 			}
 			start, end, esc, err := s.str(&unquoted)
 			if err != nil {
-				return nil, nil, fmt.Errorf("entry %d: piece: %w", n, err)
+				return nil, nil, 0, fmt.Errorf("entry %d: piece: %w", n, err)
 			}
 			sp := span{int32(start), int32(end), esc}
 			spans = append(spans, sp)
@@ -54,15 +68,15 @@ func readUnigramVocab(raw []byte) ([]string, []float64, error) {
 				return raw[start:end]
 			}
 			if !s.byte(',') {
-				return nil, nil, fmt.Errorf("entry %d (%q): want a score after the piece", n, piece())
+				return nil, nil, 0, fmt.Errorf("entry %d (%q): want a score after the piece", n, piece())
 			}
 			score, err := s.number()
 			if err != nil {
-				return nil, nil, fmt.Errorf("entry %d (%q): score: %w", n, piece(), err)
+				return nil, nil, 0, fmt.Errorf("entry %d (%q): score: %w", n, piece(), err)
 			}
 			scores = append(scores, score)
 			if !s.byte(']') {
-				return nil, nil, fmt.Errorf("entry %d (%q): want ] after the score", n, piece())
+				return nil, nil, 0, fmt.Errorf("entry %d (%q): want ] after the score", n, piece())
 			}
 			if s.byte(',') {
 				continue
@@ -70,13 +84,10 @@ func readUnigramVocab(raw []byte) ([]string, []float64, error) {
 			if s.byte(']') {
 				break
 			}
-			return nil, nil, fmt.Errorf("entry %d: want , or ] after it", n)
+			return nil, nil, 0, fmt.Errorf("entry %d: want , or ] after it", n)
 		}
 	} else {
 		s.byte(']')
-	}
-	if s.skipSpace(); s.i != len(s.b) {
-		return nil, nil, fmt.Errorf("unexpected data after the array at byte %d", s.i)
 	}
 	var b strings.Builder
 	b.Grow(total)
@@ -95,7 +106,7 @@ func readUnigramVocab(raw []byte) ([]string, []float64, error) {
 		pieces[i] = all[at : at+n]
 		at += n
 	}
-	return pieces, scores, nil
+	return pieces, scores, s.i, nil
 }
 
 type vocabScanner struct {
