@@ -103,7 +103,8 @@ func plainText(s string) bool {
 	return true
 }
 
-// TestComponentsDiff compares ours with the reference's ids written by
+// TestComponentsDiff compares ours with the reference's ids and decoded
+// text written by
 // scripts/tokenizer/components/diff.js (set RERANKD_COMPONENTS_DIFF to its
 // output; skipped otherwise: CI has no reference).
 func TestComponentsDiff(t *testing.T) {
@@ -112,9 +113,10 @@ func TestComponentsDiff(t *testing.T) {
 		t.Skip("RERANKD_COMPONENTS_DIFF not set")
 	}
 	type row struct {
-		Config string `json:"config"`
-		Text   string `json:"text"`
-		IDs    []int  `json:"ids"`
+		Config  string `json:"config"`
+		Text    string `json:"text"`
+		IDs     []int  `json:"ids"`
+		Decoded string `json:"decoded"`
 	}
 	toks := map[string]*Tokenizer{}
 	bad, n := 0, 0
@@ -133,8 +135,13 @@ func TestComponentsDiff(t *testing.T) {
 				t.Errorf("%s %q:\n got %v\nwant %v", r.Config, r.Text, got, r.IDs)
 			}
 		}
+		if dec, err := tk.Decode(r.IDs, false); err != nil || dec != r.Decoded {
+			if bad++; bad <= 10 {
+				t.Errorf("%s decode %v: %q (%v), want %q", r.Config, r.IDs, dec, err, r.Decoded)
+			}
+		}
 	}
-	t.Logf("%d encodings, %d differ", n, bad)
+	t.Logf("%d encodings and decodings, %d differ", n, bad)
 }
 
 // TestExportFuzzCorpus writes the strings of FuzzComponents' cached corpus

@@ -36,8 +36,9 @@
 //   - pre-tokenizers: Metaspace (prepend_scheme always, never, and first
 //     when no other pre-tokenizer precedes it), BertPreTokenizer,
 //     Whitespace, WhitespaceSplit, Punctuation, Digits, Split, Sequence;
-//   - decoders: Metaspace, WordPiece, ByteFallback, Fuse, Sequence (none:
-//     tokens joined by spaces, as the reference);
+//   - decoders: Metaspace, WordPiece, ByteFallback, Fuse, Replace, Strip
+//     (stop 0), Sequence (none: tokens joined by spaces, as the
+//     reference);
 //   - models: Unigram (byte_fallback included), WordPiece.
 //
 // Split and Replace patterns are compiled with Go's regexp and accepted

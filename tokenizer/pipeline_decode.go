@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -148,4 +149,38 @@ type fuseDecoder struct{}
 
 func (fuseDecoder) decodeChain(tokens []string) []string {
 	return []string{strings.Join(tokens, "")}
+}
+
+// replaceDecoder replaces every match in each token.
+type replaceDecoder struct {
+	re   *regexp.Regexp
+	with string
+}
+
+func (r replaceDecoder) decodeChain(tokens []string) []string {
+	for i, tok := range tokens {
+		tokens[i] = r.re.ReplaceAllLiteralString(tok, r.with)
+	}
+	return tokens
+}
+
+// stripDecoder removes up to start leading content characters of each
+// token.
+type stripDecoder struct {
+	content rune
+	start   int
+}
+
+func (s stripDecoder) decodeChain(tokens []string) []string {
+	for i, tok := range tokens {
+		for n := 0; n < s.start; n++ {
+			r, w := utf8.DecodeRuneInString(tok)
+			if w == 0 || r != s.content {
+				break
+			}
+			tok = tok[w:]
+		}
+		tokens[i] = tok
+	}
+	return tokens
 }

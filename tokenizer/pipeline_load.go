@@ -84,6 +84,8 @@ type pipeComponent struct {
 	IndividualDigits    *bool           `json:"individual_digits"`
 	Decoders            []pipeComponent `json:"decoders"`
 	PrependText         *string         `json:"prepend"`
+	Start               *int            `json:"start"`
+	Stop                *int            `json:"stop"`
 	Pattern             *struct {
 		Regex  *string `json:"Regex"`
 		String *string `json:"String"`
@@ -369,8 +371,40 @@ func appendDecoders(dst []decodeStep, c pipeComponent, field string, errs []erro
 		dst = append(dst, byteFallbackDecoder{})
 	case "Fuse":
 		dst = append(dst, fuseDecoder{})
+	case "Replace":
+		d := replaceDecoder{with: c.Content}
+		var err error
+		switch {
+		case c.Pattern == nil:
+			err = errors.New("no pattern")
+		case c.Pattern.String != nil && *c.Pattern.String != "":
+			d.re, err = regexp.Compile(regexp.QuoteMeta(*c.Pattern.String))
+		case c.Pattern.Regex != nil:
+			d.re, err = compileRefRegex(*c.Pattern.Regex)
+		default:
+			err = errors.New("an empty or missing pattern")
+		}
+		if err != nil {
+			bad("Replace: %v", err)
+			return dst, errs
+		}
+		dst = append(dst, d)
+	case "Strip":
+		// The reference indexes past the start of a token made only of the
+		// content character when stop exceeds its length (a panic), so only
+		// stop 0 is reproduced.
+		if c.Start == nil || c.Stop == nil || *c.Start < 0 || utf8.RuneCountInString(c.Content) != 1 {
+			bad("Strip needs one content character, start and stop")
+			return dst, errs
+		}
+		if *c.Stop != 0 {
+			bad("Strip with stop %d is not supported (only 0)", *c.Stop)
+			return dst, errs
+		}
+		r, _ := utf8.DecodeRuneInString(c.Content)
+		dst = append(dst, stripDecoder{content: r, start: *c.Start})
 	default:
-		bad("type %q is not supported (only Metaspace, WordPiece, ByteFallback, Fuse and Sequence)", c.Type)
+		bad("type %q is not supported (only Metaspace, WordPiece, ByteFallback, Fuse, Replace, Strip and Sequence)", c.Type)
 	}
 	return dst, errs
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 'use strict';
-// Differential check beyond the golden corpus: the reference's ids for
+// Differential check beyond the golden corpus: the reference's ids (and
+// their decoding) for
 // random strings over the corpus's hardest characters (and for the strings
 // of an optional JSONL file, e.g. the Go fuzzer's corpus exported by
 // TestExportFuzzCorpus), for every configuration in testdata/components.
@@ -44,7 +45,8 @@ async function main() {
     const tok = Tokenizer.fromFile(path.join(td, config + '.json'));
     for (const text of texts) {
       const e = await tok.encode(text, null, { addSpecialTokens: false });
-      out.push(JSON.stringify({ config, text, ids: Array.from(e.getIds()) }));
+      const ids = Array.from(e.getIds());
+      out.push(JSON.stringify({ config, text, ids, decoded: await tok.decode(ids, false) }));
     }
   }
   fs.writeFileSync(outFile, out.join('\n') + '\n');

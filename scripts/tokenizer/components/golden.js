@@ -83,6 +83,8 @@ const CONFIGS = {
   'nested': ['unigram-bf', seq(seq({ type: 'NFKD' }, { type: 'Lowercase' }), seq({ type: 'StripAccents' }, { type: 'Strip', strip_left: true, strip_right: true }),
     { type: 'Replace', pattern: { Regex: ' {2,}|\\t+' }, content: ' ' }), ms('always'), msDec('always')],
   'byte-fallback': ['unigram-bf', null, ms('always'), { type: 'Sequence', decoders: [{ type: 'ByteFallback' }, msDec('always'), { type: 'Fuse' }] }],
+  'decoder-llama': ['unigram-bf', seq({ type: 'Prepend', prepend: '▁' }, { type: 'Replace', pattern: { String: ' ' }, content: '▁' }), null,
+    { type: 'Sequence', decoders: [{ type: 'Replace', pattern: { String: '▁' }, content: ' ' }, { type: 'ByteFallback' }, { type: 'Fuse' }, { type: 'Strip', content: ' ', start: 1, stop: 0 }] }],
   'metaspace-first': ['unigram', null, ms('first'), msDec('first')],
   'metaspace-never': ['unigram', null, ms('never'), msDec('never')],
   'metaspace-nosplit': ['unigram', null, ms('always', false), msDec('always')],
