@@ -61,6 +61,8 @@ func TestComponentsRefused(t *testing.T) {
 		{"Metaspace first after a split", "", `{"type":"Sequence","pretokenizers":[{"type":"WhitespaceSplit"},{"type":"Metaspace","replacement":"▁","prepend_scheme":"first","split":true}]}`, "", `"first" after another pre-tokenizer`},
 		{"Metaspace two-character replacement", "", `{"type":"Metaspace","replacement":"__","prepend_scheme":"always","split":true}`, "", "not one character"},
 		{"Metaspace contradiction", "", `{"type":"Metaspace","replacement":"▁","add_prefix_space":false,"prepend_scheme":"always","split":true}`, "", "contradicts"},
+		{"Digits without individual_digits", "", `{"type":"Digits"}`, "", "Digits needs individual_digits"},
+		{"WordPiece decoder without cleanup", "", ms, `{"type":"WordPiece","prefix":"##"}`, "WordPiece needs prefix and cleanup"},
 		{"Strip decoder with stop", "", ms, `{"type":"Strip","content":" ","start":1,"stop":1}`, `decoder: Strip with stop 1 is not supported`},
 		{"Replace decoder with \\s", "", ms, `{"type":"Replace","pattern":{"Regex":"\\s"},"content":" "}`, `decoder: Replace: escape \s`},
 		{"CTC decoder in a Sequence", "", ms, `{"type":"Sequence","decoders":[{"type":"ByteFallback"},{"type":"CTC"}]}`, `decoder.decoders[1]: type "CTC"`},

@@ -311,8 +311,12 @@ func appendPre(dst []preStep, c pipeComponent, field string, errs []error) ([]pr
 	case "Punctuation":
 		dst = append(dst, charSplit{pred: isRefPunct, behavior: behavior(splitIsolated)})
 	case "Digits":
+		if c.IndividualDigits == nil {
+			bad("Digits needs individual_digits")
+			return dst, errs
+		}
 		b := splitContiguous
-		if c.IndividualDigits != nil && *c.IndividualDigits {
+		if *c.IndividualDigits {
 			b = splitIsolated
 		}
 		dst = append(dst, charSplit{pred: isRefNumeric, behavior: b})
@@ -359,14 +363,12 @@ func appendDecoders(dst []decodeStep, c pipeComponent, field string, errs []erro
 		}
 		dst = append(dst, metaspaceDecoder{repl: m.repl, dropLead: m.prepend != "never"})
 	case "WordPiece":
-		w := wordPieceDecoder{prefix: "##", cleanup: true}
-		if c.Prefix != nil {
-			w.prefix = *c.Prefix
+		// Both fields are required by the reference's deserializer.
+		if c.Prefix == nil || c.Cleanup == nil {
+			bad("WordPiece needs prefix and cleanup")
+			return dst, errs
 		}
-		if c.Cleanup != nil {
-			w.cleanup = *c.Cleanup
-		}
-		dst = append(dst, w)
+		dst = append(dst, wordPieceDecoder{prefix: *c.Prefix, cleanup: *c.Cleanup})
 	case "ByteFallback":
 		dst = append(dst, byteFallbackDecoder{})
 	case "Fuse":
