@@ -138,10 +138,16 @@ loadtest: setup build
 bench-tokenizer: setup
 	scripts/bench_tokenizer.sh
 
-## golden: regenerate tokenizer/testdata/golden.jsonl and testdata/unigram with the Rust reference (needs node/npm; spm_train for unigram)
+## golden: regenerate tokenizer/testdata/golden.jsonl, testdata/unigram, testdata/wordpiece and
+## testdata/components with the Rust reference (needs node/npm; spm_train for unigram), then the
+## character tables derived from them (refchars_gen.go)
 golden: setup
 	scripts/tokenizer/regen_golden.sh
 	scripts/tokenizer/unigram/regen.sh
+	node scripts/tokenizer/components/props.js tokenizer/testdata/components/unicode-ref.json
+	scripts/tokenizer/components/graphemes.sh
+	node scripts/tokenizer/components/golden.js -update
+	$(GO) test ./tokenizer -run TestRefChars -update
 
 clean:
 	rm -rf bin

@@ -1,9 +1,9 @@
 // Package tokenizer implements exact Qwen2/Qwen3-family tokenization from a
 // Hugging Face tokenizer.json: added (special) tokens, NFC normalization, the
 // Qwen split pattern, byte-level mapping and byte-pair encoding; and exact
-// SentencePiece Unigram tokenization (XLM-RoBERTa: bge-reranker-v2-m3,
-// bge-m3) with the Precompiled, Strip and Replace normalizers, the Metaspace
-// pre-tokenizer and decoder, and the Roberta and Template post-processors.
+// SentencePiece Unigram (XLM-RoBERTa: bge-reranker-v2-m3, bge-m3) and
+// WordPiece (BERT) tokenization with the components listed below and the
+// Roberta, Bert and Template post-processors.
 //
 // # Model inputs (the contract encoders use)
 //
@@ -26,12 +26,36 @@
 //   - Without a post-processor (the Qwen files) nothing is added: the pair
 //     is A then B, type ids 0 then 1, as the reference does.
 //
-// Unigram and WordPiece are checked against the reference (Unigram, for the current
-// normalizer form, against SentencePiece itself) by unigram_golden_test.go
-// on a model trained with spm_train and converted in XLM-R layout, and
-// WordPiece on cased and uncased BERT-layout vocabularies; the rules
-// reproduced are listed in unigram.go, precompiled.go and wordpiece.go. Any
-// other component of such a file is refused at load, naming the field.
+// # Unigram and WordPiece files
+//
+// Components reproduced (any other is refused at load with an error that
+// names the field, e.g. "pre_tokenizer.pretokenizers[1]: type
+// \"UnicodeScripts\" is not supported"):
+//   - normalizers: Precompiled, BertNormalizer, NFC, NFD, NFKC, NFKD,
+//     Lowercase, StripAccents, Strip, Replace, Prepend, Sequence (nested);
+//   - pre-tokenizers: Metaspace (prepend_scheme always, never, and first
+//     when no other pre-tokenizer precedes it), BertPreTokenizer,
+//     Whitespace, WhitespaceSplit, Punctuation, Digits, Split, Sequence;
+//   - decoders: Metaspace, WordPiece, ByteFallback, Fuse, Replace, Strip
+//     (stop 0), Sequence (none: tokens joined by spaces, as the
+//     reference);
+//   - models: Unigram (byte_fallback included), WordPiece.
+//
+// Split and Replace patterns are compiled with Go's regexp and accepted
+// only in the subset that reads the same in the reference's Oniguruma:
+// literals, escaped metacharacters, classes, '.', groups, alternation and
+// repetition; a pattern with \s \w \d \p{..}, anchors, lookaround,
+// flags or one that matches the empty string is refused.
+//
+// Character properties and normalization follow the reference's own
+// (older) Unicode tables, not Go's: its punctuation, \w, mark and control
+// sets, the characters its normalization tables lack (passed through
+// unchanged) and its Unicode 16 grapheme clusters in Precompiled; each is
+// checked on every code point against tables written by the reference
+// (refchars.go, graphemes.go). Unigram and WordPiece are checked against
+// the reference (Unigram, for the current normalizer form, against
+// SentencePiece itself) by pipeline_golden_test.go and every component by
+// components_golden_test.go.
 //
 // "Exact" means the ids equal those of the Rust Hugging Face tokenizers
 // library (0.22) encoding with add_special_tokens=false; the golden test in

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -13,14 +14,13 @@ import (
 // refused at load, so encode never meets a stage it approximates.
 type pipeline struct {
 	norms []normStep
-	meta  *metaspace // Metaspace pre-tokenizer, or
-	bert  bool       // BertPreTokenizer; neither: none
+	pre   []preStep // the pre-tokenizers in order (a Sequence flattened)
 	model interface {
 		encode(word string, ids []int) ([]int, error)
 	}
-	wpDecoder *wpDecoder // WordPiece decoder; nil: Metaspace (or none)
-	post      *postProcessor
-	added     []pipeAdded
+	decoders []decodeStep // nil: tokens joined by spaces, as the reference without a decoder
+	post     *postProcessor
+	added    []pipeAdded
 }
 
 // pipeAdded is an added token with the strip flags the reference honours.
@@ -33,6 +33,10 @@ type pipeAdded struct {
 type normStep struct {
 	bert       *bertNormalizer
 	pre        *precompiled
+	form       *normForm // NFC, NFD, NFKC, NFKD
+	lower      bool      // Lowercase
+	accents    bool      // StripAccents
+	prepend    string    // Prepend (non-empty)
 	stripLeft  bool
 	stripRight bool
 	strip      bool
@@ -48,6 +52,22 @@ func (n normStep) apply(s string) string {
 		return n.bert.apply(s)
 	case n.pre != nil:
 		return n.pre.normalize(s)
+	case n.form != nil:
+		return n.form.apply(s)
+	case n.lower:
+		return refLower(s)
+	case n.accents:
+		return strings.Map(func(r rune) rune {
+			if isRefMark(r) {
+				return -1
+			}
+			return r
+		}, s)
+	case n.prepend != "":
+		if s == "" {
+			return s
+		}
+		return n.prepend + s
 	case n.strip:
 		if n.stripLeft {
 			s = strings.TrimLeftFunc(s, unicode.IsSpace)
@@ -62,40 +82,6 @@ func (n normStep) apply(s string) string {
 		return strings.ReplaceAll(s, n.old, n.repl)
 	}
 	return s
-}
-
-// metaspace replaces spaces with the replacement character, prepends one
-// by its scheme and splits before each replacement (MergedWithNext).
-type metaspace struct {
-	repl    string
-	prepend string // "always", "first", "never"
-	split   bool
-}
-
-// words appends the pre-tokenized words of one normalized segment; first
-// reports whether the segment starts the input (the "first" scheme).
-func (m *metaspace) words(s string, first bool, dst []string) []string {
-	s = strings.ReplaceAll(s, " ", m.repl)
-	if (m.prepend == "always" || (m.prepend == "first" && first)) && !strings.HasPrefix(s, m.repl) {
-		s = m.repl + s
-	}
-	if !m.split {
-		return append(dst, s)
-	}
-	start := 0
-	for i := len(m.repl); i <= len(s)-len(m.repl); {
-		if strings.HasPrefix(s[i:], m.repl) {
-			dst = append(dst, s[start:i])
-			start = i
-			i += len(m.repl)
-			continue
-		}
-		i++
-	}
-	if start < len(s) {
-		dst = append(dst, s[start:])
-	}
-	return dst
 }
 
 // split cuts text at added tokens, leftmost-longest; an lstrip (rstrip)
@@ -143,21 +129,8 @@ func (p *pipeline) encode(text string, ids []int) ([]int, error) {
 			ids = append(ids, p.added[seg.added].id)
 			continue
 		}
-		s := text[seg.start:seg.end]
-		for _, n := range p.norms {
-			s = n.apply(s)
-		}
-		words = words[:0]
-		if p.meta != nil {
-			if s == "" {
-				continue
-			}
-			words = p.meta.words(s, seg.start == 0, words)
-		} else if p.bert {
-			words = bertWords(s, words)
-		} else if s != "" {
-			words = append(words, s)
-		}
+		s := p.normalize(text[seg.start:seg.end])
+		words = p.preTokenize(s, seg.start == 0, words[:0])
 		var err error
 		for _, w := range words {
 			if ids, err = p.model.encode(w, ids); err != nil {
@@ -166,6 +139,33 @@ func (p *pipeline) encode(text string, ids []int) ([]int, error) {
 		}
 	}
 	return ids, nil
+}
+
+// normalize runs the normalizers in order.
+func (p *pipeline) normalize(s string) string {
+	for _, n := range p.norms {
+		s = n.apply(s)
+	}
+	return s
+}
+
+// preTokenize appends the words of one normalized segment: each step
+// cuts every piece the previous one left, empty pieces dropped.
+func (p *pipeline) preTokenize(s string, first bool, words []string) []string {
+	if s == "" {
+		return words
+	}
+	words = append(words, s)
+	var next []string
+	for _, step := range p.pre {
+		next = next[:0]
+		for k, w := range words {
+			next = step.split(w, first && k == 0, next)
+		}
+		next = slices.DeleteFunc(next, func(w string) bool { return w == "" })
+		words, next = next, words
+	}
+	return words
 }
 
 // validUTF8 reads every byte that does not start a valid sequence as

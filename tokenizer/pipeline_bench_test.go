@@ -147,3 +147,25 @@ func BenchmarkEncode_Unigram(b *testing.B) {
 		b.ReportMetric(float64(len(cases))*float64(b.N)/b.Elapsed().Seconds(), "strings/s")
 	})
 }
+
+// BenchmarkLoad_PieceTrie: the trie build alone over the 250,002 pieces of
+// the XLM-R-sized file (the largest part of a Unigram load).
+func BenchmarkLoad_PieceTrie(b *testing.B) {
+	data, err := os.ReadFile(xlmrSizeFile(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := parsePipeFile(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pieces, _, err := readUnigramVocab(f.Model.Vocab)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		t := newPieceTrie(pieces)
+		b.ReportMetric(float64(len(t.nodes)), "nodes")
+	}
+}

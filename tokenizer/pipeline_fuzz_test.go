@@ -8,8 +8,8 @@ import (
 // FuzzPipelinePair: on any two texts and length, the Unigram and WordPiece
 // tokenizers never panic, a pair fits maxLen with one type id per id, and
 // plain encoding is deterministic. Seeded from the golden corpora. (Parity
-// with the reference on fuzzed input needs the reference and runs through
-// scripts/tokenizer/unigram, not here.)
+// with the reference on fuzzed input needs the reference: diff.js in
+// scripts/tokenizer/components and TestComponentsDiff.)
 func FuzzPipelinePair(f *testing.F) {
 	var toks []*Tokenizer
 	for _, p := range []string{"unigram/xlmr-current.json", "unigram/xlmr-older.json", "wordpiece/bert-uncased.json", "wordpiece/bert-cased.json"} {

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"golang.org/x/text/unicode/norm"
 )
 
 // modelType reads model.type without decoding the vocabulary, to route a
@@ -40,6 +43,9 @@ func modelType(data []byte) string {
 }
 
 type pipeFileJSON struct {
+	// pieces and scores: the vocabulary already read by parsePipeFile.
+	pieces      []string
+	scores      []float64
 	AddedTokens []struct {
 		ID         int    `json:"id"`
 		Content    string `json:"content"`
@@ -71,8 +77,15 @@ type pipeComponent struct {
 	Normalizers         []pipeComponent `json:"normalizers"`
 	Pretokenizers       []pipeComponent `json:"pretokenizers"`
 	PrecompiledCharsmap *string         `json:"precompiled_charsmap"`
-	Left                bool            `json:"left"`
-	Right               bool            `json:"right"`
+	StripLeft           *bool           `json:"strip_left"`
+	StripRight          *bool           `json:"strip_right"`
+	Behavior            *string         `json:"behavior"`
+	Invert              *bool           `json:"invert"`
+	IndividualDigits    *bool           `json:"individual_digits"`
+	Decoders            []pipeComponent `json:"decoders"`
+	PrependText         *string         `json:"prepend"`
+	Start               *int            `json:"start"`
+	Stop                *int            `json:"stop"`
 	Pattern             *struct {
 		Regex  *string `json:"Regex"`
 		String *string `json:"String"`
@@ -135,37 +148,15 @@ func pipelineFromBytes(data []byte) (*Tokenizer, error) {
 		p.norms, errs = appendNorms(p.norms, *f.Normalizer, "normalizer", errs)
 	}
 	if pt := f.PreTokenizer; pt != nil {
-		if pt.Type == "Sequence" && len(pt.Pretokenizers) == 1 {
-			pt = &pt.Pretokenizers[0]
-		}
-		if pt.Type == "BertPreTokenizer" {
-			p.bert = true
-		} else if m, err := metaspaceFrom(*pt); err != nil {
-			bad("pre_tokenizer: %v", err)
-		} else {
-			p.meta = m
-		}
+		p.pre, errs = appendPre(p.pre, *pt, "pre_tokenizer", errs)
 	}
 	if d := f.Decoder; d != nil {
-		switch d.Type {
-		case "Metaspace":
-		case "WordPiece":
-			p.wpDecoder = &wpDecoder{prefix: "##", cleanup: true}
-			if d.Prefix != nil {
-				p.wpDecoder.prefix = *d.Prefix
-			}
-			if d.Cleanup != nil {
-				p.wpDecoder.cleanup = *d.Cleanup
-			}
-		default:
-			bad("decoder %q: only Metaspace and WordPiece are supported", d.Type)
-		}
+		p.decoders, errs = appendDecoders(p.decoders, *d, "decoder", errs)
 	}
-	t := &Tokenizer{vocab: map[string]int{}, addedByID: map[int]int{}, pipe: p}
-	t.tokens = append(t.tokens, pieces...)
+	t := &Tokenizer{addedByID: map[int]int{}, pipe: p, tokens: pieces}
 	switch m := p.model.(type) {
 	case *unigram:
-		t.vocab = m.ids
+		t.pieceID = m.trie.lookup
 	case *wordPiece:
 		t.vocab = m.vocab
 	}
@@ -232,7 +223,26 @@ func appendNorms(dst []normStep, c pipeComponent, field string, errs []error) ([
 		}
 		dst = append(dst, normStep{bert: b})
 	case "Strip":
-		dst = append(dst, normStep{strip: true, stripLeft: c.Left, stripRight: c.Right})
+		if c.StripLeft == nil || c.StripRight == nil {
+			bad("Strip needs strip_left and strip_right")
+			return dst, errs
+		}
+		dst = append(dst, normStep{strip: true, stripLeft: *c.StripLeft, stripRight: *c.StripRight})
+	case "NFC", "NFD", "NFKC", "NFKD":
+		f := map[string]norm.Form{"NFC": norm.NFC, "NFD": norm.NFD, "NFKC": norm.NFKC, "NFKD": norm.NFKD}[c.Type]
+		dst = append(dst, normStep{form: &normForm{f}})
+	case "Lowercase":
+		dst = append(dst, normStep{lower: true})
+	case "StripAccents":
+		dst = append(dst, normStep{accents: true})
+	case "Prepend":
+		if c.PrependText == nil {
+			bad("Prepend without prepend")
+			return dst, errs
+		}
+		if *c.PrependText != "" {
+			dst = append(dst, normStep{prepend: *c.PrependText})
+		}
 	case "Replace":
 		switch {
 		case c.Pattern == nil:
@@ -258,46 +268,184 @@ func appendNorms(dst []normStep, c pipeComponent, field string, errs []error) ([
 	return dst, errs
 }
 
-// replaceRegex accepts only patterns whose meaning is the same in Go's
-// RE2 and the reference's Oniguruma: literal characters, classes of
-// literals and counted repetition. Shorthand classes (\s, \w, \d, \b)
-// differ (ASCII in Go) and lookaround does not exist in Go, so they are
-// refused rather than approximated.
-var safeRegex = regexp.MustCompile(`^(?:[^\\()|.^$]|\\[.\\ {}\[\]()|+*?^$-])*$`)
+func replaceRegex(pat string) (*regexp.Regexp, error) { return compileRefRegex(pat) }
 
-func replaceRegex(pat string) (*regexp.Regexp, error) {
-	if !safeRegex.MatchString(pat) {
-		return nil, errors.New("only literal characters, [classes] and repetition are supported")
+// appendPre flattens a pre-tokenizer (a Sequence, nested or not) into
+// steps. Metaspace's "first" scheme asks whether a piece starts the input
+// (its original offset is 0); that is known here only for the whole
+// segment, so "first" is accepted only on a Metaspace that comes before
+// every other pre-tokenizer.
+func appendPre(dst []preStep, c pipeComponent, field string, errs []error) ([]preStep, []error) {
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(field+": "+format, a...)) }
+	behavior := func(def splitBehavior) splitBehavior {
+		if c.Behavior == nil {
+			return def
+		}
+		b, err := parseBehavior(*c.Behavior)
+		if err != nil {
+			bad("%s: %v", c.Type, err)
+		}
+		return b
 	}
-	return regexp.Compile(pat)
+	switch c.Type {
+	case "Sequence":
+		for i, n := range c.Pretokenizers {
+			dst, errs = appendPre(dst, n, fmt.Sprintf("%s.pretokenizers[%d]", field, i), errs)
+		}
+	case "Metaspace":
+		m, err := metaspaceFrom(c)
+		if err != nil {
+			bad("%v", err)
+			return dst, errs
+		}
+		if m.prepend == "first" && len(dst) > 0 {
+			bad("Metaspace prepend_scheme \"first\" after another pre-tokenizer is not supported")
+		}
+		dst = append(dst, m)
+	case "BertPreTokenizer":
+		dst = append(dst, bertSplit{})
+	case "Whitespace":
+		dst = append(dst, whitespaceSplit{})
+	case "WhitespaceSplit":
+		dst = append(dst, charSplit{pred: isRefSpace, behavior: splitRemoved})
+	case "Punctuation":
+		dst = append(dst, charSplit{pred: isRefPunct, behavior: behavior(splitIsolated)})
+	case "Digits":
+		if c.IndividualDigits == nil {
+			bad("Digits needs individual_digits")
+			return dst, errs
+		}
+		b := splitContiguous
+		if *c.IndividualDigits {
+			b = splitIsolated
+		}
+		dst = append(dst, charSplit{pred: isRefNumeric, behavior: b})
+	case "Split":
+		if c.Behavior == nil || c.Invert == nil || c.Pattern == nil {
+			bad("Split needs pattern, behavior and invert")
+			return dst, errs
+		}
+		var re *regexp.Regexp
+		var err error
+		switch {
+		case c.Pattern.String != nil && *c.Pattern.String != "":
+			re, err = regexp.Compile(regexp.QuoteMeta(*c.Pattern.String))
+		case c.Pattern.String != nil:
+			err = errors.New("an empty String pattern matches everywhere")
+		case c.Pattern.Regex != nil:
+			re, err = compileRefRegex(*c.Pattern.Regex)
+		default:
+			err = errors.New("pattern has neither String nor Regex")
+		}
+		if err != nil {
+			bad("Split pattern: %v", err)
+			return dst, errs
+		}
+		dst = append(dst, regexSplit{re: re, behavior: behavior(splitRemoved), invert: *c.Invert})
+	default:
+		bad("type %q is not supported", c.Type)
+	}
+	return dst, errs
 }
 
-func metaspaceFrom(c pipeComponent) (*metaspace, error) {
-	if c.Type != "Metaspace" {
-		return nil, fmt.Errorf("type %q is not supported with Unigram (only Metaspace)", c.Type)
+func appendDecoders(dst []decodeStep, c pipeComponent, field string, errs []error) ([]decodeStep, []error) {
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(field+": "+format, a...)) }
+	switch c.Type {
+	case "Sequence":
+		for i, n := range c.Decoders {
+			dst, errs = appendDecoders(dst, n, fmt.Sprintf("%s.decoders[%d]", field, i), errs)
+		}
+	case "Metaspace":
+		m, err := metaspaceFrom(c)
+		if err != nil {
+			bad("%v", err)
+			return dst, errs
+		}
+		dst = append(dst, metaspaceDecoder{repl: m.repl, dropLead: m.prepend != "never"})
+	case "WordPiece":
+		// Both fields are required by the reference's deserializer.
+		if c.Prefix == nil || c.Cleanup == nil {
+			bad("WordPiece needs prefix and cleanup")
+			return dst, errs
+		}
+		dst = append(dst, wordPieceDecoder{prefix: *c.Prefix, cleanup: *c.Cleanup})
+	case "ByteFallback":
+		dst = append(dst, byteFallbackDecoder{})
+	case "Fuse":
+		dst = append(dst, fuseDecoder{})
+	case "Replace":
+		d := replaceDecoder{with: c.Content}
+		var err error
+		switch {
+		case c.Pattern == nil:
+			err = errors.New("no pattern")
+		case c.Pattern.String != nil && *c.Pattern.String != "":
+			d.re, err = regexp.Compile(regexp.QuoteMeta(*c.Pattern.String))
+		case c.Pattern.Regex != nil:
+			d.re, err = compileRefRegex(*c.Pattern.Regex)
+		default:
+			err = errors.New("an empty or missing pattern")
+		}
+		if err != nil {
+			bad("Replace: %v", err)
+			return dst, errs
+		}
+		dst = append(dst, d)
+	case "Strip":
+		// The reference indexes past the start of a token made only of the
+		// content character when stop exceeds its length (a panic), so only
+		// stop 0 is reproduced.
+		if c.Start == nil || c.Stop == nil || *c.Start < 0 || utf8.RuneCountInString(c.Content) != 1 {
+			bad("Strip needs one content character, start and stop")
+			return dst, errs
+		}
+		if *c.Stop != 0 {
+			bad("Strip with stop %d is not supported (only 0)", *c.Stop)
+			return dst, errs
+		}
+		r, _ := utf8.DecodeRuneInString(c.Content)
+		dst = append(dst, stripDecoder{content: r, start: *c.Start})
+	default:
+		bad("type %q is not supported (only Metaspace, WordPiece, ByteFallback, Fuse, Replace, Strip and Sequence)", c.Type)
 	}
-	m := &metaspace{repl: c.Replacement, prepend: "always", split: true}
-	if m.repl == "" {
-		return nil, errors.New("metaspace: replacement is empty")
+	return dst, errs
+}
+
+// metaspaceFrom reads Metaspace as the reference's deserializer: one
+// replacement character, prepend_scheme defaulting to always, the legacy
+// add_prefix_space false meaning never (and contradicting any other
+// scheme), split defaulting to true.
+func metaspaceFrom(c pipeComponent) (*metaspace, error) {
+	m := &metaspace{repl: c.Replacement, prepend: "always", cutAt: true}
+	if utf8.RuneCountInString(m.repl) != 1 {
+		return nil, fmt.Errorf("replacement %q of Metaspace is not one character", m.repl)
 	}
 	if c.PrependScheme != nil {
 		m.prepend = *c.PrependScheme
-	} else if c.AddPrefix != nil && !*c.AddPrefix {
-		m.prepend = "never"
 	}
 	switch m.prepend {
 	case "always", "first", "never":
 	default:
-		return nil, fmt.Errorf("metaspace: prepend_scheme %q is not one of always, first, never", m.prepend)
+		return nil, fmt.Errorf("prepend_scheme %q of Metaspace is not one of always, first, never", m.prepend)
+	}
+	if c.AddPrefix != nil && !*c.AddPrefix {
+		if m.prepend != "never" && c.PrependScheme != nil {
+			return nil, errors.New("add_prefix_space false of Metaspace contradicts prepend_scheme " + m.prepend)
+		}
+		m.prepend = "never"
 	}
 	if c.Split != nil {
-		m.split = *c.Split
+		m.cutAt = *c.Split
 	}
 	return m, nil
 }
 
 func unigramFrom(p *pipeline, f *pipeFileJSON, errs []error) ([]string, []error) {
-	pieces, scores, err := readUnigramVocab(f.Model.Vocab)
+	pieces, scores := f.pieces, f.scores
+	var err error
+	if pieces == nil {
+		pieces, scores, err = readUnigramVocab(f.Model.Vocab)
+	}
 	if err != nil {
 		return nil, append(errs, fmt.Errorf("model.vocab: want [[piece, score], ...]: %w", err))
 	}
@@ -336,52 +484,68 @@ func wordPieceFrom(p *pipeline, f *pipeFileJSON, errs []error) ([]string, []erro
 	return pieces, errs
 }
 
-// readUnigramVocab streams [[piece, score], ...]: one json.Unmarshal per
-// entry of a 250k-piece vocabulary cost most of a load.
-func readUnigramVocab(raw []byte) ([]string, []float64, error) {
-	d := jsontext.NewDecoder(bytes.NewReader(raw))
-	if err := expect(d, '['); err != nil {
-		return nil, nil, err
-	}
-	var pieces []string
-	var scores []float64
-	for d.PeekKind() == '[' {
-		if _, err := d.ReadToken(); err != nil {
-			return nil, nil, err
-		}
-		tok, err := d.ReadToken()
-		if err != nil {
-			return nil, nil, err
-		}
-		if tok.Kind() != '"' {
-			return nil, nil, fmt.Errorf("entry %d: piece is not a string", len(pieces))
-		}
-		piece := tok.String()
-		if tok, err = d.ReadToken(); err != nil {
-			return nil, nil, err
-		}
-		if tok.Kind() != '0' {
-			return nil, nil, fmt.Errorf("entry %d (%q): score is not a number", len(pieces), piece)
-		}
-		score, err := tok.Float()
-		if err != nil {
-			return nil, nil, fmt.Errorf("entry %d (%q): %w", len(pieces), piece, err)
-		}
-		pieces, scores = append(pieces, piece), append(scores, score)
-		if err := expect(d, ']'); err != nil {
-			return nil, nil, fmt.Errorf("entry %d (%q): %w", len(pieces)-1, piece, err)
-		}
-	}
-	if err := expect(d, ']'); err != nil {
-		return nil, nil, err
-	}
-	return pieces, scores, nil
-}
-
 // parsePipeFile decodes tokenizer.json with the vocabulary left raw: the
 // small fields go through encoding/json, the vocabulary is scanned once by
 // its own reader (through encoding/json the whole file took ~0.5 s).
+//
+// A Unigram vocabulary (an array) is most of the file: it is read first by
+// its scanner, which also finds where it ends, and the decoder is given the
+// file with the array cut out, so the vocabulary is scanned once, not twice
+// (~20% of a 250k-piece load).
 func parsePipeFile(data []byte) (*pipeFileJSON, error) {
+	start, ok := unigramVocabStart(data)
+	if !ok {
+		return parsePipeJSON(data)
+	}
+	pieces, scores, n, err := scanUnigramVocab(data[start:])
+	if err != nil {
+		return parsePipeJSON(data) // the full parse reports the error in its place
+	}
+	end := start + n
+	spliced := make([]byte, 0, len(data)-n+2)
+	spliced = append(append(append(spliced, data[:start]...), "[]"...), data[end:]...)
+	f, err := parsePipeJSON(spliced)
+	if err != nil {
+		return f, err
+	}
+	// The placeholder is the vocabulary unless the model names another
+	// after it (a repeated key: the last value is kept, as by the full
+	// parse).
+	if v := f.Model.Vocab; len(v) == 2 && &v[0] == &spliced[start] {
+		f.Model.Vocab = data[start:end]
+		f.pieces, f.scores = pieces, scores
+	}
+	return f, nil
+}
+
+// unigramVocabStart is the offset of model.vocab's value when it is an
+// array.
+func unigramVocabStart(data []byte) (int, bool) {
+	d := jsontext.NewDecoder(bytes.NewBuffer(data), decoderOpts...)
+	errFound := errors.New("found")
+	at := -1
+	err := readObject(d, func(name string) error {
+		if name != "model" {
+			return d.SkipValue()
+		}
+		return readObject(d, func(field string) error {
+			if field != "vocab" || d.PeekKind() != '[' {
+				return d.SkipValue()
+			}
+			at = int(d.InputOffset())
+			return errFound
+		})
+	})
+	if !errors.Is(err, errFound) {
+		return 0, false
+	}
+	for at < len(data) && strings.IndexByte(" \t\r\n:", data[at]) >= 0 {
+		at++
+	}
+	return at, at < len(data) && data[at] == '['
+}
+
+func parsePipeJSON(data []byte) (*pipeFileJSON, error) {
 	f := &pipeFileJSON{}
 	top := map[string]any{
 		"added_tokens": &f.AddedTokens, "normalizer": &f.Normalizer, "pre_tokenizer": &f.PreTokenizer,
@@ -392,7 +556,7 @@ func parsePipeFile(data []byte) (*pipeFileJSON, error) {
 		"unk_token": &f.Model.UnkToken, "continuing_subword_prefix": &f.Model.Prefix,
 		"max_input_chars_per_word": &f.Model.MaxChars,
 	}
-	d := jsontext.NewDecoder(bytes.NewReader(data), decoderOpts...)
+	d := jsontext.NewDecoder(bytes.NewBuffer(data), decoderOpts...)
 	err := readObject(d, func(name string) error {
 		if name == "model" {
 			return readObject(d, func(field string) error {

@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
-
-	"github.com/rivo/uniseg"
 )
 
 // precompiled is SentencePiece's normalization table (the
@@ -85,13 +83,11 @@ func unitOffset(u uint32) uint32 { return (u >> 10) << ((u & (1 << 9)) >> 6) }
 func (p *precompiled) normalize(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
-	g := uniseg.NewGraphemes(s)
-	for g.Next() {
-		gr := g.Str()
+	refGraphemes(s, func(gr string) {
 		if len(gr) < 6 {
 			if r, ok := p.transform(gr); ok {
 				b.WriteString(r)
-				continue
+				return
 			}
 		}
 		for i, c := range gr {
@@ -102,6 +98,6 @@ func (p *precompiled) normalize(s string) string {
 				b.WriteString(part)
 			}
 		}
-	}
+	})
 	return b.String()
 }

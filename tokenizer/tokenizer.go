@@ -3,8 +3,11 @@ package tokenizer
 // Tokenizer encodes text to Qwen-family token ids and back. Build one with
 // Load or FromBytes; it is safe for concurrent use.
 type Tokenizer struct {
-	tokens       []string       // id -> token (byte-level alphabet, or added-token content)
-	vocab        map[string]int // model vocabulary (without added tokens)
+	tokens []string       // id -> token (byte-level alphabet, or added-token content)
+	vocab  map[string]int // model vocabulary (without added tokens)
+	// pieceID replaces vocab for a Unigram model, whose trie already maps
+	// pieces to ids (a second 250k-entry map cost ~10 MB per load).
+	pieceID      func(string) (int, bool)
 	merges       map[uint64]merge
 	ignoreMerges bool // whole word in vocab wins before merging (HF ignore_merges)
 
@@ -20,8 +23,9 @@ type Tokenizer struct {
 
 	cache *wordCache
 
-	// pipe is set for a Unigram tokenizer.json; the BPE fields above
-	// are then unused except tokens, vocab and the added tokens.
+	// pipe is set for a Unigram or WordPiece tokenizer.json; the BPE
+	// fields above are then unused except tokens, vocab (or lookup) and
+	// the added tokens.
 	pipe *pipeline
 }
 
@@ -78,6 +82,9 @@ func (t *Tokenizer) TokenID(token string) (int, bool) {
 		if a.content == token {
 			return a.id, true
 		}
+	}
+	if t.pieceID != nil {
+		return t.pieceID(token)
 	}
 	id, ok := t.vocab[token]
 	return id, ok

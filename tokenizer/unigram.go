@@ -3,8 +3,6 @@ package tokenizer
 import (
 	"fmt"
 	"math"
-	"slices"
-	"sort"
 )
 
 // unigram is SentencePiece's Unigram model as the reference encodes it
@@ -15,22 +13,26 @@ import (
 // starts, consecutive unknowns fused into one token, and byte fallback only
 // for a fused unknown run.
 type unigram struct {
-	pieces   []string
 	scores   []float64
-	ids      map[string]int // last id wins for a repeated piece, as the reference's map; shared with Tokenizer.vocab
-	trie     *byteTrie
-	unkID    int32 // -1: none
+	trie     *pieceTrie // piece -> id, the last id of a repeated piece (the reference's map keeps the last)
+	unkID    int32      // -1: none
 	unkScore float64
 	byteFB   bool
+	byteIDs  [256]int32 // id of <0xXX>; -1: missing
 }
 
 func newUnigram(pieces []string, scores []float64, unkID *int, byteFallback bool) (*unigram, error) {
-	u := &unigram{pieces: pieces, scores: scores, ids: make(map[string]int, len(pieces)),
-		trie: newByteTrie(pieces), unkID: -1, byteFB: byteFallback}
+	u := &unigram{scores: scores, trie: newPieceTrie(pieces), unkID: -1, byteFB: byteFallback}
 	minScore := math.Inf(1)
-	for i, p := range pieces {
-		u.ids[p] = i
-		minScore = min(minScore, scores[i])
+	for _, s := range scores {
+		minScore = min(minScore, s)
+	}
+	for b := range u.byteIDs {
+		id, ok := u.trie.lookup(fmt.Sprintf("<0x%02X>", b))
+		u.byteIDs[b] = int32(id)
+		if !ok {
+			u.byteIDs[b] = -1
+		}
 	}
 	if len(pieces) == 0 {
 		minScore = 0
@@ -65,11 +67,10 @@ func (u *unigram) encode(s string, ids []int) ([]int, error) {
 		base := nodes[at].score
 		mblen := charLen(s[at:])
 		single := false
-		u.trie.prefixes(s[at:], func(n int) {
+		// The reference scores a piece by the id its map holds for the
+		// piece's text (the last of repeated pieces), the id the trie keeps.
+		u.trie.prefixes(s[at:], func(n int, mid int32) {
 			t := &nodes[at+n]
-			// The reference scores a piece by the id its map holds for the
-			// piece's text (the last of repeated pieces).
-			mid := int32(u.ids[s[at:at+n]])
 			c := base + u.scores[mid]
 			if t.start < 0 || c > t.score {
 				*t = uniNode{score: c, start: int32(at), id: mid}
@@ -108,14 +109,14 @@ func (u *unigram) encode(s string, ids []int) ([]int, error) {
 	for i := len(rev) - 1; i >= 0; i-- {
 		tk := rev[i]
 		text := s[tk.start:tk.end]
-		id, ok := u.ids[text]
+		id, ok := u.trie.lookup(text)
 		if ok {
 			ids = append(ids, id)
 			continue
 		}
 		if u.byteFB {
-			if bs, ok := u.byteIDs(text); ok {
-				ids = append(ids, bs...)
+			var ok bool
+			if ids, ok = u.bytePieces(text, ids); ok {
 				continue
 			}
 		}
@@ -124,16 +125,18 @@ func (u *unigram) encode(s string, ids []int) ([]int, error) {
 	return ids, nil
 }
 
-func (u *unigram) byteIDs(text string) ([]int, bool) {
-	out := make([]int, 0, len(text))
+// bytePieces appends the <0xXX> ids of text's bytes, or reports false when
+// one is missing from the vocabulary.
+func (u *unigram) bytePieces(text string, ids []int) ([]int, bool) {
 	for i := 0; i < len(text); i++ {
-		id, ok := u.ids[fmt.Sprintf("<0x%02X>", text[i])]
-		if !ok {
-			return nil, false
+		if u.byteIDs[text[i]] < 0 {
+			return ids, false
 		}
-		out = append(out, id)
 	}
-	return out, true
+	for i := 0; i < len(text); i++ {
+		ids = append(ids, int(u.byteIDs[text[i]]))
+	}
+	return ids, true
 }
 
 // charLen is the byte length of the first character of s, invalid bytes
@@ -151,38 +154,4 @@ func charLen(s string) int {
 		return min(4, len(s))
 	}
 	return 1
-}
-
-// byteTrie answers common-prefix queries over the pieces with a sorted
-// list instead of a node per byte: a map-per-node trie of XLM-R's 250k
-// pieces cost ~3 s and ~500 MB to build.
-type byteTrie struct {
-	keys []string
-}
-
-func newByteTrie(pieces []string) *byteTrie {
-	keys := make([]string, 0, len(pieces))
-	for _, p := range pieces {
-		if p != "" {
-			keys = append(keys, p)
-		}
-	}
-	slices.Sort(keys)
-	return &byteTrie{keys: slices.Compact(keys)}
-}
-
-// prefixes calls fn with the length of every key that prefixes s, shortest
-// first. Within [lo, hi) every key shares s[:k]; each step narrows to the
-// keys whose byte k is s[k], and a key of length k+1 then sorts first.
-func (t *byteTrie) prefixes(s string, fn func(n int)) {
-	lo, hi := 0, len(t.keys)
-	for k := 0; k < len(s) && lo < hi; k++ {
-		c := s[k]
-		keys := t.keys
-		lo += sort.Search(hi-lo, func(i int) bool { key := keys[lo+i]; return len(key) > k && key[k] >= c })
-		hi = lo + sort.Search(hi-lo, func(i int) bool { key := keys[lo+i]; return len(key) > k && key[k] > c })
-		if lo < hi && len(t.keys[lo]) == k+1 {
-			fn(k + 1)
-		}
-	}
 }

@@ -52,9 +52,10 @@ func (w *wordPiece) encode(word string, ids []int) ([]int, error) {
 	return ids, nil
 }
 
-// bertNormalizer is the reference's BertNormalizer. Its categories come from
-// Rust: char::is_whitespace (Unicode White_Space) and "other" (Cc, Cf, Co,
-// Cs and unassigned), not sugarme's ASCII whitespace and Cc/Cf.
+// bertNormalizer is the reference's BertNormalizer. Its categories are the
+// reference's (refchars.go): char::is_whitespace (Unicode White_Space) and
+// its "other" table for clean_text, its Mn table for strip_accents, not
+// sugarme's ASCII whitespace and Cc/Cf.
 type bertNormalizer struct {
 	clean, chinese, strip, lower bool
 }
@@ -63,7 +64,7 @@ func (b bertNormalizer) apply(s string) string {
 	var out strings.Builder
 	for _, r := range s {
 		if b.clean {
-			if r == 0 || r == 0xFFFD || isBertControl(r) {
+			if isRefBertRemoved(r) {
 				continue
 			}
 			if unicode.Is(unicode.White_Space, r) {
@@ -81,8 +82,8 @@ func (b bertNormalizer) apply(s string) string {
 	s = out.String()
 	if b.strip {
 		out.Reset()
-		for _, r := range norm.NFD.String(s) {
-			if !unicode.Is(unicode.Mn, r) {
+		for _, r := range (normForm{norm.NFD}).apply(s) {
+			if !isRefMn(r) {
 				out.WriteRune(r)
 			}
 		}
@@ -90,27 +91,9 @@ func (b bertNormalizer) apply(s string) string {
 	}
 	if b.lower {
 		out.Reset()
-		for _, r := range s {
-			if r == 'İ' { // Rust's full lowercase mapping; Go's is the simple one
-				out.WriteString("i\u0307")
-				continue
-			}
-			out.WriteRune(unicode.ToLower(r))
-		}
-		s = out.String()
+		s = refLower(s)
 	}
 	return s
-}
-
-func isBertControl(r rune) bool {
-	if r == '\t' || r == '\n' || r == '\r' {
-		return false
-	}
-	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs) || !isAssigned(r)
-}
-
-func isAssigned(r rune) bool {
-	return unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.C)
 }
 
 func isChineseChar(r rune) bool {
@@ -129,12 +112,12 @@ func bertWords(s string, dst []string) []string {
 	start := -1
 	for i, r := range s {
 		switch {
-		case unicode.Is(unicode.White_Space, r):
+		case isRefSpace(r):
 			if start >= 0 {
 				dst = append(dst, s[start:i])
 				start = -1
 			}
-		case r < 0x80 && unicode.IsPunct(r) || r < 0x80 && unicode.IsSymbol(r) || unicode.Is(unicode.P, r):
+		case isRefPunct(r):
 			if start >= 0 {
 				dst = append(dst, s[start:i])
 				start = -1
@@ -151,30 +134,6 @@ func bertWords(s string, dst []string) []string {
 	}
 	return dst
 }
-
-// decodeWordPiece joins tokens: a continuation loses its prefix, any other
-// token after the first gets a space; cleanup undoes BERT's spacing around
-// punctuation and contractions, token by token, as the reference.
-func decodeWordPiece(tokens []string, prefix string, cleanup bool) string {
-	var b strings.Builder
-	for i, tok := range tokens {
-		if i != 0 {
-			if strings.HasPrefix(tok, prefix) {
-				tok = strings.Replace(tok, prefix, "", 1)
-			} else {
-				tok = " " + tok
-			}
-		}
-		if cleanup {
-			tok = wordPieceCleanup.Replace(tok)
-		}
-		b.WriteString(tok)
-	}
-	return b.String()
-}
-
-var wordPieceCleanup = strings.NewReplacer(" .", ".", " ?", "?", " !", "!", " ,", ",", " ' ", "'",
-	" n't", "n't", " 'm", "'m", " do not", " don't", " 's", "'s", " 've", "'ve", " 're", "'re")
 
 func newWordPiece(vocab map[string]int, unk, prefix string, maxChars int) (*wordPiece, error) {
 	id, ok := vocab[unk]
