@@ -220,6 +220,10 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	}
 }
 
+// Stopped is closed once every worker has returned: no engine call of
+// this scheduler is running. Only then may the engine be closed.
+func (s *Scheduler) Stopped() <-chan struct{} { return s.stopped }
+
 // Stats returns a snapshot of the load.
 func (s *Scheduler) Stats() Stats { return s.q.stats() }
 

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/rerankd/rerankd/rerank"
@@ -63,9 +64,22 @@ func (n *Neural) Score(ctx context.Context, r rerank.Request) (Scored, error) {
 	return Scored{Scores: rerank.Results(prompts, res.Logits), Timing: Timing{Tokenize: tokenize, Queue: res.Queued, Inference: res.Inference}, Batches: res.Batches}, nil
 }
 
-// Close drains the scheduler, then closes the model.
+// engineStopGrace bounds the wait for running engine calls after Close's
+// context ended: they were told to stop (ONNX Runtime checks between
+// nodes), and the model is closed only once they have.
+const engineStopGrace = 30 * time.Second
+
+// Close drains the scheduler, then closes the model. A model is never
+// closed under a running engine call (ONNX Runtime would run on freed
+// memory): when ctx ends first, Close waits for the cancelled calls to
+// return, up to engineStopGrace, and leaves the model open if they do not.
 func (n *Neural) Close(ctx context.Context) error {
 	err := n.sched.Close(ctx)
+	select {
+	case <-n.sched.Stopped():
+	case <-time.After(engineStopGrace):
+		return fmt.Errorf("closing the model: an engine call still runs %v after it was cancelled; the model is left open: %w", engineStopGrace, err)
+	}
 	if cerr := n.scorer.Close(); err == nil {
 		err = cerr
 	}

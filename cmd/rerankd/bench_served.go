@@ -46,10 +46,16 @@ type servedSettings struct {
 	sessionCache     string // --session-cache ("" off)
 }
 
+// benchRequestTimeout is the served path's time limit per request.
+const benchRequestTimeout = time.Hour
+
 func (st servedSettings) flags() *serveFlags {
 	f := defineServeFlags(flag.NewFlagSet("serve", flag.ContinueOnError))
 	f.modelArg, f.quant, f.threads, f.prefixCacheMB, f.ortLib, f.tok = st.dir, st.quant.String(), st.threads, st.cacheMB, st.ortLib, st.tok
 	f.server.Version = version
+	// A full-size model on two cores takes longer than a served request
+	// may: the bench times requests, it does not limit them.
+	f.server.RequestTimeout = benchRequestTimeout
 	return f
 }
 
