@@ -13,6 +13,7 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // gateEmbedder embeds like hashEmbedder, but its document calls can be
@@ -54,7 +55,7 @@ func (g *gateEmbedder) Embed(ctx context.Context, texts []string, isQuery bool) 
 
 // oldMemories fills ns with memories the back-fill must embed: without a
 // vector, with a zero vector, with a vector of another dimension.
-func oldMemories(t *testing.T, st *store.Store, ns string, n int) {
+func oldMemories(t *testing.T, st *bolt.Store, ns string, n int) {
 	t.Helper()
 	items := make([]store.Item, n)
 	for i := range items {

@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // fill writes n memories "m0000".. into ns of st directly (no engine).
-func fillStore(t testing.TB, st *store.Store, ns string, n int, withVec bool) {
+func fillStore(t testing.TB, st *bolt.Store, ns string, n int, withVec bool) {
 	t.Helper()
 	var items []store.Item
 	for i := range n {

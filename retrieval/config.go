@@ -47,9 +47,11 @@ type Config struct {
 	// no Embedder; 0 means the engine has no vector index unless an Embedder
 	// gives one. With an Embedder it must be 0 or equal the Embedder's Dim.
 	Dim int
-	// NewVectorIndex makes an empty vector index for one namespace; nil uses
-	// hnsw.NewIndex with hnsw.DefaultConfig(dim).
-	NewVectorIndex func(dim int) (VectorIndex, error)
+	// HNSW holds the vector indexes' graph and search parameters
+	// (hnsw.DefaultConfig's by default); its Dim is ignored, every index
+	// takes the engine's dimension. A snapshot built with other graph
+	// parameters is refused; other search parameters are applied to it.
+	HNSW hnsw.Config
 	// Depth is how many hits each retriever contributes before fusion when
 	// the query does not say. Default 100.
 	Depth int
@@ -104,7 +106,7 @@ type Config struct {
 	BackfillBatch int
 
 	// The fields below apply to a shared store (one that implements
-	// store.Feed, such as PostgreSQL), whose namespaces other processes
+	// store.Shared, such as PostgreSQL), whose namespaces other processes
 	// write too. There the indexes are caches of the database: a
 	// namespace's are built on its first use and then follow the
 	// store's change sequence (see follow.go).
@@ -145,6 +147,7 @@ const (
 func DefaultConfig() Config {
 	return Config{
 		BM25:      bm25.DefaultConfig(),
+		HNSW:      hnsw.DefaultConfig(0),
 		Fusion:    post.DefaultFusionConfig(),
 		Depth:     100,
 		ScanLimit: 20000,
@@ -172,6 +175,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Fusion.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if err := c.vectorIndex(1).Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("retrieval: HNSW: %w", err))
 	}
 	if len(c.SpeakerKey) > memory.MaxMetadataKeyLen {
 		errs = append(errs, fmt.Errorf("retrieval: SpeakerKey is %d bytes, more than a metadata key may have (%d)", len(c.SpeakerKey), memory.MaxMetadataKeyLen))
@@ -212,13 +218,10 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (c Config) newVectorIndex(dim int) (VectorIndex, error) {
-	if c.NewVectorIndex != nil {
-		return c.NewVectorIndex(dim)
-	}
-	h, err := hnsw.NewIndex(hnsw.DefaultConfig(dim))
-	if err != nil {
-		return nil, err
-	}
-	return h, nil
+// vectorIndex is the configuration of every vector index of an engine of
+// dimension dim.
+func (c Config) vectorIndex(dim int) hnsw.Config {
+	h := c.HNSW
+	h.Dim = dim
+	return h
 }

@@ -3,7 +3,7 @@
 // runs the whole memory-search pipeline (retrieve → rerank → threshold →
 // recency → MMR → top k) for both the server and the eval harness.
 //
-// An Engine sits on a store.Store (the source of truth) and keeps, per
+// An Engine sits on a bolt.Store (the source of truth) and keeps, per
 // namespace, two in-memory indexes derived from it: BM25 (retrieval/bm25)
 // and a vector index (retrieval/hnsw). The indexes are never trusted over
 // the store: they are rebuilt from it at start (the vector index loaded

@@ -24,8 +24,8 @@ type Embedder interface {
 }
 
 // Store is what the engine needs of a memory store. Both backends meet it:
-// *store.Store (bbolt) and pgstore.Store (PostgreSQL); a store that also
-// implements store.Feed is shared with other processes, and the engine
+// *bolt.Store (bbolt) and pgstore.Store (PostgreSQL); a store that also
+// implements store.Shared is shared with other processes, and the engine
 // follows it (see follow.go).
 type Store interface {
 	Namespaces() ([]string, error)
@@ -45,8 +45,8 @@ type Store interface {
 // start-up build with Start, and Close it before closing the store.
 type Engine struct {
 	st   Store
-	feed store.Feed // non-nil: st is shared with other processes (follow.go)
-	emb  Embedder   // nil: vectors only from clients (if dim > 0)
+	feed store.Shared // non-nil: st is shared with other processes (follow.go)
+	emb  Embedder     // nil: vectors only from clients (if dim > 0)
 	cfg  Config
 	dim  int // 0: no vector index
 
@@ -55,10 +55,8 @@ type Engine struct {
 
 	log *slog.Logger
 	// snapIndex is the configuration of the vector indexes the engine
-	// builds, which a snapshot must match; snapOff says why there are no
-	// snapshots when SnapshotDir is set ("" when there are).
+	// builds, which a snapshot must match.
 	snapIndex hnsw.Config
-	snapOff   string
 	snapMu    sync.Mutex // one snapshot round at a time
 	snapClean bool       // leftover temporary files removed (under snapMu)
 
@@ -161,7 +159,8 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
-	if f, ok := st.(store.Feed); ok {
+	e.snapIndex = cfg.vectorIndex(dim)
+	if f, ok := st.(store.Shared); ok {
 		// Shared: nothing is built at start (namespaces are built on first
 		// use), and nothing is saved beside this process: the indexes
 		// follow the database.
@@ -179,17 +178,6 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 			e.log.Info("memory back-fill off: the store is shared; vectors come with each write")
 		}
 		e.cfg.SnapshotDir, e.cfg.Backfill = "", false
-		if dim > 0 {
-			probe, err := e.cfg.newVectorIndex(dim)
-			if err != nil {
-				return nil, fmt.Errorf("retrieval.New: vector index: %w", err)
-			}
-			if sv, ok := probe.(savable); ok {
-				e.snapIndex = sv.Config()
-			} else {
-				e.snapOff = fmt.Sprintf("the vector index %T cannot be saved", probe)
-			}
-		}
 		return e, nil
 	}
 	if err := e.initSnapshots(); err != nil {
@@ -221,7 +209,7 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 }
 
 // initSnapshots decides whether the engine keeps snapshots: only with a
-// SnapshotDir, a vector dimension and an index type that can be saved.
+// SnapshotDir and a vector dimension.
 // A SnapshotDir that exists but is not a directory is a configuration
 // error; anything else wrong with it is found, logged and survived later.
 func (e *Engine) initSnapshots() error {
@@ -233,16 +221,6 @@ func (e *Engine) initSnapshots() error {
 		return fmt.Errorf("retrieval.New: SnapshotDir %s is not a directory", dir)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		e.log.Warn("memory index snapshots: cannot use the directory; indexes will be rebuilt at start", "dir", dir, "err", err)
-	}
-	probe, err := e.cfg.newVectorIndex(e.dim)
-	if err != nil {
-		return fmt.Errorf("retrieval.New: vector index: %w", err)
-	}
-	if sv, ok := probe.(savable); ok {
-		e.snapIndex = sv.Config()
-	} else {
-		e.snapOff = fmt.Sprintf("the vector index %T cannot be saved", probe)
-		e.log.Info("memory index snapshots off", "why", e.snapOff)
 	}
 	return nil
 }
@@ -269,7 +247,7 @@ func (e *Engine) newIndexes() (*indexes, error) {
 	}
 	ix := &indexes{lex: lex, order: newSourceOrder()}
 	if e.dim > 0 {
-		if ix.vec, err = e.cfg.newVectorIndex(e.dim); err != nil {
+		if ix.vec, err = hnsw.New(e.snapIndex); err != nil {
 			return nil, fmt.Errorf("retrieval: vector index: %w", err)
 		}
 	}
@@ -302,9 +280,6 @@ func (e *Engine) Dim() int { return e.dim }
 
 // HasEmbedder reports whether the engine embeds texts itself.
 func (e *Engine) HasEmbedder() bool { return e.emb != nil }
-
-// Store returns the underlying store.
-func (e *Engine) Store() Store { return e.st }
 
 // Ready reports whether the start-up build has finished.
 func (e *Engine) Ready() bool {

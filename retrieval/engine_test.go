@@ -65,7 +65,7 @@ func TestAddRejectsBadBatchAtomically(t *testing.T) {
 			t.Errorf("error %q does not report %s", err, want)
 		}
 	}
-	if n, _ := e.Store().Count("a"); n != 0 {
+	if n, _ := e.st.Count("a"); n != 0 {
 		t.Fatalf("a rejected batch wrote %d memories", n)
 	}
 	if _, err := e.Add(context.Background(), nil); !errors.Is(err, ErrInvalid) {
@@ -113,7 +113,7 @@ func TestVectorsAndDimensions(t *testing.T) {
 		}
 	})
 	e := newEngine(t, openStore(t, ""), nil, Config{Dim: 3, BM25: DefaultConfig().BM25,
-		Fusion: DefaultConfig().Fusion, Depth: 10, ScanLimit: 100, PageSize: 10})
+		Fusion: DefaultConfig().Fusion, HNSW: DefaultConfig().HNSW, Depth: 10, ScanLimit: 100, PageSize: 10})
 	cases := []struct {
 		name    string
 		vec     []float32
@@ -184,11 +184,11 @@ func TestEmbedderErrors(t *testing.T) {
 	if _, err := e.Add(context.Background(), []store.Item{item("a", "1", "x")}); !errors.Is(err, ErrEmbed) {
 		t.Fatalf("Add with failing embedder: %v, want ErrEmbed", err)
 	}
-	if n, _ := e.Store().Count("a"); n != 0 {
+	if n, _ := e.st.Count("a"); n != 0 {
 		t.Fatal("a failed embedding still wrote the memory")
 	}
 	if _, err := New(openStore(t, ""), emb, Config{Dim: 9, BM25: DefaultConfig().BM25,
-		Fusion: DefaultConfig().Fusion, Depth: 1, ScanLimit: 1, PageSize: 1}); err == nil {
+		Fusion: DefaultConfig().Fusion, HNSW: DefaultConfig().HNSW, Depth: 1, ScanLimit: 1, PageSize: 1}); err == nil {
 		t.Fatal("New accepted Dim 9 with an 8-dimensional embedder")
 	}
 }

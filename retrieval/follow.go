@@ -11,7 +11,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// A shared store (one that implements store.Feed) is written by other
+// A shared store (one that implements store.Shared) is written by other
 // processes too, so this process's indexes are caches of it:
 //
 //   - a namespace's indexes are built from the store on its first use, in

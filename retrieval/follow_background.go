@@ -98,10 +98,7 @@ const purgeEvery = time.Hour
 // purge.go): every replica does, which is harmless (each namespace's
 // purge is one short transaction, and a second finds nothing).
 func (e *Engine) purgeTombstones() {
-	p, ok := e.st.(interface {
-		PurgeTombstones(ctx context.Context, before time.Time) (int64, error)
-	})
-	if !ok || e.cfg.TombstoneRetention <= 0 {
+	if e.cfg.TombstoneRetention <= 0 {
 		return
 	}
 	now := time.Now()
@@ -109,7 +106,7 @@ func (e *Engine) purgeTombstones() {
 		return
 	}
 	e.lastPurge.Store(now.UnixNano())
-	n, err := p.PurgeTombstones(e.ctx, now.Add(-e.cfg.TombstoneRetention))
+	n, err := e.feed.PurgeTombstones(e.ctx, now.Add(-e.cfg.TombstoneRetention))
 	if err != nil && e.ctx.Err() == nil {
 		e.log.Warn("purging deleted memories' tombstones from the shared store; the next hour retries", "purged", n, "err", err)
 	} else if n > 0 {

@@ -48,11 +48,7 @@ func (e *Engine) Ping(ctx context.Context) error {
 	if e.feed == nil {
 		return nil
 	}
-	p, ok := e.st.(interface{ Ping(context.Context) error })
-	if !ok {
-		return nil
-	}
-	if err := p.Ping(ctx); err != nil {
+	if err := e.feed.Ping(ctx); err != nil {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/rerankd/rerankd/internal/pgtest"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 	"github.com/rerankd/rerankd/retrieval/store/pgstore"
 )
 
@@ -117,9 +118,9 @@ func sbPG(b *testing.B, url string) *pgstore.Store {
 
 // sbBolt opens a bbolt store with the default options: every commit
 // fsyncs.
-func sbBolt(b *testing.B) *store.Store {
+func sbBolt(b *testing.B) *bolt.Store {
 	b.Helper()
-	st, err := store.Open(filepath.Join(b.TempDir(), "m.db"), store.Options{})
+	st, err := bolt.Open(filepath.Join(b.TempDir(), "m.db"), bolt.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

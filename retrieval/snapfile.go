@@ -58,8 +58,8 @@ type snapHeader struct {
 	Saved   time.Time   `json:"saved"`
 }
 
-// savable is a vector index the engine can snapshot: hnsw.HNSW and
-// hnsw.Coder (Flat has no graph worth saving).
+// savable is a vector index the engine can snapshot: hnsw.HNSW (Flat has
+// no graph worth saving).
 type savable interface {
 	VectorIndex
 	hnsw.Saver
@@ -106,13 +106,7 @@ type snapWant struct {
 // graph. EfSearch and ScanContrast are search-time settings, applied to a
 // loaded index rather than refusing it.
 func sameStructure(a, b hnsw.Config) bool {
-	if a.Impl == "" {
-		a.Impl = hnsw.ImplNative
-	}
-	if b.Impl == "" {
-		b.Impl = hnsw.ImplNative
-	}
-	return a.Impl == b.Impl && a.Dim == b.Dim && a.M == b.M && a.EfConstruction == b.EfConstruction && a.Seed == b.Seed
+	return a.Dim == b.Dim && a.M == b.M && a.EfConstruction == b.EfConstruction && a.Seed == b.Seed
 }
 
 // readSnap loads the snapshot at path if it matches want; otherwise it

@@ -17,7 +17,7 @@ import (
 
 // snapshotsOn reports whether the engine loads and saves snapshots.
 func (e *Engine) snapshotsOn() bool {
-	return e.cfg.SnapshotDir != "" && e.dim > 0 && e.snapOff == ""
+	return e.cfg.SnapshotDir != "" && e.dim > 0
 }
 
 func (e *Engine) snapPath(ns string) string {
@@ -29,7 +29,7 @@ func (e *Engine) snapPath(ns string) string {
 // the outcome for Stats; a refused snapshot is logged, never an error.
 func (e *Engine) vectorsFromSnapshot(ns string, sp *space) bool {
 	if !e.snapshotsOn() {
-		sp.info.Store(&vecInfo{source: "rebuild", miss: e.snapOff})
+		sp.info.Store(&vecInfo{source: "rebuild"})
 		return false
 	}
 	t0 := time.Now()

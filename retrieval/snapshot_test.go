@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/retrieval/embed"
-	"github.com/rerankd/rerankd/retrieval/hnsw"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 const snapDim = 16
@@ -39,7 +39,7 @@ func vecItem(ns, id string) store.Item {
 }
 
 // putVecs writes n memories with vectors into ns, directly to the store.
-func putVecs(t testing.TB, st *store.Store, ns string, n int) {
+func putVecs(t testing.TB, st *bolt.Store, ns string, n int) {
 	t.Helper()
 	items := make([]store.Item, n)
 	for i := range items {
@@ -62,7 +62,7 @@ func snapConfig(dir string) Config {
 
 // started opens an engine and waits for its build and its snapshots
 // after the build; the caller closes it (or does not: a crash).
-func started(t testing.TB, st *store.Store, cfg Config) *Engine {
+func started(t testing.TB, st *bolt.Store, cfg Config) *Engine {
 	t.Helper()
 	e, err := New(st, nil, cfg)
 	if err != nil {
@@ -102,7 +102,7 @@ func agrees(t *testing.T, e *Engine, ns string) {
 	if err != nil || len(rep.Disagreements) != 0 {
 		t.Fatalf("check: %+v, %v", rep, err)
 	}
-	ids := vectorIDs(t, e.Store(), ns, e.Dim())
+	ids := vectorIDs(t, e.st, ns, e.Dim())
 	sp, _ := e.space(ns, false)
 	if got := sp.ix().vec.Len(); got != len(ids) {
 		t.Fatalf("vector index has %d vectors, the store %d", got, len(ids))
@@ -132,7 +132,7 @@ func corruptFile(t *testing.T, path string, fn func([]byte) []byte) {
 // exactly the store's.
 func TestSnapshotRestart(t *testing.T) {
 	type env struct {
-		st   *store.Store
+		st   *bolt.Store
 		dir  string
 		file string // ns "a"'s snapshot
 	}
@@ -223,22 +223,11 @@ func TestSnapshotRestart(t *testing.T) {
 			}
 		}, source: "rebuild", miss: "corrupt"},
 		{name: "index configuration changed", cfg2: func(c *Config) {
-			c.NewVectorIndex = func(dim int) (VectorIndex, error) {
-				cfg := hnsw.DefaultConfig(dim)
-				cfg.M = 8
-				return hnsw.New(cfg)
-			}
+			c.HNSW.M = 8
 		}, source: "rebuild", miss: "config"},
 		{name: "search settings changed", cfg2: func(c *Config) {
-			c.NewVectorIndex = func(dim int) (VectorIndex, error) {
-				cfg := hnsw.DefaultConfig(dim)
-				cfg.EfSearch = 50
-				return hnsw.New(cfg)
-			}
+			c.HNSW.EfSearch = 50
 		}, source: "snapshot"},
-		{name: "index type cannot be saved", cfg2: func(c *Config) {
-			c.NewVectorIndex = func(dim int) (VectorIndex, error) { return hnsw.NewFlat(dim) }
-		}, source: "rebuild", miss: "the vector index *hnsw.Flat cannot be saved"},
 		{name: "snapshots off", cfg2: func(c *Config) { c.SnapshotDir = "" }, source: "rebuild"},
 	}
 	for _, tc := range cases {

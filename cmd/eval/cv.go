@@ -15,7 +15,7 @@ import (
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/retrieval"
-	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // cvGrids are the settings `eval locomo --cv NAME` chooses among, each a
@@ -276,7 +276,7 @@ func (j locomoJob) executeRankings(ds *locomo.Dataset, qrels metrics.Qrels, rank
 		return fail(err)
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	st, err := store.Open(filepath.Join(dir, "eval.db"), store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(dir, "eval.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		return fail(err)
 	}

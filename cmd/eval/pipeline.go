@@ -21,6 +21,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // pipelineSpec is a parsed --pipeline: a retrieval base plus stages.
@@ -129,7 +130,7 @@ func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p
 		return nil, nil, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	st, err := store.Open(filepath.Join(dir, "eval.db"), store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(dir, "eval.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // zhResult is the --json output of `eval zh`: locomoResult's shape, with
@@ -185,7 +186,7 @@ func zhEngineRun(ds *zh.Dataset, an *lexical.Analyzer, rk retrieval.Ranking, dep
 		return nil, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	st, err := store.Open(filepath.Join(dir, "zh.db"), store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(dir, "zh.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		return nil, err
 	}

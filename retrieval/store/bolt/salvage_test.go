@@ -1,9 +1,10 @@
-package store
+package bolt
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/rerankd/rerankd/retrieval/store"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,11 +35,11 @@ func TestSalvage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var items []Item
+	var items []store.Item
 	for i := range 30 {
 		m := mem("ns", fmt.Sprintf("id%02d", i))
 		m.Text = fmt.Sprintf("memory text number %02d", i)
-		items = append(items, Item{Memory: m, Vector: vec(i, 8)})
+		items = append(items, store.Item{Memory: m, Vector: vec(i, 8)})
 	}
 	if err := s.PutBatch(items); err != nil {
 		t.Fatal(err)
@@ -53,18 +54,18 @@ func TestSalvage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var probs []Problem
-	if _, err := ro.Check(func(p Problem) { probs = append(probs, p) }); err != nil {
+	var probs []store.Problem
+	if _, err := ro.Check(func(p store.Problem) { probs = append(probs, p) }); err != nil {
 		t.Fatal(err)
 	}
 	_ = ro.Close()
-	if len(probs) != 1 || probs[0].ID != "id07" || !errors.Is(probs[0].Err, ErrCorrupt) {
+	if len(probs) != 1 || probs[0].ID != "id07" || !errors.Is(probs[0].Err, store.ErrCorrupt) {
 		t.Fatalf("check problems %v", probs)
 	}
 
 	dst := filepath.Join(dir, "dst.db")
-	var skipped []Problem
-	st, err := Salvage(src, dst, func(p Problem) { skipped = append(skipped, p) })
+	var skipped []store.Problem
+	st, err := Salvage(src, dst, func(p store.Problem) { skipped = append(skipped, p) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestSalvage(t *testing.T) {
 	for i, it := range items {
 		got, err := out.Get("ns", it.Memory.ID)
 		if i == 7 {
-			if !errors.Is(err, ErrNotFound) {
+			if !errors.Is(err, store.ErrNotFound) {
 				t.Fatalf("corrupt record copied: %v", err)
 			}
 			continue
@@ -109,12 +110,12 @@ func TestSalvageUnopenable(t *testing.T) {
 		content []byte
 		want    error
 	}{
-		{"empty file", nil, ErrCorrupt},
-		{"binary garbage", bytes.Repeat([]byte("\x00\xffnot a bbolt file "), 1000), ErrCorrupt},
+		{"empty file", nil, store.ErrCorrupt},
+		{"binary garbage", bytes.Repeat([]byte("\x00\xffnot a bbolt file "), 1000), store.ErrCorrupt},
 		// Text is no store at all (a JSON file given by mistake): salvage
 		// advice would mislead.
-		{"text", bytes.Repeat([]byte("not a bbolt file "), 1000), ErrIncompatible},
-		{"truncated", nil, ErrCorrupt}, // filled below
+		{"text", bytes.Repeat([]byte("not a bbolt file "), 1000), store.ErrIncompatible},
+		{"truncated", nil, store.ErrCorrupt}, // filled below
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := filepath.Join(dir, tc.name+".db")

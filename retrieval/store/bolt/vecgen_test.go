@@ -1,11 +1,12 @@
-package store
+package bolt
 
 import (
 	"errors"
 	"slices"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/rerankd/rerankd/retrieval/store"
+	bbolt "go.etcd.io/bbolt"
 )
 
 func TestVectorGenDamagedRecord(t *testing.T) {
@@ -13,19 +14,19 @@ func TestVectorGenDamagedRecord(t *testing.T) {
 	if err := s.Put(mem("a", "1"), vec(1, 4)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.db.Update(func(tx *bolt.Tx) error {
+	if err := s.db.Update(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketVecGen).Put([]byte("a"), []byte("short"))
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.VectorGen("a"); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("damaged generation: %v, want ErrCorrupt", err)
+	if _, err := s.VectorGen("a"); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("damaged generation: %v, want store.ErrCorrupt", err)
 	}
 	if all, err := s.VectorGens(); err != nil || len(all) != 0 {
 		t.Fatalf("VectorGens with a damaged record = %v, %v", all, err)
 	}
 	var kinds []string
-	if _, err := s.Check(func(p Problem) { kinds = append(kinds, p.Kind) }); err != nil || !slices.Equal(kinds, []string{"vecgen"}) {
+	if _, err := s.Check(func(p store.Problem) { kinds = append(kinds, p.Kind) }); err != nil || !slices.Equal(kinds, []string{"vecgen"}) {
 		t.Fatalf("Check problems %v, %v", kinds, err)
 	}
 	// The next vector write replaces the damaged record.
@@ -50,7 +51,7 @@ func TestPutVectorsIfKeepOrder(t *testing.T) {
 	var seen []string
 	written, err := s.PutVectorsIf("a", map[string][]float32{
 		"a": vec(1, 4), "2": vec(2, 4), "10": vec(3, 4), "B": vec(4, 4), "1": vec(5, 4), "gone": vec(6, 4),
-	}, func(cur Record) bool {
+	}, func(cur store.Record) bool {
 		seen = append(seen, cur.Memory.ID)
 		return cur.Memory.ID != "2"
 	})

@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"path/filepath"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 	"github.com/rerankd/rerankd/retrieval/store/storetest"
 )
 
@@ -14,10 +15,10 @@ import (
 // and Reopen closes the file and opens it again with the same options.
 func TestConformance(t *testing.T) {
 	var mu sync.Mutex
-	opts := map[*store.Store]store.Options{} // what each open store was opened with
-	openAt := func(t *testing.T, path string, o store.Options) store.Backend {
+	opts := map[*bolt.Store]bolt.Options{} // what each open store was opened with
+	openAt := func(t *testing.T, path string, o bolt.Options) store.Backend {
 		t.Helper()
-		s, err := store.Open(path, o)
+		s, err := bolt.Open(path, o)
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
@@ -29,10 +30,10 @@ func TestConformance(t *testing.T) {
 	}
 	storetest.Run(t, storetest.Opener{
 		Open: func(t *testing.T, dim int) store.Backend {
-			return openAt(t, filepath.Join(t.TempDir(), "rerankd.db"), store.Options{Dimension: dim, NoSync: true})
+			return openAt(t, filepath.Join(t.TempDir(), "rerankd.db"), bolt.Options{Dimension: dim, NoSync: true})
 		},
 		Reopen: func(t *testing.T, b store.Backend) store.Backend {
-			s := b.(*store.Store)
+			s := b.(*bolt.Store)
 			path := s.Path()
 			if err := s.Close(); err != nil {
 				t.Fatalf("Close: %v", err)

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // Ingest benchmarks: durable (fsync'ed) writes of memories with a
@@ -16,14 +17,14 @@ import (
 // so "x-single" (batched memories/s over single memories/s) is a ratio
 // measured under the same disk and load:
 //
-//	go test -run '^$' -bench Store_Ingest -benchtime 3s ./retrieval/store
+//	go test -run '^$' -bench Store_Ingest -benchtime 3s ./retrieval/store/bolt
 //
 // What it shows: each commit costs an fsync of bbolt's pages and meta
 // page, so a writer should batch (the engine's bulk import does).
 
 const benchDim = 1024
 
-func benchItem(i int, v []float32) Item {
+func benchItem(i int, v []float32) store.Item {
 	id := fmt.Sprintf("m%09d", i)
 	m := memory.Memory{
 		ID: id, Namespace: "bench",
@@ -31,7 +32,7 @@ func benchItem(i int, v []float32) Item {
 		Time:   time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC).Add(time.Duration(i) * time.Minute),
 		Source: "locomo/conv-26", Metadata: map[string]string{"kind": "dialog", "speaker": "Caroline"},
 	}
-	return Item{Memory: m, Vector: v}
+	return store.Item{Memory: m, Vector: v}
 }
 
 // putSingles writes n memories one durable Put each, returning memories/s.
@@ -68,7 +69,7 @@ func BenchmarkStore_Ingest(b *testing.B) {
 			// Baseline: 50 single Puts on a separate store, same run.
 			base, _ := openTemp(b, Options{})
 			single := putSingles(b, base, 0, 50, v)
-			items := make([]Item, size)
+			items := make([]store.Item, size)
 			b.ReportAllocs()
 			n := 0
 			for b.Loop() {

@@ -1,13 +1,14 @@
-package store
+package bolt
 
 import (
 	"errors"
 	"fmt"
 	"os"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // SalvageStats summarises a Salvage run.
@@ -28,7 +29,7 @@ const salvageBatch = 1000
 // and the corrupt ones are named. A file bbolt itself cannot open (its
 // meta pages destroyed, or truncated below them) cannot be salvaged this
 // way; Salvage says so.
-func Salvage(src, dst string, fn func(Problem)) (SalvageStats, error) {
+func Salvage(src, dst string, fn func(store.Problem)) (SalvageStats, error) {
 	return SalvageProgress(src, dst, fn, nil)
 }
 
@@ -37,7 +38,7 @@ func Salvage(src, dst string, fn func(Problem)) (SalvageStats, error) {
 // records and once at the end with done == total. The total comes from the
 // buckets' statistics; on a file too damaged for them it is -1 (unknown)
 // until the end.
-func SalvageProgress(src, dst string, fn func(Problem), progress func(done, total int64)) (SalvageStats, error) {
+func SalvageProgress(src, dst string, fn func(store.Problem), progress func(done, total int64)) (SalvageStats, error) {
 	var st SalvageStats
 	var done, total int64
 	if _, err := os.Stat(dst); err == nil {
@@ -52,13 +53,13 @@ func SalvageProgress(src, dst string, fn func(Problem), progress func(done, tota
 	if err != nil {
 		return st, fmt.Errorf("store: salvage: %w", err)
 	}
-	report := func(p Problem) {
+	report := func(p store.Problem) {
 		st.Skipped++
 		if fn != nil {
 			fn(p)
 		}
 	}
-	var batch []Item
+	var batch []store.Item
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
@@ -67,10 +68,10 @@ func SalvageProgress(src, dst string, fn func(Problem), progress func(done, tota
 		batch = batch[:0]
 		return err
 	}
-	err = in.view(func(tx *bolt.Tx) error {
+	err = in.view(func(tx *bbolt.Tx) error {
 		memTop, embTop := tx.Bucket(bucketMemories), tx.Bucket(bucketEmbeddings)
 		if memTop == nil {
-			return fmt.Errorf("%w: no memories bucket", ErrCorrupt)
+			return fmt.Errorf("%w: no memories bucket", store.ErrCorrupt)
 		}
 		if progress != nil {
 			total = damagedCount(memTop)
@@ -78,10 +79,10 @@ func SalvageProgress(src, dst string, fn func(Problem), progress func(done, tota
 		return memTop.ForEachBucket(func(nsKey []byte) error {
 			ns := string(nsKey)
 			if err := memory.ValidateNamespace(ns); err != nil {
-				report(Problem{Namespace: ns, Kind: "namespace", Err: err})
+				report(store.Problem{Namespace: ns, Kind: "namespace", Err: err})
 				return nil //nolint:nilerr // reported; salvage goes on with the next namespace
 			}
-			var eb *bolt.Bucket
+			var eb *bbolt.Bucket
 			if embTop != nil {
 				eb = embTop.Bucket(nsKey)
 			}
@@ -94,15 +95,15 @@ func SalvageProgress(src, dst string, fn func(Problem), progress func(done, tota
 					err = m.Validate()
 				}
 				if err != nil {
-					report(Problem{Namespace: ns, ID: string(k), Kind: "memory", Err: err})
+					report(store.Problem{Namespace: ns, ID: string(k), Kind: "memory", Err: err})
 					return nil //nolint:nilerr // reported; salvage goes on with the next record
 				}
-				it := Item{Memory: m}
+				it := store.Item{Memory: m}
 				if eb != nil {
 					if raw := eb.Get(k); raw != nil {
 						if it.Vector, err = decodeVector(raw); err != nil {
 							it.Vector = nil
-							report(Problem{Namespace: ns, ID: string(k), Kind: "vector", Err: err})
+							report(store.Problem{Namespace: ns, ID: string(k), Kind: "vector", Err: err})
 						}
 					}
 				}
@@ -138,22 +139,22 @@ func SalvageProgress(src, dst string, fn func(Problem), progress func(done, tota
 func openForSalvage(src string) (s *Store, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			s, err = nil, fmt.Errorf("%w: store: %s cannot be opened at all (%v); its meta pages are damaged — restore it from a backup", ErrCorrupt, src, r)
+			s, err = nil, fmt.Errorf("%w: store: %s cannot be opened at all (%v); its meta pages are damaged — restore it from a backup", store.ErrCorrupt, src, r)
 		}
 	}()
 	s, err = Open(src, Options{ReadOnly: true})
 	if err != nil {
-		if errors.Is(err, ErrIncompatible) {
+		if errors.Is(err, store.ErrIncompatible) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: %w (bbolt cannot open the file; if it was truncated or its first pages overwritten, restore it from a backup)", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %w (bbolt cannot open the file; if it was truncated or its first pages overwritten, restore it from a backup)", store.ErrCorrupt, err)
 	}
 	return s, nil
 }
 
 // damagedCount is recordCount on a file that may be damaged: bbolt panics
 // on some broken pages, and then the total is unknown (-1).
-func damagedCount(top *bolt.Bucket) (n int64) {
+func damagedCount(top *bbolt.Bucket) (n int64) {
 	defer func() {
 		if recover() != nil {
 			n = -1

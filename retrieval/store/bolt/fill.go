@@ -1,12 +1,13 @@
-package store
+package bolt
 
 import (
 	"fmt"
 	"slices"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // PutVectorsIf stores vectors for existing memories of ns, in one
@@ -19,7 +20,7 @@ import (
 // Memories that no longer exist, or whose record does not decode, are
 // skipped. It returns the IDs written, sorted, and gives ns a new vector
 // generation if any was. keep must not call the Store.
-func (s *Store) PutVectorsIf(ns string, vecs map[string][]float32, keep func(Record) bool) ([]string, error) {
+func (s *Store) PutVectorsIf(ns string, vecs map[string][]float32, keep func(store.Record) bool) ([]string, error) {
 	if err := memory.ValidateNamespace(ns); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
@@ -29,7 +30,7 @@ func (s *Store) PutVectorsIf(ns string, vecs map[string][]float32, keep func(Rec
 		if err := memory.ValidateID(id); err != nil {
 			return nil, fmt.Errorf("store: put vector %s/%s: %w", ns, id, err)
 		}
-		if err := validateVector(v, s.opts.Dimension); err != nil {
+		if err := store.ValidateVector(v, s.opts.Dimension); err != nil {
 			return nil, fmt.Errorf("store: put vector %s/%s: %w", ns, id, err)
 		}
 		ids = append(ids, id)
@@ -37,7 +38,7 @@ func (s *Store) PutVectorsIf(ns string, vecs map[string][]float32, keep func(Rec
 	}
 	slices.Sort(ids)
 	var written []string
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bbolt.Tx) error {
 		mb, eb := nsBuckets(tx, ns)
 		if mb == nil {
 			return nil
@@ -51,7 +52,7 @@ func (s *Store) PutVectorsIf(ns string, vecs map[string][]float32, keep func(Rec
 			if err != nil {
 				continue // damaged: not ours to touch; Check reports it
 			}
-			cur := Record{Memory: m}
+			cur := store.Record{Memory: m}
 			if eb != nil {
 				if raw := eb.Get([]byte(id)); raw != nil {
 					cur.Vector, _ = decodeVector(raw) // damaged reads as none

@@ -1,9 +1,10 @@
-package store
+package bolt
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/rerankd/rerankd/retrieval/store"
 	"hash/crc32"
 	"math"
 	"testing"
@@ -40,8 +41,8 @@ func TestDecodeVector(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("err = %v, want ErrCorrupt", err)
+			if !errors.Is(err, store.ErrCorrupt) {
+				t.Fatalf("err = %v, want store.ErrCorrupt", err)
 			}
 		})
 	}
@@ -60,13 +61,13 @@ func TestValidateVector(t *testing.T) {
 		{"wrong dim", []float32{1, 2}, 3, false},
 		{"nan", []float32{float32(math.NaN())}, 0, false},
 		{"inf", []float32{float32(math.Inf(-1))}, 0, false},
-		{"too big", make([]float32, MaxDimension+1), 0, false},
+		{"too big", make([]float32, store.MaxDimension+1), 0, false},
 	}
 	for _, tt := range tests {
-		if err := validateVector(tt.v, tt.dim); (err == nil) != tt.ok {
+		if err := store.ValidateVector(tt.v, tt.dim); (err == nil) != tt.ok {
 			t.Errorf("%s: validateVector = %v", tt.name, err)
-		} else if err != nil && !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: err %v not ErrInvalid", tt.name, err)
+		} else if err != nil && !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("%s: err %v not store.ErrInvalid", tt.name, err)
 		}
 	}
 }
@@ -110,12 +111,12 @@ func TestDecodeMemory(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("err = %v, want ErrCorrupt", err)
+			if !errors.Is(err, store.ErrCorrupt) {
+				t.Fatalf("err = %v, want store.ErrCorrupt", err)
 			}
 		})
 	}
-	if _, err := decodeMemoryAt(good, "ns", "other"); !errors.Is(err, ErrCorrupt) {
+	if _, err := decodeMemoryAt(good, "ns", "other"); !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("misplaced record accepted: %v", err)
 	}
 }

@@ -1,9 +1,10 @@
-package store
+package bolt
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/rerankd/rerankd/retrieval/store"
 	"io"
 	"os"
 	"unicode/utf8"
@@ -37,5 +38,5 @@ func notAStore(path string) error {
 	if !utf8.Valid(head) {
 		return nil
 	}
-	return fmt.Errorf("open %s: %w: the file holds text, not a memory store (a bbolt database)", path, ErrIncompatible)
+	return fmt.Errorf("open %s: %w: the file holds text, not a memory store (a bbolt database)", path, store.ErrIncompatible)
 }

@@ -1,15 +1,16 @@
-package store
+package bolt
 
 import (
 	"errors"
 	"fmt"
+	"github.com/rerankd/rerankd/retrieval/store"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
 // TestOpenDamagedFile truncates a store at many sizes: Open must return an
-// error wrapping ErrCorrupt or open a store whose Check is honest, never
+// error wrapping store.ErrCorrupt or open a store whose Check is honest, never
 // panic and never silently start empty.
 func TestOpenDamagedFile(t *testing.T) {
 	dir := t.TempDir()
@@ -18,9 +19,9 @@ func TestOpenDamagedFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var items []Item
+	var items []store.Item
 	for i := range 3000 {
-		items = append(items, Item{Memory: mem("ns", fmt.Sprintf("m%05d", i)), Vector: vec(i, 16)})
+		items = append(items, store.Item{Memory: mem("ns", fmt.Sprintf("m%05d", i)), Vector: vec(i, 16)})
 	}
 	if err := s.PutBatch(items); err != nil {
 		t.Fatal(err)
@@ -38,8 +39,8 @@ func TestOpenDamagedFile(t *testing.T) {
 			}
 			s, err := Open(path, Options{ReadOnly: true})
 			if err != nil {
-				if !errors.Is(err, ErrCorrupt) {
-					t.Fatalf("error %v does not wrap ErrCorrupt", err)
+				if !errors.Is(err, store.ErrCorrupt) {
+					t.Fatalf("error %v does not wrap store.ErrCorrupt", err)
 				}
 				return
 			}

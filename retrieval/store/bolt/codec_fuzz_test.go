@@ -1,9 +1,10 @@
-package store
+package bolt
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/rerankd/rerankd/retrieval/store"
 	"hash/crc32"
 	"testing"
 )
@@ -44,8 +45,8 @@ func FuzzDecodeMemoryPayload(f *testing.F) {
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		m, err := decodeMemory(withHeader(payload))
 		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("%q: error %v does not wrap ErrCorrupt", payload, err)
+			if !errors.Is(err, store.ErrCorrupt) {
+				t.Fatalf("%q: error %v does not wrap store.ErrCorrupt", payload, err)
 			}
 			return
 		}

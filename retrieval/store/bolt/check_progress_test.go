@@ -1,7 +1,8 @@
-package store
+package bolt
 
 import (
 	"fmt"
+	"github.com/rerankd/rerankd/retrieval/store"
 	"path/filepath"
 	"testing"
 )
@@ -26,9 +27,9 @@ func TestCheckProgress(t *testing.T) {
 			s, _ := openTemp(t, Options{NoSync: true})
 			want := int64(0)
 			for n := range tc.spaces {
-				var batch []Item
+				var batch []store.Item
 				for i := range tc.perNS {
-					it := Item{Memory: mem(fmt.Sprintf("ns%d", n), fmt.Sprintf("m%04d", i))}
+					it := store.Item{Memory: mem(fmt.Sprintf("ns%d", n), fmt.Sprintf("m%04d", i))}
 					want++
 					if tc.withVectorEvery > 0 && i%tc.withVectorEvery == 0 {
 						it.Vector = vec(i, 4)
@@ -71,9 +72,9 @@ func TestSalvageProgress(t *testing.T) {
 	for _, n := range []int{0, 5, 3*progressEvery + 7} {
 		t.Run(fmt.Sprint(n, " memories"), func(t *testing.T) {
 			s, src := openTemp(t, Options{NoSync: true})
-			var batch []Item
+			var batch []store.Item
 			for i := range n {
-				batch = append(batch, Item{Memory: mem(fmt.Sprintf("ns%d", i%3), fmt.Sprintf("m%05d", i)), Vector: vec(i, 4)})
+				batch = append(batch, store.Item{Memory: mem(fmt.Sprintf("ns%d", i%3), fmt.Sprintf("m%05d", i)), Vector: vec(i, 4)})
 			}
 			if n > 0 {
 				if err := s.PutBatch(batch); err != nil {

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"errors"
@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 func TestOpenLockedAndReadOnly(t *testing.T) {
@@ -42,7 +43,7 @@ func TestOptionsValidate(t *testing.T) {
 	}{
 		{"zero", Options{}, true},
 		{"negative timeout", Options{LockTimeout: -1}, false},
-		{"dimension too big", Options{Dimension: MaxDimension + 1}, false},
+		{"dimension too big", Options{Dimension: store.MaxDimension + 1}, false},
 		{"negative dimension", Options{Dimension: -1}, false},
 		{"bad mode", Options{FileMode: 0o600 | 1<<31}, false},
 	}
@@ -66,11 +67,11 @@ func TestCorruptRecordsDetected(t *testing.T) {
 	_ = s.Close()
 
 	// Write garbage directly through bbolt, bypassing the store.
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *bbolt.Tx) error {
 		emb := tx.Bucket(bucketEmbeddings).Bucket([]byte("ns"))
 		good := emb.Get([]byte("good"))
 		flipped := append([]byte(nil), good...)
@@ -104,13 +105,13 @@ func TestCorruptRecordsDetected(t *testing.T) {
 		{"vector length", func() error { _, err := s.Vector("ns", "shortvec"); return err }},
 		{"memory garbage", func() error { _, err := s.Get("ns", "badmem"); return err }},
 		{"list", func() error { return s.List("ns", func(memory.Memory) error { return nil }) }},
-		{"foreach", func() error { return s.ForEach(func(Record) error { return nil }) }},
+		{"foreach", func() error { return s.ForEach(func(store.Record) error { return nil }) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.call()
-			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "ns/") {
-				t.Fatalf("err = %v, want ErrCorrupt naming ns/id", err)
+			if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "ns/") {
+				t.Fatalf("err = %v, want store.ErrCorrupt naming ns/id", err)
 			}
 		})
 	}
@@ -118,7 +119,7 @@ func TestCorruptRecordsDetected(t *testing.T) {
 		t.Fatalf("good record unreadable: %v", err)
 	}
 	var kinds []string
-	st, err := s.Check(func(p Problem) { kinds = append(kinds, p.Kind+":"+p.ID) })
+	st, err := s.Check(func(p store.Problem) { kinds = append(kinds, p.Kind+":"+p.ID) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"encoding/binary"
@@ -8,7 +8,8 @@ import (
 	"os"
 	"runtime/debug"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/rerankd/rerankd/retrieval/store"
+	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
 
@@ -26,12 +27,12 @@ var (
 // Store is an open store file. It is safe for concurrent use: reads run in
 // parallel, writes are serialised by bbolt.
 type Store struct {
-	db   *bolt.DB
+	db   *bbolt.DB
 	opts Options
 }
 
 // Open opens (creating if needed) the store file at path. It fails with an
-// error wrapping ErrIncompatible if the file has a newer format.
+// error wrapping store.ErrIncompatible if the file has a newer format.
 func Open(path string, opts Options) (s *Store, err error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -40,7 +41,7 @@ func Open(path string, opts Options) (s *Store, err error) {
 	// bbolt would silently initialise an existing empty file as a new store;
 	// an empty file where a store was expected is damage, not a fresh start.
 	if fi, serr := os.Stat(path); serr == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
-		return nil, fmt.Errorf("open %s: %w: the file is empty (truncated?); if it is a new store that never finished creating, delete it", path, ErrCorrupt)
+		return nil, fmt.Errorf("open %s: %w: the file is empty (truncated?); if it is a new store that never finished creating, delete it", path, store.ErrCorrupt)
 	}
 	if err := notAStore(path); err != nil {
 		return nil, err
@@ -51,10 +52,10 @@ func Open(path string, opts Options) (s *Store, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			s, err = nil, fmt.Errorf("open %s: %w: %v (run `rerankd store check`, then `rerankd store salvage`, or restore a backup)", path, ErrCorrupt, r)
+			s, err = nil, fmt.Errorf("open %s: %w: %v (run `rerankd store check`, then `rerankd store salvage`, or restore a backup)", path, store.ErrCorrupt, r)
 		}
 	}()
-	db, err := bolt.Open(path, opts.FileMode, &bolt.Options{
+	db, err := bbolt.Open(path, opts.FileMode, &bbolt.Options{
 		Timeout:  opts.LockTimeout,
 		NoSync:   opts.NoSync,
 		ReadOnly: opts.ReadOnly,
@@ -68,7 +69,7 @@ func Open(path string, opts Options) (s *Store, err error) {
 		if errors.As(err, &pe) { // permissions, missing directory: not damage
 			return nil, err // "open PATH: why" already
 		}
-		return nil, fmt.Errorf("open %s: %w: %w (the file is damaged: run `rerankd store salvage`, or restore a backup)", path, ErrCorrupt, err)
+		return nil, fmt.Errorf("open %s: %w: %w (the file is damaged: run `rerankd store salvage`, or restore a backup)", path, store.ErrCorrupt, err)
 	}
 	s = &Store{db: db, opts: opts}
 	if err := s.checkSize(path); err != nil {
@@ -91,41 +92,41 @@ func (s *Store) checkSize(path string) error {
 		return fmt.Errorf("open %s: %w", path, err)
 	}
 	var want int64
-	if err := s.db.View(func(tx *bolt.Tx) error { want = tx.Size(); return nil }); err != nil {
+	if err := s.db.View(func(tx *bbolt.Tx) error { want = tx.Size(); return nil }); err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
 	}
 	if fi.Size() < want {
 		return fmt.Errorf("open %s: %w: the file is %d bytes but its pages need %d (truncated); run `rerankd store salvage` or restore a backup",
-			path, ErrCorrupt, fi.Size(), want)
+			path, store.ErrCorrupt, fi.Size(), want)
 	}
 	return nil
 }
 
 // init creates the top-level buckets and checks the format version.
 func (s *Store) init() error {
-	check := func(tx *bolt.Tx) error {
+	check := func(tx *bbolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil {
-			return fmt.Errorf("%w: missing meta bucket", ErrIncompatible)
+			return fmt.Errorf("%w: missing meta bucket", store.ErrIncompatible)
 		}
 		v := meta.Get(keySchema)
 		if len(v) != 4 {
-			return fmt.Errorf("%w: bad schema record", ErrIncompatible)
+			return fmt.Errorf("%w: bad schema record", store.ErrIncompatible)
 		}
 		if got := binary.LittleEndian.Uint32(v); got != StoreSchema {
-			return fmt.Errorf("%w: file has format %d, this build supports %d", ErrIncompatible, got, StoreSchema)
+			return fmt.Errorf("%w: file has format %d, this build supports %d", store.ErrIncompatible, got, StoreSchema)
 		}
 		return nil
 	}
 	if s.opts.ReadOnly {
-		return s.db.View(func(tx *bolt.Tx) error {
+		return s.db.View(func(tx *bbolt.Tx) error {
 			if tx.Bucket(bucketMeta) == nil && tx.Bucket(bucketMemories) == nil {
 				return nil // empty file: nothing to read
 			}
 			return check(tx)
 		})
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.db.Update(func(tx *bbolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {
 			return err
@@ -146,7 +147,7 @@ func (s *Store) init() error {
 	})
 }
 
-// Close releases the file. Further calls return ErrClosed.
+// Close releases the file. Further calls return store.ErrClosed.
 func (s *Store) Close() error {
 	return mapErr(s.db.Close())
 }
@@ -160,18 +161,18 @@ func mapErr(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, berrors.ErrDatabaseNotOpen):
-		return fmt.Errorf("%w: %w", ErrClosed, err)
+		return fmt.Errorf("%w: %w", store.ErrClosed, err)
 	case errors.Is(err, berrors.ErrDatabaseReadOnly), errors.Is(err, berrors.ErrTxNotWritable):
 		return fmt.Errorf("store: opened read-only: %w", err)
 	}
 	return err
 }
 
-func (s *Store) view(fn func(tx *bolt.Tx) error) error   { return mapErr(s.db.View(fn)) }
-func (s *Store) update(fn func(tx *bolt.Tx) error) error { return mapErr(s.db.Update(fn)) }
+func (s *Store) view(fn func(tx *bbolt.Tx) error) error   { return mapErr(s.db.View(fn)) }
+func (s *Store) update(fn func(tx *bbolt.Tx) error) error { return mapErr(s.db.Update(fn)) }
 
 // nsBuckets returns a namespace's sub-buckets, or nils if it does not exist.
-func nsBuckets(tx *bolt.Tx, ns string) (mem, emb *bolt.Bucket) {
+func nsBuckets(tx *bbolt.Tx, ns string) (mem, emb *bbolt.Bucket) {
 	if top := tx.Bucket(bucketMemories); top != nil {
 		mem = top.Bucket([]byte(ns))
 	}
@@ -180,3 +181,5 @@ func nsBuckets(tx *bolt.Tx, ns string) (mem, emb *bolt.Bucket) {
 	}
 	return mem, emb
 }
+
+var _ store.Backend = (*Store)(nil)

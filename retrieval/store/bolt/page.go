@@ -1,16 +1,13 @@
-package store
+package bolt
 
 import (
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
-
-// MaxPage bounds Page's limit, so one call cannot hold a read transaction
-// (which blocks bbolt from growing its memory map for writers) for long.
-const MaxPage = 10000
 
 // Page returns up to limit records of ns with IDs strictly after `after`
 // (in byte order; "" starts at the beginning), and the ID to pass as
@@ -19,16 +16,16 @@ const MaxPage = 10000
 // holds one transaction for the whole walk, so writers are not blocked,
 // and it sees writes made between pages. withVectors also loads each
 // record's embedding.
-func (s *Store) Page(ns, after string, limit int, withVectors bool) ([]Record, string, error) {
+func (s *Store) Page(ns, after string, limit int, withVectors bool) ([]store.Record, string, error) {
 	if err := memory.ValidateNamespace(ns); err != nil {
 		return nil, "", fmt.Errorf("store: %w", err)
 	}
-	if limit < 1 || limit > MaxPage {
-		return nil, "", fmt.Errorf("store: %w: page limit %d not in 1..%d", ErrInvalid, limit, MaxPage)
+	if limit < 1 || limit > store.MaxPage {
+		return nil, "", fmt.Errorf("store: %w: page limit %d not in 1..%d", store.ErrInvalid, limit, store.MaxPage)
 	}
-	var out []Record
+	var out []store.Record
 	next := ""
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bbolt.Tx) error {
 		mb, eb := nsBuckets(tx, ns)
 		if mb == nil {
 			return nil
@@ -63,7 +60,7 @@ func (s *Store) Page(ns, after string, limit int, withVectors bool) ([]Record, s
 // GetMany returns the records of the given IDs of ns that exist, in the
 // order of ids, in one read transaction; missing IDs are skipped (a search
 // may race with a delete). Invalid IDs are an error.
-func (s *Store) GetMany(ns string, ids []string, withVectors bool) ([]Record, error) {
+func (s *Store) GetMany(ns string, ids []string, withVectors bool) ([]store.Record, error) {
 	if err := memory.ValidateNamespace(ns); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
@@ -72,8 +69,8 @@ func (s *Store) GetMany(ns string, ids []string, withVectors bool) ([]Record, er
 			return nil, fmt.Errorf("store: %w", err)
 		}
 	}
-	out := make([]Record, 0, len(ids))
-	err := s.view(func(tx *bolt.Tx) error {
+	out := make([]store.Record, 0, len(ids))
+	err := s.view(func(tx *bbolt.Tx) error {
 		mb, eb := nsBuckets(tx, ns)
 		if mb == nil {
 			return nil
@@ -99,17 +96,17 @@ func (s *Store) GetMany(ns string, ids []string, withVectors bool) ([]Record, er
 
 // readRecord decodes the memory at k/v and, if asked, its vector from eb.
 // Decoded slices are copies: nothing returned points into the mmap.
-func readRecord(eb *bolt.Bucket, k, v []byte, ns string, withVector bool) (Record, error) {
+func readRecord(eb *bbolt.Bucket, k, v []byte, ns string, withVector bool) (store.Record, error) {
 	id := string(k)
 	m, err := decodeMemoryAt(v, ns, id)
 	if err != nil {
-		return Record{}, err
+		return store.Record{}, err
 	}
-	rec := Record{Memory: m}
+	rec := store.Record{Memory: m}
 	if withVector && eb != nil {
 		if raw := eb.Get(k); raw != nil {
 			if rec.Vector, err = decodeVector(raw); err != nil {
-				return Record{}, recordErr("vector", ns, id, err)
+				return store.Record{}, store.RecordErr("vector", ns, id, err)
 			}
 		}
 	}

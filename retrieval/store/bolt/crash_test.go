@@ -1,8 +1,9 @@
-package store
+package bolt
 
 import (
 	"bufio"
 	"fmt"
+	"github.com/rerankd/rerankd/retrieval/store"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -35,7 +36,7 @@ func TestCrashChild(t *testing.T) {
 	for i := 0; ; i++ {
 		id := fmt.Sprintf("r%s-%06d", round, i)
 		if i%5 == 4 { // exercise multi-item transactions too
-			batch := []Item{{mem("crash", id), vec(i, crashDim)}, {mem("crash:b", id), nil}}
+			batch := []store.Item{{Memory: mem("crash", id), Vector: vec(i, crashDim)}, {Memory: mem("crash:b", id)}}
 			err = s.PutBatch(batch)
 		} else {
 			err = s.Put(mem("crash", id), vec(i, crashDim))
@@ -163,7 +164,7 @@ func verifyCrash(t *testing.T, path string, acked map[string]bool) {
 			}
 		}
 	}
-	st, err := s.Check(func(p Problem) { t.Errorf("after kill: %v", p) })
+	st, err := s.Check(func(p store.Problem) { t.Errorf("after kill: %v", p) })
 	if err != nil || st.Problems != 0 {
 		t.Fatalf("Check after kill: %+v %v", st, err)
 	}

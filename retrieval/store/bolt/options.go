@@ -1,7 +1,8 @@
-package store
+package bolt
 
 import (
 	"fmt"
+	"github.com/rerankd/rerankd/retrieval/store"
 	"os"
 	"time"
 )
@@ -10,8 +11,6 @@ import (
 const (
 	DefaultLockTimeout = time.Second
 	DefaultFileMode    = os.FileMode(0o600)
-	// MaxDimension bounds vector dimensions accepted by Put and the decoder.
-	MaxDimension = 1 << 16
 )
 
 // Options configures Open. The zero value is valid and safe (durable).
@@ -42,13 +41,13 @@ type Options struct {
 // Validate reports an invalid option.
 func (o Options) Validate() error {
 	if o.LockTimeout < 0 {
-		return fmt.Errorf("%w: options: LockTimeout %v is negative", ErrInvalid, o.LockTimeout)
+		return fmt.Errorf("%w: options: LockTimeout %v is negative", store.ErrInvalid, o.LockTimeout)
 	}
-	if o.Dimension < 0 || o.Dimension > MaxDimension {
-		return fmt.Errorf("%w: options: Dimension %d not in 0..%d", ErrInvalid, o.Dimension, MaxDimension)
+	if o.Dimension < 0 || o.Dimension > store.MaxDimension {
+		return fmt.Errorf("%w: options: Dimension %d not in 0..%d", store.ErrInvalid, o.Dimension, store.MaxDimension)
 	}
 	if o.FileMode&^os.ModePerm != 0 {
-		return fmt.Errorf("%w: options: FileMode %v has non-permission bits", ErrInvalid, o.FileMode)
+		return fmt.Errorf("%w: options: FileMode %v has non-permission bits", store.ErrInvalid, o.FileMode)
 	}
 	return nil
 }

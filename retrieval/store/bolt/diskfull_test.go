@@ -1,10 +1,11 @@
 //go:build linux
 
-package store
+package bolt
 
 import (
 	"bufio"
 	"fmt"
+	"github.com/rerankd/rerankd/retrieval/store"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -89,7 +90,7 @@ func TestDiskFull(t *testing.T) {
 			t.Fatalf("acknowledged %s lost: %v", id, err)
 		}
 	}
-	st, err := s.Check(func(p Problem) { t.Errorf("after disk full: %v", p) })
+	st, err := s.Check(func(p store.Problem) { t.Errorf("after disk full: %v", p) })
 	if err != nil || st.Problems != 0 {
 		t.Fatalf("check: %+v %v", st, err)
 	}

@@ -1,29 +1,13 @@
-package store
+package bolt
 
 import (
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
-
-// Problem is one defect found by Check.
-type Problem struct {
-	Namespace string
-	ID        string // empty for namespace-level problems
-	Kind      string // "memory", "vector", "orphan-vector", "namespace", "vecgen"
-	Err       error
-}
-
-func (p Problem) String() string {
-	return fmt.Sprintf("%s %s/%s: %v", p.Kind, p.Namespace, p.ID, p.Err)
-}
-
-// CheckStats summarises a Check run.
-type CheckStats struct {
-	Namespaces, Memories, Vectors, Problems int
-}
 
 // Check walks every record in one read transaction, decoding and validating
 // each, and calls fn (if non-nil) for every problem: undecodable or
@@ -31,8 +15,8 @@ type CheckStats struct {
 // vector records, vectors without a memory, and invalid namespace names. It
 // also runs bbolt's own page-level consistency check. The returned error is
 // non-nil only if the walk itself failed; corruption is reported through fn
-// and CheckStats.Problems.
-func (s *Store) Check(fn func(Problem)) (CheckStats, error) {
+// and store.CheckStats.Problems.
+func (s *Store) Check(fn func(store.Problem)) (store.CheckStats, error) {
 	return s.CheckProgress(fn, nil)
 }
 
@@ -43,8 +27,8 @@ const progressEvery = 1024
 // records walked so far and their total (memories and vectors, counted
 // first from the buckets' own statistics), every progressEvery records
 // and once at the end with done == total.
-func (s *Store) CheckProgress(fn func(Problem), progress func(done, total int64)) (CheckStats, error) {
-	var st CheckStats
+func (s *Store) CheckProgress(fn func(store.Problem), progress func(done, total int64)) (store.CheckStats, error) {
+	var st store.CheckStats
 	var done, total int64
 	step := func() {
 		done++
@@ -52,15 +36,15 @@ func (s *Store) CheckProgress(fn func(Problem), progress func(done, total int64)
 			progress(done, max(total, done))
 		}
 	}
-	report := func(p Problem) {
+	report := func(p store.Problem) {
 		st.Problems++
 		if fn != nil {
 			fn(p)
 		}
 	}
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bbolt.Tx) error {
 		for err := range tx.Check() {
-			report(Problem{Kind: "page", Err: fmt.Errorf("%w: %w", ErrCorrupt, err)})
+			report(store.Problem{Kind: "page", Err: fmt.Errorf("%w: %w", store.ErrCorrupt, err)})
 		}
 		memTop, embTop := tx.Bucket(bucketMemories), tx.Bucket(bucketEmbeddings)
 		if progress != nil {
@@ -70,7 +54,7 @@ func (s *Store) CheckProgress(fn func(Problem), progress func(done, total int64)
 			ns := string(nsKey)
 			st.Namespaces++
 			if err := memory.ValidateNamespace(ns); err != nil {
-				report(Problem{Namespace: ns, Kind: "namespace", Err: err})
+				report(store.Problem{Namespace: ns, Kind: "namespace", Err: err})
 			}
 			return memTop.Bucket(nsKey).ForEach(func(k, v []byte) error {
 				st.Memories++
@@ -80,7 +64,7 @@ func (s *Store) CheckProgress(fn func(Problem), progress func(done, total int64)
 					err = m.Validate()
 				}
 				if err != nil {
-					report(Problem{Namespace: ns, ID: string(k), Kind: "memory", Err: err})
+					report(store.Problem{Namespace: ns, ID: string(k), Kind: "memory", Err: err})
 				}
 				return nil
 			})
@@ -94,11 +78,11 @@ func (s *Store) CheckProgress(fn func(Problem), progress func(done, total int64)
 				st.Vectors++
 				step()
 				if _, err := decodeVector(v); err != nil {
-					report(Problem{Namespace: ns, ID: string(k), Kind: "vector", Err: recordErr("vector", ns, string(k), err)})
+					report(store.Problem{Namespace: ns, ID: string(k), Kind: "vector", Err: store.RecordErr("vector", ns, string(k), err)})
 				}
 				if mb == nil || mb.Get(k) == nil {
-					report(Problem{Namespace: ns, ID: string(k), Kind: "orphan-vector",
-						Err: fmt.Errorf("%w: vector without memory", ErrCorrupt)})
+					report(store.Problem{Namespace: ns, ID: string(k), Kind: "orphan-vector",
+						Err: fmt.Errorf("%w: vector without memory", store.ErrCorrupt)})
 				}
 				return nil
 			})
@@ -110,7 +94,7 @@ func (s *Store) CheckProgress(fn func(Problem), progress func(done, total int64)
 		if gens := tx.Bucket(bucketVecGen); gens != nil {
 			return gens.ForEach(func(k, v []byte) error {
 				if _, err := decodeVectorGen(v); err != nil {
-					report(Problem{Namespace: string(k), Kind: "vecgen", Err: err})
+					report(store.Problem{Namespace: string(k), Kind: "vecgen", Err: err})
 				}
 				return nil
 			})
@@ -124,7 +108,7 @@ func (s *Store) CheckProgress(fn func(Problem), progress func(done, total int64)
 }
 
 // recordCount is the number of records in top's per-namespace buckets.
-func recordCount(top *bolt.Bucket) int64 {
+func recordCount(top *bbolt.Bucket) int64 {
 	var n int64
 	_ = top.ForEachBucket(func(k []byte) error {
 		n += int64(top.Bucket(k).Stats().KeyN)

@@ -1,31 +1,26 @@
-package store
+package bolt
 
 import (
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
-
-// Item is one memory and its optional embedding, for PutBatch.
-type Item struct {
-	Memory memory.Memory
-	Vector []float32 // nil: no embedding
-}
 
 // Put stores m (replacing any memory with the same namespace and ID) and its
 // embedding vec. A nil vec removes any previous embedding of that ID, so a
 // stored vector never outlives the text it was computed from. Put returns
 // only after the write is durable (see Options.NoSync).
 func (s *Store) Put(m memory.Memory, vec []float32) error {
-	return s.PutBatch([]Item{{Memory: m, Vector: vec}})
+	return s.PutBatch([]store.Item{{Memory: m, Vector: vec}})
 }
 
 // PutBatch stores all items in one transaction: either every item is written
 // and durable, or (on any validation or I/O error) none is. Items are applied
 // in order, so a later duplicate (namespace, ID) wins.
-func (s *Store) PutBatch(items []Item) error {
+func (s *Store) PutBatch(items []store.Item) error {
 	if len(items) == 0 {
 		return nil
 	}
@@ -40,7 +35,7 @@ func (s *Store) PutBatch(items []Item) error {
 			return fmt.Errorf("store: put item %d (%s/%s): %w", i, m.Namespace, m.ID, err)
 		}
 		if it.Vector != nil {
-			if err := validateVector(it.Vector, s.opts.Dimension); err != nil {
+			if err := store.ValidateVector(it.Vector, s.opts.Dimension); err != nil {
 				return fmt.Errorf("store: put item %d (%s/%s): %w", i, m.Namespace, m.ID, err)
 			}
 			recs[i].vec = encodeVector(it.Vector)
@@ -51,7 +46,7 @@ func (s *Store) PutBatch(items []Item) error {
 		}
 		recs[i].ns, recs[i].id, recs[i].mem = []byte(m.Namespace), []byte(m.ID), b
 	}
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bbolt.Tx) error {
 		memTop, embTop := tx.Bucket(bucketMemories), tx.Bucket(bucketEmbeddings)
 		changed := map[string]bool{} // namespaces whose vectors this batch changes
 		for _, r := range recs {
@@ -94,16 +89,16 @@ func (s *Store) PutBatch(items []Item) error {
 }
 
 // Delete removes the memory ns/id and its embedding, durably. It returns an
-// error wrapping ErrNotFound if the memory does not exist. Deleting the last
+// error wrapping store.ErrNotFound if the memory does not exist. Deleting the last
 // memory of a namespace removes the namespace.
 func (s *Store) Delete(ns, id string) error {
-	if err := validateKeys(ns, id); err != nil {
+	if err := store.ValidateKeys(ns, id); err != nil {
 		return err
 	}
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bbolt.Tx) error {
 		mb, eb := nsBuckets(tx, ns)
 		if mb == nil || mb.Get([]byte(id)) == nil {
-			return ErrNotFound
+			return store.ErrNotFound
 		}
 		if err := mb.Delete([]byte(id)); err != nil {
 			return err
@@ -135,16 +130,6 @@ func (s *Store) Delete(ns, id string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("store: delete %s/%s: %w", ns, id, err)
-	}
-	return nil
-}
-
-func validateKeys(ns, id string) error {
-	if err := memory.ValidateNamespace(ns); err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
-	if err := memory.ValidateID(id); err != nil {
-		return fmt.Errorf("store: %w", err)
 	}
 	return nil
 }
