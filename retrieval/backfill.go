@@ -80,17 +80,18 @@ func (e *Engine) backfillSpace(ns string, run *backfillRun) error {
 	if err != nil {
 		return err
 	}
-	after := ""
-	for {
+	if err := e.ctx.Err(); err != nil {
+		return err
+	}
+	for pg, err := range store.Pages(e.st, ns, e.cfg.PageSize, true) {
+		if err != nil {
+			return fmt.Errorf("retrieval: back-fill %q after %q: %w", ns, pg.After, err)
+		}
 		if err := e.ctx.Err(); err != nil {
 			return err
 		}
-		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, true)
-		if err != nil {
-			return fmt.Errorf("retrieval: back-fill %q after %q: %w", ns, after, err)
-		}
 		var todo []store.Record
-		for _, r := range recs {
+		for _, r := range pg.Records {
 			if embed.Check(r.Vector, e.dim) != nil {
 				todo = append(todo, r)
 			}
@@ -102,15 +103,12 @@ func (e *Engine) backfillSpace(ns string, run *backfillRun) error {
 				return err
 			}
 		}
-		run.done += len(recs)
+		run.done += len(pg.Records)
 		if e.cfg.Progress != nil {
 			e.cfg.Progress("backfill", run.done, run.total)
 		}
-		if next == "" {
-			return nil
-		}
-		after = next
 	}
+	return nil
 }
 
 // backfillBatch embeds one batch and stores the vectors of the memories
@@ -177,8 +175,8 @@ func (e *Engine) fillVectors(ns string, sp *space, vecs map[string][]float32, te
 		if sp.touched != nil {
 			sp.touched[id] = struct{}{}
 		}
-		ix.vec.Delete(id)
-		if err := ix.vec.Add(id, vecs[id]); err != nil {
+		ix.Vec.Delete(id)
+		if err := ix.Vec.Add(id, vecs[id]); err != nil {
 			sp.dirty.Store(true) // stored but not indexed: Check rebuilds
 		}
 	}

@@ -187,7 +187,7 @@ func TestBackfillKeepsNewerWrite(t *testing.T) {
 				t.Fatalf("the back-fill overwrote the newer vector: %v, %v", v, err)
 			}
 			sp, _ := e.space("a", false)
-			if sp.ix().vec.Has("o000") == tc.gone {
+			if sp.ix().Vec.Has("o000") == tc.gone {
 				t.Fatalf("index has o000: %v", !tc.gone)
 			}
 			if s := e.Stats("a"); s.Backfilled != 2 {

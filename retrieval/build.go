@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // errStopped ends a build cut short by Close.
@@ -144,7 +144,7 @@ func (e *Engine) build() error {
 // since the build began (their index entry is already newer). It returns
 // the number of memories read.
 func (e *Engine) buildSpace(ns string, sp *space, phase string, progress func(int)) (int, error) {
-	read, after := 0, ""
+	read := 0
 	defer func() {
 		// Even a failed build marks the index ready: it holds every record
 		// that could be read, and scanning forever would be worse.
@@ -154,43 +154,45 @@ func (e *Engine) buildSpace(ns string, sp *space, phase string, progress func(in
 			sp.vecReady.Store(true)
 		}
 	}()
-	for {
+	stopped := func() bool {
 		select {
 		case <-e.stop:
 			// Incomplete: never to be snapshotted (nor trusted by Check).
 			sp.dirty.Store(true)
-			return read, errStopped
+			return true
 		default:
+			return false
 		}
-		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, phase == "vector")
+	}
+	if stopped() {
+		return read, errStopped
+	}
+	for pg, err := range store.Pages(e.st, ns, e.cfg.PageSize, phase == "vector") {
 		if err != nil {
 			sp.dirty.Store(true)
-			return read, fmt.Errorf("retrieval: build %s index of %q after %q: %w", phase, ns, after, err)
+			return read, fmt.Errorf("retrieval: build %s index of %q after %q: %w", phase, ns, pg.After, err)
+		}
+		if stopped() {
+			return read, errStopped
 		}
 		sp.mu.Lock()
 		ix := sp.ix()
-		for _, r := range recs {
+		for _, r := range pg.Records {
 			if _, live := sp.touched[r.Memory.ID]; live {
 				continue
 			}
 			if phase == "bm25" {
-				e.addLex(ix.lex, r.Memory)
-				ix.order.add(r.Memory.ID, r.Memory.Source, r.Memory.Time)
-			} else if embed.Check(r.Vector, e.dim) == nil {
+				ix.PutText(r.Memory)
+			} else if err := ix.PutVector(r.Memory.ID, r.Vector); err != nil {
 				// Stored vectors of another dimension (the embedding
-				// model changed) are left out rather than failing the
-				// build; Check reports them.
-				if err := ix.vec.Add(r.Memory.ID, r.Vector); err != nil {
-					sp.dirty.Store(true)
-				}
+				// model changed) are left out by PutVector rather than
+				// failing the build; Check reports them.
+				sp.dirty.Store(true)
 			}
 		}
 		sp.mu.Unlock()
-		read += len(recs)
+		read += len(pg.Records)
 		progress(read)
-		if next == "" {
-			return read, nil
-		}
-		after = next
 	}
+	return read, nil
 }

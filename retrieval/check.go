@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // Disagreement is one namespace whose indexes did not match the store.
@@ -100,41 +101,35 @@ func (e *Engine) checkSpace(ns string, repair bool) (*Disagreement, int, int, er
 	ix := sp.ix()
 	inStore := map[string]bool{}
 	other := 0
-	after := ""
-	for {
-		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, e.dim > 0)
+	for pg, err := range store.Pages(e.st, ns, e.cfg.PageSize, e.dim > 0) {
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("retrieval: check %q: %w", ns, err)
 		}
-		for _, r := range recs {
+		for _, r := range pg.Records {
 			id := r.Memory.ID
 			inStore[id] = true
-			if !ix.lex.Has(id) && len(d.Missing) < maxListed {
+			if !ix.Lex.Has(id) && len(d.Missing) < maxListed {
 				d.Missing = append(d.Missing, id)
 			}
 			if embed.Check(r.Vector, e.dim) == nil {
 				d.StoreVectors++
-				if !ix.vec.Has(id) && len(d.MissingVectors) < maxListed {
+				if !ix.Vec.Has(id) && len(d.MissingVectors) < maxListed {
 					d.MissingVectors = append(d.MissingVectors, id)
 				}
 			} else if r.Vector != nil && len(r.Vector) != e.dim {
 				other++
 			}
 		}
-		if next == "" {
-			break
-		}
-		after = next
 	}
 	d.StoreMemories = len(inStore)
-	d.IndexedMemories = ix.lex.Len()
-	for _, id := range ix.lex.IDs() {
+	d.IndexedMemories = ix.Lex.Len()
+	for _, id := range ix.Lex.IDs() {
 		if !inStore[id] && len(d.Extra) < maxListed {
 			d.Extra = append(d.Extra, id)
 		}
 	}
-	if ix.vec != nil {
-		d.IndexedVectors = ix.vec.Len()
+	if ix.Vec != nil {
+		d.IndexedVectors = ix.Vec.Len()
 	}
 	ok := !d.Dirty && len(d.Missing) == 0 && len(d.Extra) == 0 && len(d.MissingVectors) == 0 &&
 		d.StoreMemories == d.IndexedMemories && d.StoreVectors == d.IndexedVectors
@@ -157,25 +152,15 @@ func (e *Engine) rebuildLocked(ns string, sp *space) error {
 	if err != nil {
 		return err
 	}
-	after := ""
-	for {
-		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, e.dim > 0)
+	for pg, err := range store.Pages(e.st, ns, e.cfg.PageSize, e.dim > 0) {
 		if err != nil {
 			return fmt.Errorf("retrieval: rebuild %q: %w", ns, err)
 		}
-		for _, r := range recs {
-			e.addLex(fresh.lex, r.Memory)
-			fresh.order.add(r.Memory.ID, r.Memory.Source, r.Memory.Time)
-			if embed.Check(r.Vector, e.dim) == nil {
-				if err := fresh.vec.Add(r.Memory.ID, r.Vector); err != nil {
-					return fmt.Errorf("retrieval: rebuild %q: vector of %q: %w", ns, r.Memory.ID, err)
-				}
+		for _, r := range pg.Records {
+			if err := fresh.Put(r.Memory, r.Vector); err != nil {
+				return fmt.Errorf("retrieval: rebuild %q: vector of %q: %w", ns, r.Memory.ID, err)
 			}
 		}
-		if next == "" {
-			break
-		}
-		after = next
 	}
 	// Readers that loaded the old pair finish on it; new ones see the
 	// rebuilt pair.

@@ -12,19 +12,6 @@ import (
 	"github.com/rerankd/rerankd/retrieval/post"
 )
 
-// VectorIndex is what the Engine needs from an approximate nearest
-// neighbour index; retrieval/hnsw's implementations satisfy it. Vectors are
-// normalised by the index; Add refuses zero vectors and wrong dimensions.
-type VectorIndex interface {
-	Add(id string, vec []float32) error
-	Delete(id string) bool
-	Search(vec []float32, k int) ([]hnsw.Hit, error)
-	Len() int
-	// Has reports whether id is in the index; Check uses it to compare
-	// the index with the store ID by ID, not only by count.
-	Has(id string) bool
-}
-
 // Config configures an Engine. Start from DefaultConfig.
 type Config struct {
 	// BM25 configures every namespace's lexical index. Its Analyzer (nil:

@@ -95,7 +95,7 @@
 // memory's Config.SpeakerKey metadata and its Time's year, month and
 // day), optional pseudo-relevance feedback (a second pass with the added
 // terms), then optional context over each source's time order, kept with
-// the other indexes (indexes.order). The stage's score is what fusion
+// the other indexes (index.Order). The stage's score is what fusion
 // sees; Scores keeps "bm25", the first pass's (BM25F's with fields), and
 // adds "lexical". The scan level uses the ranking's k1 and b only.
 //

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/rerankd/rerankd/retrieval/bm25"
 	"github.com/rerankd/rerankd/retrieval/hnsw"
+	"github.com/rerankd/rerankd/retrieval/index"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
@@ -86,7 +86,7 @@ type Engine struct {
 // of the indexes need no lock of their own (the indexes are concurrent).
 type space struct {
 	mu  ctxMutex
-	cur atomic.Pointer[indexes] // swapped whole by a repair
+	cur atomic.Pointer[index.Set] // swapped whole by a repair
 
 	lexReady, vecReady atomic.Bool
 	// touched holds IDs written since the start-up build began; the build
@@ -121,17 +121,8 @@ type space struct {
 // vecInfo is how a namespace's vector index was made at start.
 type vecInfo struct{ source, miss string }
 
-// indexes is one namespace's index pair.
-type indexes struct {
-	lex *bm25.Index
-	// order places memories within their source, for the context stage;
-	// it is updated with lex.
-	order *sourceOrder
-	vec   VectorIndex // nil when the engine has no vector dimension
-}
-
 // ix returns the current indexes; load once per operation.
-func (sp *space) ix() *indexes { return sp.cur.Load() }
+func (sp *space) ix() *index.Set { return sp.cur.Load() }
 
 // New returns an Engine over st. emb may be nil. The engine starts with
 // empty, not-ready indexes for the namespaces already in the store: until
@@ -239,19 +230,13 @@ func (e *Engine) newSpace() (*space, error) {
 	return sp, nil
 }
 
-// newIndexes returns an empty index pair.
-func (e *Engine) newIndexes() (*indexes, error) {
-	lex, err := bm25.New(e.cfg.BM25)
-	if err != nil {
-		return nil, err
-	}
-	ix := &indexes{lex: lex, order: newSourceOrder()}
+// newIndexes returns a namespace's empty indexes.
+func (e *Engine) newIndexes() (*index.Set, error) {
+	cfg := index.Config{BM25: e.cfg.BM25, SpeakerKey: e.cfg.SpeakerKey}
 	if e.dim > 0 {
-		if ix.vec, err = hnsw.New(e.snapIndex); err != nil {
-			return nil, fmt.Errorf("retrieval: vector index: %w", err)
-		}
+		cfg.Vectors = e.snapIndex
 	}
-	return ix, nil
+	return index.New(cfg)
 }
 
 // space returns ns's indexes, creating them when create is set.
@@ -362,9 +347,9 @@ func (e *Engine) Stats(ns string) Stats {
 		return st
 	}
 	ix := sp.ix()
-	st.Indexed = ix.lex.Len()
-	if ix.vec != nil {
-		st.Vectors = ix.vec.Len()
+	st.Indexed = ix.Lex.Len()
+	if ix.Vec != nil {
+		st.Vectors = ix.Vec.Len()
 	}
 	st.Ready = sp.lexReady.Load() && sp.vecReady.Load()
 	if in := sp.info.Load(); in != nil {

@@ -8,10 +8,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/rerankd/rerankd/lexical"
-	"github.com/rerankd/rerankd/retrieval/bm25"
-	"github.com/rerankd/rerankd/retrieval/memory"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/rerankd/rerankd/retrieval/bm25"
+	"github.com/rerankd/rerankd/retrieval/index"
 )
 
 // Fields is field-aware matching: BM25F (bm25.Index.SearchFields;
@@ -54,60 +54,21 @@ type Fields struct {
 	TimeB    float64 // length normalisation within the time field, [0, 1]
 }
 
-// Field numbers in bm25.Fields.
-const (
-	fieldSpeaker = 0
-	fieldTime    = 1
-)
-
 func (f Fields) on() bool { return f.Speaker != 0 || f.Time != 0 }
 
 // params are f as bm25's field parameters.
 func (f Fields) params() bm25.FieldParams {
 	var p bm25.FieldParams
-	p.Weight[fieldSpeaker], p.B[fieldSpeaker] = f.Speaker, f.SpeakerB
-	p.Weight[fieldTime], p.B[fieldTime] = f.Time, f.TimeB
+	p.Weight[index.FieldSpeaker], p.B[index.FieldSpeaker] = f.Speaker, f.SpeakerB
+	p.Weight[index.FieldTime], p.B[index.FieldTime] = f.Time, f.TimeB
 	return p
 }
 
 // DefaultSpeakerKey is Config.SpeakerKey's default.
 const DefaultSpeakerKey = "speaker"
 
-// lexFields returns m's speaker and time fields for the BM25 index.
-func (e *Engine) lexFields(an *lexical.Analyzer, m memory.Memory) bm25.Fields {
-	var f bm25.Fields
-	if k := e.cfg.SpeakerKey; k != "" {
-		if s := m.Metadata[k]; s != "" {
-			f[fieldSpeaker] = an.Terms(s)
-		}
-	}
-	f[fieldTime] = memoryTimeTerms(m)
-	return f
-}
-
-// addLex indexes m's text and fields in lex.
-func (e *Engine) addLex(lex *bm25.Index, m memory.Memory) {
-	lex.AddFields(m.ID, m.Text, e.lexFields(lex.Analyzer(), m))
-}
-
-// Time terms. They start with '@', which no analysed term contains, so
-// they never meet a text term: "@y2023" (year), "@m10" (month),
-// "@d10-13" (month and day, any year).
-func yearTerm(y int) string   { return "@y" + strconv.Itoa(y) }
-func monthTerm(m int) string  { return "@m" + strconv.Itoa(m) }
-func dayTerm(m, d int) string { return "@d" + strconv.Itoa(m) + "-" + strconv.Itoa(d) }
-
 func validDay(m, d int) bool   { return m >= 1 && m <= 12 && d >= 1 && d <= 31 }
 func plausibleYear(y int) bool { return y >= 1900 && y <= 2099 }
-
-// memoryTimeTerms are the time field of m: none when it has no time.
-func memoryTimeTerms(m memory.Memory) []string {
-	if m.Time.IsZero() {
-		return nil
-	}
-	y, mo, d := m.Time.Date()
-	return []string{yearTerm(y), monthTerm(int(mo)), dayTerm(int(mo), d)}
-}
 
 // English month names and abbreviations, by number.
 var (
@@ -154,12 +115,12 @@ func queryTimeTerms(text string) []string {
 	isDay := func(i int) bool { return isNum(i) && words[i].num >= 1 && words[i].num <= 31 && words[i].digits <= 2 }
 	for i, w := range words {
 		if w.num >= 0 && w.digits == 4 && !w.ordinal && plausibleYear(w.num) {
-			emit(yearTerm(w.num))
+			emit(index.YearTerm(w.num))
 			// ISO date: 2023-10-13 or 2023/10/13.
 			if i+2 < len(words) && (words[i+1].sep == "-" || words[i+1].sep == "/") && words[i+2].sep == words[i+1].sep &&
 				isDay(i+1) && isDay(i+2) && validDay(words[i+1].num, words[i+2].num) {
-				emit(monthTerm(words[i+1].num))
-				emit(dayTerm(words[i+1].num, words[i+2].num))
+				emit(index.MonthTerm(words[i+1].num))
+				emit(index.DayTerm(words[i+1].num, words[i+2].num))
 			}
 			continue
 		}
@@ -177,14 +138,14 @@ func queryTimeTerms(text string) []string {
 		if !ok {
 			continue
 		}
-		emit(monthTerm(m))
+		emit(index.MonthTerm(m))
 		switch {
 		case isDay(i+1) && !words[i+1].start: // October 13, October 13th
-			emit(dayTerm(m, words[i+1].num))
+			emit(index.DayTerm(m, words[i+1].num))
 		case isDay(i-1) && !w.start: // 13 October
-			emit(dayTerm(m, words[i-1].num))
+			emit(index.DayTerm(m, words[i-1].num))
 		case i >= 2 && words[i-1].lower == "of" && !words[i-1].start && isDay(i-2): // 13th of October
-			emit(dayTerm(m, words[i-2].num))
+			emit(index.DayTerm(m, words[i-2].num))
 		}
 	}
 	for _, t := range chineseTimeTerms(text) {
@@ -263,7 +224,7 @@ func chineseTimeTerms(text string) []string {
 	var out []string
 	for _, m := range zhYear.FindAllStringSubmatch(text, -1) {
 		if y, _ := strconv.Atoi(m[1]); plausibleYear(y) {
-			out = append(out, yearTerm(y))
+			out = append(out, index.YearTerm(y))
 		}
 	}
 	for _, m := range zhMonth.FindAllStringSubmatch(text, -1) {
@@ -271,9 +232,9 @@ func chineseTimeTerms(text string) []string {
 		if mo < 1 || mo > 12 {
 			continue
 		}
-		out = append(out, monthTerm(mo))
+		out = append(out, index.MonthTerm(mo))
 		if d := zhNumber(m[3]); m[3] != "" && validDay(mo, d) {
-			out = append(out, dayTerm(mo, d))
+			out = append(out, index.DayTerm(mo, d))
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/retrieval/index"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
@@ -68,8 +69,8 @@ func TestMemoryTimeTerms(t *testing.T) {
 		{time.Time{}, nil},
 	}
 	for _, tc := range tests {
-		if got := memoryTimeTerms(memory.Memory{Time: tc.at}); !slices.Equal(got, tc.want) {
-			t.Errorf("memoryTimeTerms(%v) = %q, want %q", tc.at, got, tc.want)
+		if got := index.TimeTerms(memory.Memory{Time: tc.at}); !slices.Equal(got, tc.want) {
+			t.Errorf("TimeTerms(%v) = %q, want %q", tc.at, got, tc.want)
 		}
 	}
 }

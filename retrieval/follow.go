@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/index"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
@@ -158,7 +158,7 @@ func (e *Engine) load(ns string, sp *space) {
 	if err == nil {
 		sp.lexReady.Store(true)
 		sp.vecReady.Store(true)
-		fs.bytes.Store(sp.ix().bytes(e.dim) + fs.recs.size())
+		fs.bytes.Store(sp.ix().Bytes() + fs.recs.size())
 	}
 	sp.mu.Unlock()
 	if err != nil {
@@ -171,7 +171,7 @@ func (e *Engine) load(ns string, sp *space) {
 		return
 	}
 	e.loads.Add(1)
-	e.log.Debug("memory index built from the shared store", "memories", sp.ix().lex.Len(), "took", time.Since(t0))
+	e.log.Debug("memory index built from the shared store", "memories", sp.ix().Lex.Len(), "took", time.Since(t0))
 	// Within budget before the first search is let in, so that what it
 	// and /metrics see is the state after the eviction.
 	e.enforceBudget(ns)
@@ -194,7 +194,7 @@ func (e *Engine) loadLocked(ns string, sp *space) (bool, error) {
 		switch {
 		case err == nil:
 			old := sp.ix()
-			sp.cur.Store(&indexes{lex: old.lex, order: old.order, vec: idx})
+			sp.cur.Store(old.WithVectors(idx))
 			from, vectors = at, false // the changes after at bring the vectors up to date
 			sp.follow.snapSeq.Store(at)
 			e.snapLoads.Add(1)
@@ -214,28 +214,24 @@ func (e *Engine) loadLocked(ns string, sp *space) (bool, error) {
 		}
 	}
 	ix := sp.ix()
-	after := ""
-	for {
-		if e.ctx.Err() != nil {
-			return false, errStopped
-		}
-		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, e.dim > 0)
+	if e.ctx.Err() != nil {
+		return false, errStopped
+	}
+	for pg, err := range store.Pages(e.st, ns, e.cfg.PageSize, e.dim > 0) {
 		if err != nil {
 			return false, err
 		}
-		for _, r := range recs {
+		if e.ctx.Err() != nil {
+			return false, errStopped
+		}
+		for _, r := range pg.Records {
 			if vectors {
 				e.applyRecord(sp, ix, r)
 			} else { // the vector index came from the snapshot
-				e.addLex(ix.lex, r.Memory)
-				ix.order.add(r.Memory.ID, r.Memory.Source, r.Memory.Time)
+				ix.PutText(r.Memory)
 				sp.follow.recs.put(r)
 			}
 		}
-		if next == "" {
-			break
-		}
-		after = next
 	}
 	sp.follow.applied = store.Cursor{Seq: from + 1} // after every change of from
 	sp.follow.through.Store(from)
@@ -253,7 +249,7 @@ func (e *Engine) catchUpLocked(ctx context.Context, ns string, sp *space, target
 	defer func() {
 		if applied > 0 {
 			e.caughtUp.Add(int64(applied))
-			fs.bytes.Store(ix.bytes(e.dim) + fs.recs.size())
+			fs.bytes.Store(ix.Bytes() + fs.recs.size())
 			fs.changedAt.Store(time.Now().UnixNano())
 		}
 	}()
@@ -271,12 +267,8 @@ func (e *Engine) catchUpLocked(ctx context.Context, ns string, sp *space, target
 		for _, c := range changes {
 			if c.Deleted {
 				id := c.Record.Memory.ID
-				ix.lex.Delete(id)
-				ix.order.delete(id)
+				ix.Remove(id)
 				fs.recs.delete(id)
-				if ix.vec != nil {
-					ix.vec.Delete(id)
-				}
 			} else {
 				e.applyRecord(sp, ix, c.Record)
 			}
@@ -300,20 +292,11 @@ func (e *Engine) catchUpLocked(ctx context.Context, ns string, sp *space, target
 
 // applyRecord puts one memory's current state into ix (replacing any
 // earlier state of its ID).
-func (e *Engine) applyRecord(sp *space, ix *indexes, r store.Record) {
-	m := r.Memory
-	e.addLex(ix.lex, m)
-	ix.order.add(m.ID, m.Source, m.Time)
+func (e *Engine) applyRecord(sp *space, ix *index.Set, r store.Record) {
 	if sp.follow != nil {
 		sp.follow.recs.put(r)
 	}
-	if ix.vec == nil {
-		return
-	}
-	ix.vec.Delete(m.ID)
-	if embed.Check(r.Vector, e.dim) == nil {
-		if err := ix.vec.Add(m.ID, r.Vector); err != nil {
-			sp.dirty.Store(true)
-		}
+	if err := ix.Put(r.Memory, r.Vector); err != nil {
+		sp.dirty.Store(true)
 	}
 }

@@ -4,18 +4,6 @@ import (
 	"slices"
 )
 
-// bytes estimates ix's memory for Config.IndexMemory.
-func (ix *indexes) bytes(dim int) int64 {
-	const perOrder = 96   // source order entry: key, map entry
-	const perVector = 320 // HNSW node: neighbour lists, map entries
-	n := int64(ix.lex.Len())
-	b := ix.lex.Bytes() + n*perOrder
-	if ix.vec != nil {
-		b += int64(ix.vec.Len()) * (int64(dim)*4 + perVector)
-	}
-	return b
-}
-
 // drop forgets sp if it is still ns's space: the next use builds anew.
 func (e *Engine) drop(ns string, sp *space) {
 	e.mu.Lock()

@@ -73,7 +73,7 @@ func (e *Engine) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
 	sp.mu.Lock()
 	at, ix, dirty := fs.through.Load(), sp.ix(), sp.dirty.Load()
 	sp.mu.Unlock()
-	sv, ok := ix.vec.(savable)
+	sv, ok := ix.Vec.(savable)
 	if dirty || !ok || at == 0 || sv.Len() < e.cfg.SnapshotMinVectors {
 		return
 	}

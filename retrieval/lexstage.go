@@ -5,10 +5,12 @@ import (
 	"context"
 	"slices"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval/bm25"
+	"github.com/rerankd/rerankd/retrieval/index"
 	"github.com/rerankd/rerankd/tracing/span"
-	"go.opentelemetry.io/otel/attribute"
 )
 
 // lexHit is one candidate of the lexical stage: its final lexical score
@@ -22,9 +24,9 @@ type lexHit struct {
 // (BM25F over text, speaker and time when r has Fields), then
 // pseudo-relevance feedback and neighbour context when r has them.
 // Each stage has its span, with counts only.
-func lexicalStage(ctx context.Context, ix *indexes, text string, depth int, r Ranking) []lexHit {
+func lexicalStage(ctx context.Context, ix *index.Set, text string, depth int, r Ranking) []lexHit {
 	_, asp := span.Start(ctx, tracerName, "rerankd.query_analysis")
-	terms, a := analyseQuery(ix.lex.Analyzer(), text, r)
+	terms, a := analyseQuery(ix.Lex.Analyzer(), text, r)
 	if r.Fields.Time > 0 {
 		for _, t := range queryTimeTerms(text) {
 			terms = append(terms, bm25.Term{Text: t, Weight: 1})
@@ -37,15 +39,15 @@ func lexicalStage(ctx context.Context, ix *indexes, text string, depth int, r Ra
 	params, fields := bm25.Config{K1: r.K1, B: r.B}, r.Fields.params()
 
 	_, bsp := span.Start(ctx, tracerName, "rerankd.bm25", attribute.Bool("rerankd.fields", r.Fields.on()))
-	hits := ix.lex.SearchFields(terms, depth, params, fields)
+	hits := ix.Lex.SearchFields(terms, depth, params, fields)
 	bsp.SetAttributes(attribute.Int("rerankd.hits", len(hits)))
 	bsp.End()
 
 	if x := r.Expansion; x.Terms > 0 && len(hits) > 0 {
 		_, xsp := span.Start(ctx, tracerName, "rerankd.expansion")
-		added := expansionTerms(ix.lex, terms, hits[:min(x.Docs, len(hits))], x)
+		added := expansionTerms(ix.Lex, terms, hits[:min(x.Docs, len(hits))], x)
 		if len(added) > 0 {
-			hits = ix.lex.SearchFields(append(slices.Clip(terms), added...), depth, params, fields)
+			hits = ix.Lex.SearchFields(append(slices.Clip(terms), added...), depth, params, fields)
 		}
 		xsp.SetAttributes(attribute.Int("rerankd.added_terms", len(added)), attribute.Int("rerankd.hits", len(hits)))
 		xsp.End()
@@ -57,7 +59,7 @@ func lexicalStage(ctx context.Context, ix *indexes, text string, depth int, r Ra
 	}
 	if r.Context.on() && len(hits) > 0 {
 		_, csp := span.Start(ctx, tracerName, "rerankd.context", attribute.Int("rerankd.candidates", len(out)))
-		out = withContext(ix.order, hits, r.Context, depth)
+		out = withContext(ix.Order, hits, r.Context, depth)
 		csp.SetAttributes(attribute.Int("rerankd.kept", len(out)))
 		csp.End()
 	}
@@ -110,7 +112,7 @@ func expansionTerms(lex *bm25.Index, query []bm25.Term, fb []bm25.Hit, x Expansi
 // are returned, by score descending then ID. The order is read under one
 // lock, and the accumulators live in one slice: this stage must stay
 // cheap next to BM25 itself (BenchmarkSearchRanking).
-func withContext(order *sourceOrder, hits []bm25.Hit, c Context, depth int) []lexHit {
+func withContext(order *index.Order, hits []bm25.Hit, c Context, depth int) []lexHit {
 	type acc struct {
 		id            string
 		own, bm25, nb float64
@@ -128,19 +130,19 @@ func withContext(order *sourceOrder, hits []bm25.Hit, c Context, depth int) []le
 		return &accs[i]
 	}
 	best := map[string]float64{} // by source
-	order.mu.RLock()
-	for _, h := range hits {
-		src := order.aroundLocked(h.ID, c.Window, func(n neighbour, src string) {
-			b := get(n.id, src)
-			b.nb = max(b.nb, h.Norm)
-		})
-		a := get(h.ID, src)
-		a.own, a.bm25, a.source = h.Norm, h.Score, src
-		if src != "" {
-			best[src] = max(best[src], h.Norm)
+	order.Read(func(around func(string, int, func(index.Neighbour, string)) string) {
+		for _, h := range hits {
+			src := around(h.ID, c.Window, func(n index.Neighbour, src string) {
+				b := get(n.ID, src)
+				b.nb = max(b.nb, h.Norm)
+			})
+			a := get(h.ID, src)
+			a.own, a.bm25, a.source = h.Norm, h.Score, src
+			if src != "" {
+				best[src] = max(best[src], h.Norm)
+			}
 		}
-	}
-	order.mu.RUnlock()
+	})
 	out := make([]lexHit, len(accs))
 	for i, a := range accs {
 		out[i] = lexHit{id: a.id, score: a.own + c.Neighbour*a.nb + c.Source*best[a.source], bm25: a.bm25}

@@ -8,55 +8,11 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/retrieval/bm25"
+	"github.com/rerankd/rerankd/retrieval/index"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
-
-func TestSourceOrder(t *testing.T) {
-	o := newSourceOrder()
-	at := func(min int) time.Time { return day0.Add(time.Duration(min) * time.Minute) }
-	o.add("c", "s", at(2))
-	o.add("a", "s", at(0))
-	o.add("b2", "s", at(1))
-	o.add("b1", "s", at(1)) // same time: by ID
-	o.add("x", "other", at(1))
-	o.add("lone", "", at(1)) // no source: no neighbours
-	around := func(id string, w int) []neighbour {
-		var out []neighbour
-		o.around(id, w, func(n neighbour) { out = append(out, n) })
-		return out
-	}
-	tests := []struct {
-		id   string
-		w    int
-		want []neighbour
-	}{
-		{"a", 1, []neighbour{{"b1", 1}}},
-		{"b1", 1, []neighbour{{"a", 1}, {"b2", 1}}},
-		{"b2", 2, []neighbour{{"a", 2}, {"b1", 1}, {"c", 1}}},
-		{"x", 3, nil},
-		{"lone", 3, nil},
-		{"missing", 3, nil},
-	}
-	for _, tc := range tests {
-		if got := around(tc.id, tc.w); !slices.Equal(got, tc.want) {
-			t.Errorf("around(%s, %d) = %v, want %v", tc.id, tc.w, got, tc.want)
-		}
-	}
-	o.add("a", "s", at(3)) // moved after c
-	o.delete("b2")
-	if got, want := around("c", 1), []neighbour{{"b1", 1}, {"a", 1}}; !slices.Equal(got, want) {
-		t.Errorf("after move and delete: around(c, 1) = %v, want %v", got, want)
-	}
-	o.add("x", "", at(0))
-	if got := o.source("x"); got != "" {
-		t.Errorf("x re-added without a source still has %q", got)
-	}
-	if _, ok := o.bySource["other"]; ok {
-		t.Error("empty source list kept")
-	}
-}
 
 // TestWithContext: a worked example, scores derived by hand. Source s
 // holds a, b, c in that order; d is alone in source t. BM25 hits: a (2,
@@ -69,11 +25,11 @@ func TestSourceOrder(t *testing.T) {
 // c, two places from a, is no candidate. With window 2 it joins with
 // b's 1.0, and the tie goes to the smaller ID (b, then c).
 func TestWithContext(t *testing.T) {
-	o := newSourceOrder()
+	o := index.NewOrder()
 	for i, id := range []string{"a", "b", "c"} {
-		o.add(id, "s", day0.Add(time.Duration(i)*time.Minute))
+		o.Add(id, "s", day0.Add(time.Duration(i)*time.Minute))
 	}
-	o.add("d", "t", day0)
+	o.Add("d", "t", day0)
 	hits := []bm25.Hit{{ID: "a", Score: 2, Norm: 1}, {ID: "d", Score: 1, Norm: 0.5}}
 	tests := []struct {
 		window int

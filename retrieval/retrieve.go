@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval/embed"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/tracing/span"
-	"go.opentelemetry.io/otel/attribute"
 )
 
 // Level says which retrieval level answered a query (see the package doc).
@@ -155,11 +156,11 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	switch {
 	case q.Mode == ModeBM25:
 		why = "bm25 mode requested"
-	case ix.vec == nil:
+	case ix.Vec == nil:
 		why = "no vector index (no embedder and no vector dimension configured)"
 	case !sp.vecReady.Load():
 		why = "vector index still building"
-	case ix.vec.Len() == 0:
+	case ix.Vec.Len() == 0:
 		why = "no memory in this namespace has a vector"
 	default:
 		qv, err := e.queryVector(ctx, q)
@@ -171,7 +172,7 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 			break
 		}
 		_, vsp := span.Start(ctx, tracerName, "rerankd.vector_search")
-		hits, err := ix.vec.Search(qv, depth)
+		hits, err := ix.Vec.Search(qv, depth)
 		vsp.SetAttributes(attribute.Int("rerankd.hits", len(hits)))
 		span.End(vsp, err)
 		if err != nil {
@@ -184,7 +185,7 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 		level = LevelHybrid
 	}
 	if wantVec && level != LevelHybrid {
-		if ix.vec != nil && !sp.vecReady.Load() {
+		if ix.Vec != nil && !sp.vecReady.Load() {
 			// Not the request's fault: the index is being built (at start
 			// without a snapshot, or a shared namespace's first use) and
 			// the same request succeeds shortly.
@@ -335,20 +336,20 @@ func (e *Engine) complete(c *post.Candidate, r store.Record) {
 // while the namespace's index is still being built.
 func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r Ranking) (Retrieved, error) {
 	var recs []store.Record
-	after := ""
-	for len(recs) < e.cfg.ScanLimit {
-		if err := ctx.Err(); err != nil {
-			return Retrieved{}, err
-		}
-		page, next, err := e.st.Page(ns, after, min(e.cfg.PageSize, e.cfg.ScanLimit-len(recs)), true)
+	if err := ctx.Err(); err != nil {
+		return Retrieved{}, err
+	}
+	for pg, err := range store.Pages(e.st, ns, min(e.cfg.PageSize, e.cfg.ScanLimit), true) {
 		if err != nil {
 			return Retrieved{}, fmt.Errorf("retrieval: scan: %w", mapStoreErr(err))
 		}
-		recs = append(recs, page...)
-		if next == "" {
+		recs = append(recs, pg.Records[:min(len(pg.Records), e.cfg.ScanLimit-len(recs))]...)
+		if len(recs) >= e.cfg.ScanLimit {
 			break
 		}
-		after = next
+		if err := ctx.Err(); err != nil {
+			return Retrieved{}, err
+		}
 	}
 	texts := make([]string, len(recs))
 	for i, r := range recs {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rerankd/rerankd/internal/atomicfile"
 	"github.com/rerankd/rerankd/retrieval/hnsw"
+	"github.com/rerankd/rerankd/retrieval/index"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
@@ -61,7 +62,7 @@ type snapHeader struct {
 // savable is a vector index the engine can snapshot: hnsw.HNSW (Flat has
 // no graph worth saving).
 type savable interface {
-	VectorIndex
+	index.VectorIndex
 	hnsw.Saver
 	Config() hnsw.Config
 	Dim() int

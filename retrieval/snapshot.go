@@ -125,7 +125,7 @@ func (e *Engine) adoptSnapshot(ns string, sp *space, idx savable, gen store.Vect
 	// Readers that loaded the old set finish on it; the lexical index and
 	// the source order are the same objects in both.
 	old := sp.ix()
-	sp.cur.Store(&indexes{lex: old.lex, order: old.order, vec: idx})
+	sp.cur.Store(old.WithVectors(idx))
 	sp.snapGen = gen
 	sp.vecReady.Store(true)
 	return nil
@@ -226,8 +226,8 @@ func (e *Engine) saveSnapshot(ns string, sp *space) (bool, error) {
 			return false, nil
 		}
 	}
-	sv, ok := ix.vec.(savable)
-	if !ok || ix.vec.Len() < e.cfg.SnapshotMinVectors {
+	sv, ok := ix.Vec.(savable)
+	if !ok || ix.Vec.Len() < e.cfg.SnapshotMinVectors {
 		return false, e.removeSnapshot(ns)
 	}
 	h := snapHeader{Namespace: ns, Gen: gen, Dim: e.dim, Index: sv.Config(), Vectors: sv.Len(), Saved: time.Now().UTC()}

@@ -104,7 +104,7 @@ func agrees(t *testing.T, e *Engine, ns string) {
 	}
 	ids := vectorIDs(t, e.st, ns, e.Dim())
 	sp, _ := e.space(ns, false)
-	if got := sp.ix().vec.Len(); got != len(ids) {
+	if got := sp.ix().Vec.Len(); got != len(ids) {
 		t.Fatalf("vector index has %d vectors, the store %d", got, len(ids))
 	}
 	for _, id := range ids {
@@ -274,7 +274,7 @@ func TestSnapshotRestart(t *testing.T) {
 			}
 			sp, _ := e2.space("a", false)
 			for _, id := range tc.absent {
-				if sp.ix().vec.Has(id) {
+				if sp.ix().Vec.Has(id) {
 					t.Fatalf("%s is back in the vector index", id)
 				}
 			}
@@ -336,7 +336,7 @@ func TestSnapshotReplaysStartupWrites(t *testing.T) {
 	}
 	agrees(t, e, "a")
 	sp, _ := e.space("a", false)
-	if sp.ix().vec.Has("m001") || sp.ix().vec.Has("m002") || !sp.ix().vec.Has("early") {
+	if sp.ix().Vec.Has("m001") || sp.ix().Vec.Has("m002") || !sp.ix().Vec.Has("early") {
 		t.Fatal("start-up writes not replayed onto the snapshot")
 	}
 }
@@ -433,8 +433,8 @@ func TestSnapshotCheckFindsWrongIndex(t *testing.T) {
 	e := started(t, st, snapConfig(t.TempDir()))
 	defer e.Close()
 	sp, _ := e.space("a", false)
-	sp.ix().vec.Delete("m001")
-	if err := sp.ix().vec.Add("ghost", vecFor("ghost", snapDim)); err != nil {
+	sp.ix().Vec.Delete("m001")
+	if err := sp.ix().Vec.Add("ghost", vecFor("ghost", snapDim)); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := e.Check(context.Background(), true)

@@ -219,19 +219,10 @@ func (e *Engine) indexLocked(sp *space, m memory.Memory, vec []float32) {
 		sp.touched[id] = struct{}{}
 	}
 	sp.noteWrite()
-	ix := sp.ix()
-	e.addLex(ix.lex, m)
-	ix.order.add(id, m.Source, m.Time)
-	if ix.vec == nil {
-		return
-	}
-	ix.vec.Delete(id)
-	if vec != nil {
-		if err := ix.vec.Add(id, vec); err != nil {
-			// Vectors were checked before the write, so this is an index
-			// fault; the store has the vector, and Check will rebuild.
-			sp.dirty.Store(true)
-		}
+	if err := sp.ix().Put(m, vec); err != nil {
+		// Vectors were checked before the write, so this is an index
+		// fault; the store has the vector, and Check will rebuild.
+		sp.dirty.Store(true)
 	}
 }
 
@@ -266,12 +257,7 @@ func (e *Engine) Delete(ns, id string) error {
 			sp.touched[id] = struct{}{}
 		}
 		sp.noteWrite()
-		ix := sp.ix()
-		ix.lex.Delete(id)
-		ix.order.delete(id)
-		if ix.vec != nil {
-			ix.vec.Delete(id)
-		}
+		sp.ix().Remove(id)
 	}
 	return nil
 }

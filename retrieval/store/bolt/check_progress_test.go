@@ -2,9 +2,10 @@ package bolt
 
 import (
 	"fmt"
-	"github.com/rerankd/rerankd/retrieval/store"
 	"path/filepath"
 	"testing"
+
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // TestCheckProgress: bbolt's progress total counts every memory and vector

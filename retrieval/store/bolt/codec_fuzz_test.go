@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"github.com/rerankd/rerankd/retrieval/store"
 	"hash/crc32"
 	"testing"
+
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // withHeader wraps a JSON payload in a memory record header with a valid

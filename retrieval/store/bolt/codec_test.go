@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"github.com/rerankd/rerankd/retrieval/store"
 	"hash/crc32"
 	"math"
 	"testing"
+
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 func TestDecodeVector(t *testing.T) {

@@ -3,7 +3,6 @@ package bolt
 import (
 	"bufio"
 	"fmt"
-	"github.com/rerankd/rerankd/retrieval/store"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 const (

@@ -3,10 +3,11 @@ package bolt
 import (
 	"errors"
 	"fmt"
-	"github.com/rerankd/rerankd/retrieval/store"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // TestOpenDamagedFile truncates a store at many sizes: Open must return an

@@ -5,7 +5,6 @@ package bolt
 import (
 	"bufio"
 	"fmt"
-	"github.com/rerankd/rerankd/retrieval/store"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 const diskFullEnv = "RERANKD_STORE_DISKFULL_PATH"

@@ -2,9 +2,10 @@ package bolt
 
 import (
 	"fmt"
-	"github.com/rerankd/rerankd/retrieval/store"
 	"os"
 	"time"
+
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // Defaults applied by Options.withDefaults.

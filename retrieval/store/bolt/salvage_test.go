@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/rerankd/rerankd/retrieval/store"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // corruptText flips a byte inside the first stored copy of text in the

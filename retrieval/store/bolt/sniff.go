@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/rerankd/rerankd/retrieval/store"
 	"io"
 	"os"
 	"unicode/utf8"
+
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // notAStore refuses a file that is plainly something else: a bbolt file

@@ -8,9 +8,10 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/rerankd/rerankd/retrieval/store"
 	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // StoreSchema is the on-disk store format version recorded in the meta bucket.

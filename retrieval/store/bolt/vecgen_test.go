@@ -5,8 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/rerankd/rerankd/retrieval/store"
 	bbolt "go.etcd.io/bbolt"
+
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 func TestVectorGenDamagedRecord(t *testing.T) {

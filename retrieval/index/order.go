@@ -1,4 +1,4 @@
-package retrieval
+package index
 
 import (
 	"cmp"
@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// sourceOrder keeps each source's memories in time order (ties by ID),
+// Order keeps each source's memories in time order (ties by ID),
 // so that the context stage can find a memory's neighbours: the turns
 // before and after it in the same conversation or document. Memories
 // without a Source have no neighbours. Safe for concurrent use; writers
-// hold the space's lock as for the other indexes.
-type sourceOrder struct {
+// hold the namespace's write lock, as for the other indexes.
+type Order struct {
 	mu       sync.RWMutex
 	bySource map[string][]orderKey // sorted by (time, id)
 	of       map[string]orderKey   // id → its key (source set)
@@ -32,17 +32,18 @@ func compareKeys(a, b orderKey) int {
 	return cmp.Compare(a.id, b.id)
 }
 
-func newSourceOrder() *sourceOrder {
-	return &sourceOrder{bySource: map[string][]orderKey{}, of: map[string]orderKey{}}
+// NewOrder returns an empty Order.
+func NewOrder() *Order {
+	return &Order{bySource: map[string][]orderKey{}, of: map[string]orderKey{}}
 }
 
-// add places id in source at t, replacing any earlier place of id.
+// Add places id in source at t, replacing any earlier place of id.
 // Memories mostly arrive in time order, so the insertion is usually an
 // append.
-func (o *sourceOrder) add(id, source string, t time.Time) {
+func (o *Order) Add(id, source string, t time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.deleteLocked(id)
+	o.remove(id)
 	if source == "" {
 		return
 	}
@@ -53,14 +54,14 @@ func (o *sourceOrder) add(id, source string, t time.Time) {
 	o.of[id] = k
 }
 
-// delete removes id, if present.
-func (o *sourceOrder) delete(id string) {
+// Delete removes id, if present.
+func (o *Order) Delete(id string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.deleteLocked(id)
+	o.remove(id)
 }
 
-func (o *sourceOrder) deleteLocked(id string) {
+func (o *Order) remove(id string) {
 	k, ok := o.of[id]
 	if !ok {
 		return
@@ -77,23 +78,31 @@ func (o *sourceOrder) deleteLocked(id string) {
 	}
 }
 
-// neighbour is a memory near another one in its source.
-type neighbour struct {
-	id       string
-	distance int // 1: adjacent
+// Neighbour is a memory near another one in its source.
+type Neighbour struct {
+	ID       string
+	Distance int // 1: adjacent
 }
 
-// around calls fn for each memory at most window places before or after
+// Around calls fn for each memory at most window places before or after
 // id in id's source, and returns id's source ("" when it has none).
-func (o *sourceOrder) around(id string, window int, fn func(neighbour)) string {
+func (o *Order) Around(id string, window int, fn func(Neighbour)) string {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
-	return o.aroundLocked(id, window, func(n neighbour, _ string) { fn(n) })
+	return o.around(id, window, func(n Neighbour, _ string) { fn(n) })
 }
 
-// aroundLocked is around with o.mu held (read) by the caller; fn also
-// gets the source.
-func (o *sourceOrder) aroundLocked(id string, window int, fn func(neighbour, string)) string {
+// Read calls fn with o read-locked, so that a stage making many lookups
+// sees one state of o; fn's around is Around with the source passed to
+// each call as well.
+func (o *Order) Read(fn func(around func(id string, window int, fn func(Neighbour, string)) string)) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	fn(o.around)
+}
+
+// around is Around with o.mu held (read) by the caller.
+func (o *Order) around(id string, window int, fn func(Neighbour, string)) string {
 	k, ok := o.of[id]
 	if !ok {
 		return ""
@@ -105,14 +114,14 @@ func (o *sourceOrder) aroundLocked(id string, window int, fn func(neighbour, str
 	}
 	for j := max(0, i-window); j <= min(len(list)-1, i+window); j++ {
 		if j != i {
-			fn(neighbour{id: list[j].id, distance: max(i-j, j-i)}, k.source)
+			fn(Neighbour{ID: list[j].id, Distance: max(i-j, j-i)}, k.source)
 		}
 	}
 	return k.source
 }
 
-// source returns id's source ("" when none or unknown).
-func (o *sourceOrder) source(id string) string {
+// Source returns id's source ("" when none or unknown).
+func (o *Order) Source(id string) string {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	return o.of[id].source
