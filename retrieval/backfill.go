@@ -29,7 +29,7 @@ type backfillRun struct {
 // when Close cancels e.ctx. Its errors are logged and counted, never
 // returned: a memory without a vector is still searchable lexically. It
 // returns how many vectors it stored.
-func (e *Engine) backfill() int {
+func (e *owner) backfill() int {
 	if e.emb == nil || !e.cfg.Backfill || e.dim == 0 {
 		return 0
 	}
@@ -75,7 +75,7 @@ func (e *Engine) backfill() int {
 }
 
 // backfillSpace back-fills one namespace.
-func (e *Engine) backfillSpace(ns string, run *backfillRun) error {
+func (e *owner) backfillSpace(ns string, run *backfillRun) error {
 	sp, err := e.space(ns, true)
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ func (e *Engine) backfillSpace(ns string, run *backfillRun) error {
 
 // backfillBatch embeds one batch and stores the vectors of the memories
 // that are still as they were read.
-func (e *Engine) backfillBatch(ns string, sp *space, batch []store.Record, run *backfillRun) error {
+func (e *owner) backfillBatch(ns string, sp *space, batch []store.Record, run *backfillRun) error {
 	texts := make([]string, len(batch))
 	for i, r := range batch {
 		texts[i] = r.Memory.Text
@@ -158,7 +158,7 @@ func (e *Engine) backfillBatch(ns string, sp *space, batch []store.Record, run *
 // only if its memory still has the text that was embedded and still has
 // no usable vector: a write since the page was read (a new text, or a
 // vector of its own) wins, whichever order the two take the lock in.
-func (e *Engine) fillVectors(ns string, sp *space, vecs map[string][]float32, texts map[string]string) (int, error) {
+func (e *owner) fillVectors(ns string, sp *space, vecs map[string][]float32, texts map[string]string) (int, error) {
 	if len(vecs) == 0 {
 		return 0, nil
 	}

@@ -25,15 +25,12 @@ func (e *Engine) Start() {
 	if !e.building.CompareAndSwap(false, true) {
 		panic("retrieval: Engine.Start called twice")
 	}
-	if e.feed != nil {
-		close(e.built)
-		close(e.afterBuild)
-		close(e.backfilled)
-		if !e.closed.Load() {
-			e.startFollowing()
-		}
-		return
-	}
+	e.k.start()
+}
+
+// start runs the start-up build, then the snapshots, the back-fill and the
+// idle snapshot saver, in the background.
+func (e *owner) start() {
 	if e.closed.Load() {
 		e.buildErr = errStopped
 		close(e.built)
@@ -71,7 +68,7 @@ func (e *Engine) Start() {
 }
 
 // build runs both phases over the namespaces known at New.
-func (e *Engine) build() error {
+func (e *owner) build() error {
 	e.mu.RLock()
 	names := make([]string, 0, len(e.spaces))
 	for ns := range e.spaces {
@@ -143,7 +140,7 @@ func (e *Engine) build() error {
 // it ready. Each page is applied under sp.mu, skipping IDs written live
 // since the build began (their index entry is already newer). It returns
 // the number of memories read.
-func (e *Engine) buildSpace(ns string, sp *space, phase string, progress func(int)) (int, error) {
+func (e *owner) buildSpace(ns string, sp *space, phase string, progress func(int)) (int, error) {
 	read := 0
 	defer func() {
 		// Even a failed build marks the index ready: it holds every record

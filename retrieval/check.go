@@ -50,12 +50,10 @@ const maxListed = 10
 // repair, rebuilds each namespace that disagrees. It waits for the start-up
 // build first. Writes to a namespace wait while it is checked.
 func (e *Engine) Check(ctx context.Context, repair bool) (CheckReport, error) {
-	if e.feed != nil {
-		// Other processes write between any catch-up and the comparison,
-		// so a disagreement would prove nothing; the indexes are rebuilt
-		// from the store whenever they are dropped.
-		return CheckReport{}, fmt.Errorf("%w: retrieval: check compares indexes with a store of this process alone; a shared store is checked with `rerankd store check`", ErrInvalid)
-	}
+	return e.k.check(ctx, repair)
+}
+
+func (e *owner) check(ctx context.Context, repair bool) (CheckReport, error) {
 	if err := e.Wait(ctx); err != nil {
 		return CheckReport{}, fmt.Errorf("retrieval: check: start-up build: %w", err)
 	}
@@ -90,7 +88,7 @@ func (e *Engine) Check(ctx context.Context, repair bool) (CheckReport, error) {
 }
 
 // checkSpace compares one namespace under its write lock.
-func (e *Engine) checkSpace(ns string, repair bool) (*Disagreement, int, int, error) {
+func (e *owner) checkSpace(ns string, repair bool) (*Disagreement, int, int, error) {
 	sp, err := e.space(ns, true)
 	if err != nil {
 		return nil, 0, 0, err
@@ -147,7 +145,7 @@ func (e *Engine) checkSpace(ns string, repair bool) (*Disagreement, int, int, er
 
 // rebuildLocked replaces sp's indexes by ones built from the store; sp.mu
 // is held, so no write interleaves.
-func (e *Engine) rebuildLocked(ns string, sp *space) error {
+func (e *owner) rebuildLocked(ns string, sp *space) error {
 	fresh, err := e.newIndexes()
 	if err != nil {
 		return err

@@ -43,12 +43,23 @@ type Store interface {
 // Engine indexes the memories of a store and retrieves candidates from
 // them. It is safe for concurrent use. Create it with New, start the
 // start-up build with Start, and Close it before closing the store.
+//
+// The Engine is the facade: it validates, embeds, writes to the store and
+// runs the search pipeline the same way for every store, and leaves the
+// namespaces' indexes to its keeper (keeper.go): the owner for a store of
+// this process alone, the follower for a shared one.
 type Engine struct {
-	st   Store
-	feed store.Shared // non-nil: st is shared with other processes (follow.go)
-	emb  Embedder     // nil: vectors only from clients (if dim > 0)
-	cfg  Config
-	dim  int // 0: no vector index
+	core
+	k keeper
+}
+
+// core is the state the facade and its keeper share.
+type core struct {
+	st     Store
+	emb    Embedder // nil: vectors only from clients (if dim > 0)
+	cfg    Config
+	dim    int  // 0: no vector index
+	shared bool // st is shared with other processes
 
 	mu     sync.RWMutex
 	spaces map[string]*space
@@ -57,13 +68,6 @@ type Engine struct {
 	// snapIndex is the configuration of the vector indexes the engine
 	// builds, which a snapshot must match.
 	snapIndex hnsw.Config
-	snapMu    sync.Mutex // one snapshot round at a time
-	snapClean bool       // leftover temporary files removed (under snapMu)
-
-	// Shared-store counters (follow.go) and the snapshot saver's guard.
-	loads, evictions, caughtUp, snapLoads, snapSaves atomic.Int64
-	savingDB                                         atomic.Bool
-	lastPurge                                        atomic.Int64 // unix nanos
 
 	closed   atomic.Bool
 	building atomic.Bool
@@ -143,9 +147,9 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 		}
 		dim = emb.Dim()
 	}
-	e := &Engine{st: st, emb: emb, cfg: cfg, dim: dim, spaces: map[string]*space{},
+	e := &Engine{core: core{st: st, emb: emb, cfg: cfg, dim: dim, spaces: map[string]*space{},
 		built: make(chan struct{}), afterBuild: make(chan struct{}), backfilled: make(chan struct{}),
-		stop: make(chan struct{}), log: cfg.Logger}
+		stop: make(chan struct{}), log: cfg.Logger}}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -155,7 +159,7 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 		// Shared: nothing is built at start (namespaces are built on first
 		// use), and nothing is saved beside this process: the indexes
 		// follow the database.
-		e.feed = f
+		e.k, e.shared = &follower{core: &e.core, feed: f}, true
 		if e.cfg.CatchUp == 0 {
 			e.cfg.CatchUp = defaultCatchUp
 		}
@@ -171,7 +175,9 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 		e.cfg.SnapshotDir, e.cfg.Backfill = "", false
 		return e, nil
 	}
-	if err := e.initSnapshots(); err != nil {
+	o := &owner{core: &e.core}
+	e.k = o
+	if err := o.initSnapshots(); err != nil {
 		return nil, err
 	}
 	names, err := st.Namespaces()
@@ -203,7 +209,7 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 // SnapshotDir and a vector dimension.
 // A SnapshotDir that exists but is not a directory is a configuration
 // error; anything else wrong with it is found, logged and survived later.
-func (e *Engine) initSnapshots() error {
+func (e *owner) initSnapshots() error {
 	dir := e.cfg.SnapshotDir
 	if dir == "" || e.dim == 0 {
 		return nil
@@ -218,7 +224,7 @@ func (e *Engine) initSnapshots() error {
 
 // newSpace returns empty indexes, marked ready (a namespace created after
 // start has nothing to rebuild).
-func (e *Engine) newSpace() (*space, error) {
+func (e *core) newSpace() (*space, error) {
 	ix, err := e.newIndexes()
 	if err != nil {
 		return nil, err
@@ -231,7 +237,7 @@ func (e *Engine) newSpace() (*space, error) {
 }
 
 // newIndexes returns a namespace's empty indexes.
-func (e *Engine) newIndexes() (*index.Set, error) {
+func (e *core) newIndexes() (*index.Set, error) {
 	cfg := index.Config{BM25: e.cfg.BM25, SpeakerKey: e.cfg.SpeakerKey}
 	if e.dim > 0 {
 		cfg.Vectors = e.snapIndex
@@ -240,7 +246,7 @@ func (e *Engine) newIndexes() (*index.Set, error) {
 }
 
 // space returns ns's indexes, creating them when create is set.
-func (e *Engine) space(ns string, create bool) (*space, error) {
+func (e *core) space(ns string, create bool) (*space, error) {
 	e.mu.RLock()
 	sp := e.spaces[ns]
 	e.mu.RUnlock()
@@ -267,7 +273,7 @@ func (e *Engine) Dim() int { return e.dim }
 func (e *Engine) HasEmbedder() bool { return e.emb != nil }
 
 // Ready reports whether the start-up build has finished.
-func (e *Engine) Ready() bool {
+func (e *core) Ready() bool {
 	select {
 	case <-e.built:
 		return true
@@ -278,7 +284,7 @@ func (e *Engine) Ready() bool {
 
 // Wait blocks until the start-up build ends or ctx is done, and returns the
 // build's error.
-func (e *Engine) Wait(ctx context.Context) error {
+func (e *core) Wait(ctx context.Context) error {
 	select {
 	case <-e.built:
 		return e.buildErr
@@ -300,13 +306,13 @@ func (e *Engine) Close() error {
 		e.mu.Unlock()
 		e.halt()
 		e.bg.Wait()
-		e.closeErr = e.saveSnapshots("close")
+		e.closeErr = e.k.close()
 	})
 	return e.closeErr
 }
 
 // halt tells the background goroutines to stop.
-func (e *Engine) halt() {
+func (e *core) halt() {
 	e.stopOnce.Do(func() {
 		close(e.stop)
 		e.cancel()

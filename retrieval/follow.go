@@ -31,6 +31,49 @@ import (
 // sequence like any other process's writes, so there is one way for an
 // index to change and a write never waits for an index build.
 
+// follower keeps the indexes of a shared store (see above).
+type follower struct {
+	*core
+	feed store.Shared
+	// Counters for FollowStats, and the snapshot saver's guard.
+	loads, evictions, caughtUp, snapLoads, snapSaves atomic.Int64
+	savingDB                                         atomic.Bool
+	lastPurge                                        atomic.Int64 // unix nanos
+}
+
+// start closes the start-up channels (there is no start-up build: a
+// namespace is built on its first use) and starts following the store.
+func (e *follower) start() {
+	close(e.built)
+	close(e.afterBuild)
+	close(e.backfilled)
+	if !e.closed.Load() {
+		e.startFollowing()
+	}
+}
+
+// write only writes to the store: the indexes learn of it from the change
+// sequence, as they do of other processes' writes.
+func (e *follower) write(ctx context.Context, _ []store.Item, put func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return put()
+}
+
+// remove only deletes from the store: the change sequence carries it.
+func (e *follower) remove(_, _ string, del func() error) error { return del() }
+
+// check refuses: other processes write between any catch-up and the
+// comparison, so a disagreement would prove nothing; the indexes are
+// rebuilt from the store whenever they are dropped.
+func (e *follower) check(context.Context, bool) (CheckReport, error) {
+	return CheckReport{}, fmt.Errorf("%w: retrieval: check compares indexes with a store of this process alone; a shared store is checked with `rerankd store check`", ErrInvalid)
+}
+
+// close has nothing to save: the snapshots are in the store.
+func (e *follower) close() error { return nil }
+
 // followState is a shared-store namespace's progress through the store's
 // change sequence.
 type followState struct {
@@ -62,10 +105,10 @@ func unavailable(what, ns string, err error) error {
 	return fmt.Errorf("%w: %s of %q: %w", ErrUnavailable, what, ns, err)
 }
 
-// followSpace returns ns's indexes holding every write committed before
+// open returns ns's indexes holding every write committed before
 // the call (nil when the namespace was never written), building them
 // first if this process has none.
-func (e *Engine) followSpace(ctx context.Context, ns string) (*space, error) {
+func (e *follower) open(ctx context.Context, ns string) (*space, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.CatchUp)
 	defer cancel()
 	target, err := e.feed.Seq(ctx, ns)
@@ -115,7 +158,7 @@ func (e *Engine) followSpace(ctx context.Context, ns string) (*space, error) {
 
 // sharedSpace returns ns's space, creating it and starting its build when
 // this process has none.
-func (e *Engine) sharedSpace(ns string) (*space, error) {
+func (e *follower) sharedSpace(ns string) (*space, error) {
 	e.mu.RLock()
 	sp := e.spaces[ns]
 	e.mu.RUnlock()
@@ -149,7 +192,7 @@ func (e *Engine) sharedSpace(ns string) (*space, error) {
 // either state; the catch-up from that sequence applies its latest, so
 // the result is exact. A failed build drops the space, so the next use
 // builds again.
-func (e *Engine) load(ns string, sp *space) {
+func (e *follower) load(ns string, sp *space) {
 	defer e.bg.Done()
 	fs := sp.follow
 	t0 := time.Now()
@@ -183,7 +226,7 @@ func (e *Engine) load(ns string, sp *space) {
 
 // It reports whether the vectors were inserted one by one (no snapshot
 // was loaded), so that the caller saves one.
-func (e *Engine) loadLocked(ns string, sp *space) (bool, error) {
+func (e *follower) loadLocked(ns string, sp *space) (bool, error) {
 	seq, err := e.feed.Seq(e.ctx, ns)
 	if err != nil {
 		return false, err
@@ -242,7 +285,7 @@ func (e *Engine) loadLocked(ns string, sp *space) (bool, error) {
 // records that everything up to target is applied: target was committed
 // before the first page was read, so the drained feed holds it. sp.mu is
 // held. A catch-up cut short keeps what it applied.
-func (e *Engine) catchUpLocked(ctx context.Context, ns string, sp *space, target uint64) error {
+func (e *follower) catchUpLocked(ctx context.Context, ns string, sp *space, target uint64) error {
 	fs := sp.follow
 	ix := sp.ix()
 	applied := 0
@@ -292,10 +335,8 @@ func (e *Engine) catchUpLocked(ctx context.Context, ns string, sp *space, target
 
 // applyRecord puts one memory's current state into ix (replacing any
 // earlier state of its ID).
-func (e *Engine) applyRecord(sp *space, ix *index.Set, r store.Record) {
-	if sp.follow != nil {
-		sp.follow.recs.put(r)
-	}
+func (e *follower) applyRecord(sp *space, ix *index.Set, r store.Record) {
+	sp.follow.recs.put(r)
 	if err := ix.Put(r.Memory, r.Vector); err != nil {
 		sp.dirty.Store(true)
 	}

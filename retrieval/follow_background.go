@@ -9,7 +9,7 @@ import (
 // namespaces caught up: one listening for the store's notifications, one
 // polling every namespace's sequence, and one applying the changes they
 // find, so that searches rarely have to wait.
-func (e *Engine) startFollowing() {
+func (e *follower) startFollowing() {
 	wake := make(chan string, 256)
 	notify := func(ns string) {
 		select {
@@ -71,7 +71,7 @@ func (e *Engine) startFollowing() {
 				continue // the store is down; searches say so
 			}
 			for ns, seq := range seqs {
-				if sp, _ := e.space(ns, false); sp != nil && sp.follow != nil && sp.follow.through.Load() < seq {
+				if sp, _ := e.space(ns, false); sp != nil && sp.follow.through.Load() < seq {
 					notify(ns)
 				}
 			}
@@ -97,7 +97,7 @@ const purgeEvery = time.Hour
 // tombstones older than Config.TombstoneRetention (see pgstore's
 // purge.go): every replica does, which is harmless (each namespace's
 // purge is one short transaction, and a second finds nothing).
-func (e *Engine) purgeTombstones() {
+func (e *follower) purgeTombstones() {
 	if e.cfg.TombstoneRetention <= 0 {
 		return
 	}
@@ -116,9 +116,9 @@ func (e *Engine) purgeTombstones() {
 
 // catchUpInBackground brings a built namespace up to the store's current
 // sequence, unless a search is already doing it.
-func (e *Engine) catchUpInBackground(ns string) {
+func (e *follower) catchUpInBackground(ns string) {
 	sp, _ := e.space(ns, false)
-	if sp == nil || sp.follow == nil {
+	if sp == nil {
 		return
 	}
 	select {

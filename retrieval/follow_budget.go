@@ -5,7 +5,7 @@ import (
 )
 
 // drop forgets sp if it is still ns's space: the next use builds anew.
-func (e *Engine) drop(ns string, sp *space) {
+func (e *follower) drop(ns string, sp *space) {
 	e.mu.Lock()
 	if e.spaces[ns] == sp {
 		delete(e.spaces, ns)
@@ -15,7 +15,7 @@ func (e *Engine) drop(ns string, sp *space) {
 
 // enforceBudget drops least recently used namespaces, never keep, while
 // the estimated total exceeds Config.IndexMemory.
-func (e *Engine) enforceBudget(keep string) {
+func (e *follower) enforceBudget(keep string) {
 	if e.cfg.IndexMemory <= 0 {
 		return
 	}
@@ -29,9 +29,6 @@ func (e *Engine) enforceBudget(keep string) {
 	var all []entry
 	var total int64
 	for ns, sp := range e.spaces {
-		if sp.follow == nil {
-			continue
-		}
 		b := sp.follow.bytes.Load()
 		total += b
 		all = append(all, entry{ns, sp, sp.follow.lastUse.Load(), b})

@@ -28,7 +28,7 @@ import (
 
 // dbSnaps returns the store's snapshot keeping, or nil when the engine
 // keeps none (no vectors, or switched off).
-func (e *Engine) dbSnaps() store.Snapshots {
+func (e *follower) dbSnaps() store.Snapshots {
 	if e.dim == 0 || !e.cfg.SharedSnapshots {
 		return nil
 	}
@@ -38,7 +38,7 @@ func (e *Engine) dbSnaps() store.Snapshots {
 // loadDBSnapshot returns ns's vector index from the store's snapshot and
 // the change sequence it was taken at, or an error saying why not
 // (wrapping store.ErrNotFound when there is none).
-func (e *Engine) loadDBSnapshot(snaps store.Snapshots, ns string) (savable, uint64, error) {
+func (e *follower) loadDBSnapshot(snaps store.Snapshots, ns string) (savable, uint64, error) {
 	var idx savable
 	var at uint64
 	err := snaps.Snapshot(e.ctx, ns, func(seq uint64, r io.Reader) error {
@@ -64,7 +64,7 @@ func (e *Engine) loadDBSnapshot(snaps store.Snapshots, ns string) (savable, uint
 // vectors and the store's snapshot is older. The index is encoded into
 // memory under its read lock (searches go on; catch-ups wait for the
 // encoding, which runs at memory speed), then uploaded without it.
-func (e *Engine) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
+func (e *follower) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
 	if !e.savingDB.CompareAndSwap(false, true) {
 		return // one at a time: the next idle check tries again
 	}
@@ -111,7 +111,7 @@ func (e *Engine) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
 // saveIdleDBSnapshots saves the snapshot of every resident namespace whose
 // changes have been quiet for Config.SnapshotIdle since changes its stored
 // snapshot lacks.
-func (e *Engine) saveIdleDBSnapshots(snaps store.Snapshots) {
+func (e *follower) saveIdleDBSnapshots(snaps store.Snapshots) {
 	if e.cfg.SnapshotIdle <= 0 {
 		return
 	}

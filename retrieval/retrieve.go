@@ -111,13 +111,7 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	if q.Fusion != nil {
 		fusion = *q.Fusion
 	}
-	var sp *space
-	var err error
-	if e.feed != nil {
-		sp, err = e.followSpace(ctx, q.Namespace)
-	} else {
-		sp, err = e.space(q.Namespace, false)
-	}
+	sp, err := e.k.open(ctx, q.Namespace)
 	if err != nil {
 		return Retrieved{}, err
 	}
@@ -212,11 +206,7 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 		}
 	}
 	_, fsp := span.Start(ctx, tracerName, "rerankd.fill", attribute.Int("rerankd.candidates", len(cands)))
-	if sp.follow != nil {
-		cands = e.fillFromRecords(sp, cands)
-	} else {
-		cands, err = e.fill(q.Namespace, cands)
-	}
+	cands, err = e.k.fill(q.Namespace, sp, cands)
 	span.End(fsp, err)
 	if err != nil {
 		return Retrieved{}, err
@@ -296,7 +286,7 @@ func (e *Engine) queryVector(ctx context.Context, q Query) ([]float32, error) {
 
 // fill loads text, time and vector of each candidate from the store.
 // Candidates deleted since the index answered are dropped.
-func (e *Engine) fill(ns string, cands []post.Candidate) ([]post.Candidate, error) {
+func (e *owner) fill(ns string, _ *space, cands []post.Candidate) ([]post.Candidate, error) {
 	ids := make([]string, len(cands))
 	for i, c := range cands {
 		ids[i] = c.ID
@@ -324,7 +314,7 @@ func (e *Engine) fill(ns string, cands []post.Candidate) ([]post.Candidate, erro
 // complete copies a memory's fields into its candidate, so that a result
 // needs no further read of the store; vectors the index cannot use are
 // left out.
-func (e *Engine) complete(c *post.Candidate, r store.Record) {
+func (e *core) complete(c *post.Candidate, r store.Record) {
 	c.Text, c.Time, c.Source, c.Metadata = r.Memory.Text, r.Memory.Time, r.Memory.Source, r.Memory.Metadata
 	if embed.Check(r.Vector, e.dim) == nil {
 		c.Vector = r.Vector

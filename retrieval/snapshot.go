@@ -16,18 +16,18 @@ import (
 )
 
 // snapshotsOn reports whether the engine loads and saves snapshots.
-func (e *Engine) snapshotsOn() bool {
+func (e *owner) snapshotsOn() bool {
 	return e.cfg.SnapshotDir != "" && e.dim > 0
 }
 
-func (e *Engine) snapPath(ns string) string {
+func (e *owner) snapPath(ns string) string {
 	return filepath.Join(e.cfg.SnapshotDir, snapName(ns))
 }
 
 // vectorsFromSnapshot tries to make ns's vector index from its snapshot
 // instead of the store, and reports whether it did. Either way it records
 // the outcome for Stats; a refused snapshot is logged, never an error.
-func (e *Engine) vectorsFromSnapshot(ns string, sp *space) bool {
+func (e *owner) vectorsFromSnapshot(ns string, sp *space) bool {
 	if !e.snapshotsOn() {
 		sp.info.Store(&vecInfo{source: "rebuild"})
 		return false
@@ -71,7 +71,7 @@ func missKind(err error) string {
 
 // logVectorSources summarises where the vector indexes of names came
 // from, once the vector phase is over.
-func (e *Engine) logVectorSources(names []string, start time.Time) {
+func (e *owner) logVectorSources(names []string, start time.Time) {
 	if !e.snapshotsOn() || len(names) == 0 {
 		return
 	}
@@ -95,7 +95,7 @@ func (e *Engine) logVectorSources(names []string, start time.Time) {
 // its vector index. Writes made through the engine since New (touched)
 // are not in the snapshot: under sp.mu, where the store and the live
 // index agree on them, each is re-applied from the store.
-func (e *Engine) adoptSnapshot(ns string, sp *space, idx savable, gen store.VectorGen) error {
+func (e *owner) adoptSnapshot(ns string, sp *space, idx savable, gen store.VectorGen) error {
 	if err := e.searchSettings(idx); err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (e *Engine) adoptSnapshot(ns string, sp *space, idx savable, gen store.Vect
 
 // searchSettings gives a loaded index the engine's search-time settings
 // (a snapshot keeps those it was saved with).
-func (e *Engine) searchSettings(idx savable) error {
+func (e *core) searchSettings(idx savable) error {
 	if cur := idx.Config(); cur.EfSearch != e.snapIndex.EfSearch || cur.ScanContrast != e.snapIndex.ScanContrast {
 		if t, ok := idx.(interface {
 			SetSearch(efSearch int, scanContrast float64) error
@@ -149,7 +149,7 @@ func (e *Engine) searchSettings(idx savable) error {
 // saveSnapshots saves every namespace whose snapshot is not current (each
 // an atomicfile.Write, which fsyncs the file and the directory) and
 // removes the snapshots of namespaces that are gone. why is for the log.
-func (e *Engine) saveSnapshots(why string) error {
+func (e *owner) saveSnapshots(why string) error {
 	if !e.snapshotsOn() {
 		return nil
 	}
@@ -199,7 +199,7 @@ func (e *Engine) saveSnapshots(why string) error {
 // is released, so writes may add to it meanwhile; each of those moves the
 // store's generation past the recorded one, so such a snapshot is only
 // ever refused as stale, never loaded with extra vectors.
-func (e *Engine) saveSnapshot(ns string, sp *space) (bool, error) {
+func (e *owner) saveSnapshot(ns string, sp *space) (bool, error) {
 	sp.mu.Lock()
 	if !sp.vecReady.Load() || sp.dirty.Load() {
 		// Not built, or missing an update: not the store's vectors. An old
@@ -241,7 +241,7 @@ func (e *Engine) saveSnapshot(ns string, sp *space) (bool, error) {
 }
 
 // removeSnapshot deletes ns's snapshot file, if any.
-func (e *Engine) removeSnapshot(ns string) error {
+func (e *owner) removeSnapshot(ns string) error {
 	if err := os.Remove(e.snapPath(ns)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("retrieval: snapshot of %q: %w", ns, err)
 	}
@@ -252,7 +252,7 @@ func (e *Engine) removeSnapshot(ns string) error {
 // cut short by a crash and the snapshots of namespaces that are not in
 // the store (deleted while no engine ran). Snapshots of namespaces
 // deleted through this engine are removed by saveSnapshot.
-func (e *Engine) removeLeftovers(names []string) {
+func (e *owner) removeLeftovers(names []string) {
 	keep := make(map[string]bool, len(names))
 	for _, ns := range names {
 		keep[snapName(ns)] = true
@@ -279,7 +279,7 @@ func (sp *space) noteWrite() { sp.lastWrite.Store(time.Now().UnixNano()) }
 
 // snapshotWhenIdle saves the snapshot of each namespace whose last write
 // is at least SnapshotIdle old, until Close.
-func (e *Engine) snapshotWhenIdle() {
+func (e *owner) snapshotWhenIdle() {
 	defer e.bg.Done()
 	idle := e.cfg.SnapshotIdle
 	tick := time.NewTicker(max(min(idle/4, 15*time.Second), 10*time.Millisecond))
@@ -301,7 +301,7 @@ func (e *Engine) snapshotWhenIdle() {
 // anyIdle reports whether some namespace changed and then went quiet for
 // idle, and clears their marks (a failed save is retried at Close, not
 // in a loop).
-func (e *Engine) anyIdle(now time.Time, idle time.Duration) bool {
+func (e *owner) anyIdle(now time.Time, idle time.Duration) bool {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	found := false
