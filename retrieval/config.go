@@ -12,6 +12,9 @@ import (
 	"github.com/rerankd/rerankd/retrieval/post"
 )
 
+// DefaultSpeakerKey is Config.SpeakerKey's default.
+const DefaultSpeakerKey = "speaker"
+
 // Config configures an Engine. Start from DefaultConfig.
 type Config struct {
 	// BM25 configures every namespace's lexical index. Its Analyzer (nil:

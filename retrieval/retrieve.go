@@ -10,6 +10,7 @@ import (
 
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
@@ -61,7 +62,7 @@ type Query struct {
 	Mode Mode
 	// Ranking is the lexical first stage's ranking; nil is
 	// DefaultRanking().
-	Ranking *Ranking
+	Ranking *lexrank.Ranking
 }
 
 // Retrieved is the answer to a Query.
@@ -133,15 +134,15 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	var bm []post.Hit
 	var raw map[string]float64 // BM25 of each lexical hit, when a stage changed the score
 	if q.Mode != ModeDense {
-		lexHits := lexicalStage(ctx, ix, q.Text, depth, ranking)
+		lexHits := lexrank.Stage(ctx, ix, q.Text, depth, ranking)
 		bm = make([]post.Hit, len(lexHits))
-		if ranking.staged() {
+		if ranking.Staged() {
 			raw = make(map[string]float64, len(lexHits))
 		}
 		for i, h := range lexHits {
-			bm[i] = post.Hit{ID: h.id, Score: h.score}
+			bm[i] = post.Hit{ID: h.ID, Score: h.Score}
 			if raw != nil {
-				raw[h.id] = h.bm25
+				raw[h.ID] = h.BM25
 			}
 		}
 	}
@@ -324,7 +325,7 @@ func (e *core) complete(c *post.Candidate, r store.Record) {
 // scan scores up to ScanLimit memories of ns with per-request BM25 (the
 // ranking's k1 and b; its other stages need the index): the level used
 // while the namespace's index is still being built.
-func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r Ranking) (Retrieved, error) {
+func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r lexrank.Ranking) (Retrieved, error) {
 	var recs []store.Record
 	if err := ctx.Err(); err != nil {
 		return Retrieved{}, err
@@ -375,9 +376,9 @@ func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r Ranking
 }
 
 // ranking returns the query's ranking, DefaultRanking when it has none.
-func (q Query) ranking() Ranking {
+func (q Query) ranking() lexrank.Ranking {
 	if q.Ranking != nil {
 		return *q.Ranking
 	}
-	return DefaultRanking()
+	return lexrank.DefaultRanking()
 }

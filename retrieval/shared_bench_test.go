@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rerankd/rerankd/internal/pgtest"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
@@ -323,10 +324,10 @@ func BenchmarkShared_WarmSearch(b *testing.B) {
 			if differ > 0 {
 				b.Logf("%d of %d queries answered differently by the two engines", differ, len(queries))
 			}
-			plain, def := PlainBM25(), DefaultRanking()
+			plain, def := lexrank.PlainBM25(), lexrank.DefaultRanking()
 			for _, rk := range []struct {
 				name string
-				r    *Ranking
+				r    *lexrank.Ranking
 			}{{"bm25", &plain}, {"default", &def}} {
 				b.Run(rk.name, func(b *testing.B) {
 					var lat [2]sbLat

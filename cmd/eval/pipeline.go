@@ -18,6 +18,7 @@ import (
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
@@ -64,7 +65,7 @@ func (p pipelineSpec) needsEmbedder() bool { return p.base != "bm25" }
 
 // pipelineOptions are the stage parameters from the command line.
 type pipelineOptions struct {
-	ranking            retrieval.Ranking
+	ranking            lexrank.Ranking
 	depth, rerankDepth int
 	model, embedModel  string
 	ortLib, tokenizer  string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
@@ -123,7 +124,7 @@ func TestServeMemorySnapshots(t *testing.T) {
 func TestServeMemoryAnalyzer(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx := context.Background()
-	rk := retrieval.Ranking{K1: 0, B: 0}
+	rk := lexrank.Ranking{K1: 0, B: 0}
 	for _, tc := range []struct {
 		analyzer string
 		want     []string

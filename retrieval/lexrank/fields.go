@@ -1,4 +1,4 @@
-package retrieval
+package lexrank
 
 import (
 	"regexp"
@@ -54,7 +54,7 @@ type Fields struct {
 	TimeB    float64 // length normalisation within the time field, [0, 1]
 }
 
-func (f Fields) on() bool { return f.Speaker != 0 || f.Time != 0 }
+func (f Fields) On() bool { return f.Speaker != 0 || f.Time != 0 }
 
 // params are f as bm25's field parameters.
 func (f Fields) params() bm25.FieldParams {
@@ -63,9 +63,6 @@ func (f Fields) params() bm25.FieldParams {
 	p.Weight[index.FieldTime], p.B[index.FieldTime] = f.Time, f.TimeB
 	return p
 }
-
-// DefaultSpeakerKey is Config.SpeakerKey's default.
-const DefaultSpeakerKey = "speaker"
 
 func validDay(m, d int) bool   { return m >= 1 && m <= 12 && d >= 1 && d <= 31 }
 func plausibleYear(y int) bool { return y >= 1900 && y <= 2099 }

@@ -1,4 +1,4 @@
-package retrieval
+package lexrank
 
 import (
 	"errors"
@@ -153,7 +153,7 @@ func (r Ranking) Validate() error {
 			bad("fields.%s_b %v: want a number in [0, 1]", f.name, f.b)
 		}
 	}
-	if c := r.Context; c.on() || c.Window != 0 {
+	if c := r.Context; c.On() || c.Window != 0 {
 		if c.Window < 1 || c.Window > 20 {
 			bad("context.window %d: want 1..20", c.Window)
 		}
@@ -167,10 +167,10 @@ func (r Ranking) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (c Context) on() bool { return c.Neighbour != 0 || c.Source != 0 }
+func (c Context) On() bool { return c.Neighbour != 0 || c.Source != 0 }
 
 // staged reports whether a stage beyond BM25 changes scores, so that the
 // lexical score ("lexical") differs from the BM25 one ("bm25").
-func (r Ranking) staged() bool {
-	return r.QueryWords || (r.NameWeight != 0 && r.NameWeight != 1) || r.Expansion.Terms > 0 || r.Context.on() || r.Fields.on()
+func (r Ranking) Staged() bool {
+	return r.QueryWords || (r.NameWeight != 0 && r.NameWeight != 1) || r.Expansion.Terms > 0 || r.Context.On() || r.Fields.On()
 }

@@ -1,4 +1,4 @@
-package retrieval
+package lexrank
 
 import (
 	"cmp"
@@ -13,18 +13,22 @@ import (
 	"github.com/rerankd/rerankd/tracing/span"
 )
 
-// lexHit is one candidate of the lexical stage: its final lexical score
-// and its raw BM25 score (0 for a memory only context brought in).
-type lexHit struct {
-	id          string
-	score, bm25 float64
+// tracerName names the spans of the stage: retrieval's, whose spans
+// these are.
+const tracerName = "github.com/rerankd/rerankd/retrieval"
+
+// Hit is one candidate of the lexical stage: its final lexical score and
+// its raw BM25 score (0 for a memory only context brought in).
+type Hit struct {
+	ID          string
+	Score, BM25 float64
 }
 
-// lexicalStage ranks q's memories in ix under r: query analysis, BM25
+// Stage ranks a query's memories in ix under r: query analysis, BM25
 // (BM25F over text, speaker and time when r has Fields), then
 // pseudo-relevance feedback and neighbour context when r has them.
 // Each stage has its span, with counts only.
-func lexicalStage(ctx context.Context, ix *index.Set, text string, depth int, r Ranking) []lexHit {
+func Stage(ctx context.Context, ix *index.Set, text string, depth int, r Ranking) []Hit {
 	_, asp := span.Start(ctx, tracerName, "rerankd.query_analysis")
 	terms, a := analyseQuery(ix.Lex.Analyzer(), text, r)
 	if r.Fields.Time > 0 {
@@ -38,7 +42,7 @@ func lexicalStage(ctx context.Context, ix *index.Set, text string, depth int, r 
 	asp.End()
 	params, fields := bm25.Config{K1: r.K1, B: r.B}, r.Fields.params()
 
-	_, bsp := span.Start(ctx, tracerName, "rerankd.bm25", attribute.Bool("rerankd.fields", r.Fields.on()))
+	_, bsp := span.Start(ctx, tracerName, "rerankd.bm25", attribute.Bool("rerankd.fields", r.Fields.On()))
 	hits := ix.Lex.SearchFields(terms, depth, params, fields)
 	bsp.SetAttributes(attribute.Int("rerankd.hits", len(hits)))
 	bsp.End()
@@ -53,11 +57,11 @@ func lexicalStage(ctx context.Context, ix *index.Set, text string, depth int, r 
 		xsp.End()
 	}
 
-	out := make([]lexHit, len(hits))
+	out := make([]Hit, len(hits))
 	for i, h := range hits {
-		out[i] = lexHit{id: h.ID, score: h.Score, bm25: h.Score}
+		out[i] = Hit{ID: h.ID, Score: h.Score, BM25: h.Score}
 	}
-	if r.Context.on() && len(hits) > 0 {
+	if r.Context.On() && len(hits) > 0 {
 		_, csp := span.Start(ctx, tracerName, "rerankd.context", attribute.Int("rerankd.candidates", len(out)))
 		out = withContext(ix.Order, hits, r.Context, depth)
 		csp.SetAttributes(attribute.Int("rerankd.kept", len(out)))
@@ -112,7 +116,7 @@ func expansionTerms(lex *bm25.Index, query []bm25.Term, fb []bm25.Hit, x Expansi
 // are returned, by score descending then ID. The order is read under one
 // lock, and the accumulators live in one slice: this stage must stay
 // cheap next to BM25 itself (BenchmarkSearchRanking).
-func withContext(order *index.Order, hits []bm25.Hit, c Context, depth int) []lexHit {
+func withContext(order *index.Order, hits []bm25.Hit, c Context, depth int) []Hit {
 	type acc struct {
 		id            string
 		own, bm25, nb float64
@@ -143,15 +147,15 @@ func withContext(order *index.Order, hits []bm25.Hit, c Context, depth int) []le
 			}
 		}
 	})
-	out := make([]lexHit, len(accs))
+	out := make([]Hit, len(accs))
 	for i, a := range accs {
-		out[i] = lexHit{id: a.id, score: a.own + c.Neighbour*a.nb + c.Source*best[a.source], bm25: a.bm25}
+		out[i] = Hit{ID: a.id, Score: a.own + c.Neighbour*a.nb + c.Source*best[a.source], BM25: a.bm25}
 	}
-	slices.SortFunc(out, func(a, b lexHit) int {
-		if x := cmp.Compare(b.score, a.score); x != 0 {
+	slices.SortFunc(out, func(a, b Hit) int {
+		if x := cmp.Compare(b.Score, a.Score); x != 0 {
 			return x
 		}
-		return cmp.Compare(a.id, b.id)
+		return cmp.Compare(a.ID, b.ID)
 	})
 	return out[:min(depth, len(out))]
 }
