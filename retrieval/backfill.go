@@ -30,7 +30,7 @@ type backfillRun struct {
 // returned: a memory without a vector is still searchable lexically. It
 // returns how many vectors it stored.
 func (e *owner) backfill() int {
-	if e.emb == nil || !e.cfg.Backfill || e.dim == 0 {
+	if e.emb == nil || !e.cfg.Owner.Backfill || e.dim == 0 {
 		return 0
 	}
 	names, err := e.st.Namespaces()
@@ -97,7 +97,7 @@ func (e *owner) backfillSpace(ns string, run *backfillRun) error {
 			}
 		}
 		for len(todo) > 0 {
-			batch := todo[:min(len(todo), e.cfg.BackfillBatch)]
+			batch := todo[:min(len(todo), e.cfg.Owner.BackfillBatch)]
 			todo = todo[len(batch):]
 			if err := e.backfillBatch(ns, sp, batch, run); err != nil {
 				return err

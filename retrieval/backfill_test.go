@@ -74,7 +74,7 @@ func oldMemories(t *testing.T, st *bolt.Store, ns string, n int) {
 
 func backfillConfig() Config {
 	cfg := DefaultConfig()
-	cfg.BackfillBatch = 7
+	cfg.Owner.BackfillBatch = 7
 	cfg.PageSize = 20
 	return cfg
 }
@@ -285,7 +285,7 @@ func TestBackfillDisabled(t *testing.T) {
 	st := openStore(t, "")
 	oldMemories(t, st, "a", 10)
 	cfg := backfillConfig()
-	cfg.Backfill = false
+	cfg.Owner.Backfill = false
 	emb := &gateEmbedder{hashEmbedder: hashEmbedder{dim: 16}}
 	e := newEngine(t, st, emb, cfg)
 	waitBackfill(t, e)
@@ -300,7 +300,7 @@ func TestBackfillThenSnapshot(t *testing.T) {
 	st := openStore(t, "")
 	oldMemories(t, st, "a", 30)
 	cfg := backfillConfig()
-	cfg.SnapshotDir, cfg.SnapshotMinVectors, cfg.SnapshotIdle = t.TempDir(), 1, 0
+	cfg.Owner.SnapshotDir, cfg.Owner.SnapshotMinVectors, cfg.Owner.SnapshotIdle = t.TempDir(), 1, 0
 	emb := &gateEmbedder{hashEmbedder: hashEmbedder{dim: 16}}
 	e1 := newEngine(t, st, emb, cfg)
 	waitBackfill(t, e1)

@@ -53,7 +53,7 @@ func (e *owner) start() {
 			e.log.Warn("memory index snapshots not saved after the build; the next start may rebuild", "err", err)
 		}
 		afterBuild()
-		if e.cfg.SnapshotIdle > 0 && e.snapshotsOn() {
+		if e.cfg.Owner.SnapshotIdle > 0 && e.snapshotsOn() {
 			e.bg.Add(1)
 			go e.snapshotWhenIdle()
 		}

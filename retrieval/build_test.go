@@ -34,7 +34,7 @@ func TestDegradationLevels(t *testing.T) {
 	fillStore(t, st, "a", 50, true)
 	cfg := DefaultConfig()
 	cfg.PageSize = 7
-	cfg.Backfill = false // its progress would follow the build's (backfill_test.go)
+	cfg.Owner.Backfill = false // its progress would follow the build's (backfill_test.go)
 
 	// Before the build has run the namespace is not indexed: scan.
 	e, err := New(st, &hashEmbedder{dim: 16}, cfg)
@@ -91,8 +91,8 @@ func TestBuildWithLiveWrites(t *testing.T) {
 	st := openStore(t, "")
 	fillStore(t, st, "a", 600, false)
 	cfg := DefaultConfig()
-	cfg.PageSize = 3     // many pages, so writes interleave with the build
-	cfg.Backfill = false // vectors of the old memories would join the zebra hits
+	cfg.PageSize = 3           // many pages, so writes interleave with the build
+	cfg.Owner.Backfill = false // vectors of the old memories would join the zebra hits
 	e, err := New(st, &hashEmbedder{dim: 16}, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval/hnsw"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // DefaultSpeakerKey is Config.SpeakerKey's default.
@@ -62,6 +63,16 @@ type Config struct {
 	// nil discards.
 	Logger *slog.Logger
 
+	// Owner configures the keeper of a store of this process alone (a
+	// bbolt file); Follow the keeper of a store shared with other
+	// processes (PostgreSQL). Only the one New picks is used.
+	Owner  OwnerConfig
+	Follow FollowConfig
+}
+
+// OwnerConfig configures the owner, the keeper of a store of this process
+// alone: its indexes are built at Start, and kept by every write.
+type OwnerConfig struct {
 	// SnapshotDir, when set, is a directory where the engine saves each
 	// namespace's vector index (format in snapfile.go) at Close, after the
 	// start-up build and when writes go quiet, and from which the next
@@ -94,13 +105,14 @@ type Config struct {
 	// BackfillBatch is how many texts the back-fill embeds per Embedder
 	// call, between which Close can stop it. Default 32.
 	BackfillBatch int
+}
 
-	// The fields below apply to a shared store (one that implements
-	// store.Shared, such as PostgreSQL), whose namespaces other processes
-	// write too. There the indexes are caches of the database: a
-	// namespace's are built on its first use and then follow the
-	// store's change sequence (see follow.go).
-
+// FollowConfig configures the follower, the keeper of a store shared with
+// other processes (one that implements store.Shared, such as PostgreSQL).
+// There the indexes are caches of the database: a namespace's are built
+// on its first use and then follow the store's change sequence (see
+// follow.go).
+type FollowConfig struct {
 	// IndexMemory bounds the estimated bytes of all namespaces' indexes;
 	// past it the least recently used namespaces are dropped and rebuilt
 	// on their next use. 0: no bound. Default 0.
@@ -108,7 +120,7 @@ type Config struct {
 	// CatchUp bounds how long a search waits for its namespace's indexes
 	// to reach every write committed before the search began (a first
 	// build included); past it the search fails with ErrUnavailable
-	// rather than answer from stale indexes. 0 or default: 5 s.
+	// rather than answer from stale indexes. Default 5 s.
 	CatchUp time.Duration
 	// TombstoneRetention is how long a shared store keeps the record of
 	// a delete, through which other processes learn of it; older ones
@@ -116,22 +128,23 @@ type Config struct {
 	// are further behind than that rebuilds the namespace. 0: kept
 	// forever. Default 24 h.
 	TombstoneRetention time.Duration
-	// SharedSnapshots keeps each namespace's vector index in a shared
-	// store that can hold it (follow_snapshot.go), saved after a build and
-	// when its changes go quiet for SnapshotIdle, with at least
-	// SnapshotMinVectors vectors, so that a replica builds a namespace by
-	// loading it rather than inserting every vector. Default true.
+	// SharedSnapshots keeps each namespace's vector index in the shared
+	// store (follow_snapshot.go), saved after a build and when its
+	// changes go quiet for SnapshotIdle, with at least SnapshotMinVectors
+	// vectors, so that a replica builds a namespace by loading it rather
+	// than inserting every vector. Default true.
 	SharedSnapshots bool
+	// SnapshotIdle: a namespace is snapshotted again once its changes
+	// have been quiet this long. 0: only after a build. Default 2 minutes.
+	SnapshotIdle time.Duration
+	// SnapshotMinVectors: namespaces with fewer vectors are not
+	// snapshotted. Default 1000.
+	SnapshotMinVectors int
 	// Poll is how often the engine asks the store for every namespace's
 	// sequence, to catch up namespaces whose change notifications were
-	// missed. 0 or default: 1 s.
+	// missed. Default 1 s.
 	Poll time.Duration
 }
-
-const (
-	defaultCatchUp = 5 * time.Second
-	defaultPoll    = time.Second
-)
 
 // DefaultConfig returns the defaults documented on Config's fields.
 func DefaultConfig() Config {
@@ -145,15 +158,20 @@ func DefaultConfig() Config {
 
 		SpeakerKey: DefaultSpeakerKey,
 
-		SnapshotIdle:       2 * time.Minute,
-		SnapshotMinVectors: 1000,
-		Backfill:           true,
-		BackfillBatch:      32,
-
-		SharedSnapshots:    true,
-		TombstoneRetention: 24 * time.Hour,
-		CatchUp:            defaultCatchUp,
-		Poll:               defaultPoll,
+		Owner: OwnerConfig{
+			SnapshotIdle:       2 * time.Minute,
+			SnapshotMinVectors: 1000,
+			Backfill:           true,
+			BackfillBatch:      32,
+		},
+		Follow: FollowConfig{
+			CatchUp:            5 * time.Second,
+			TombstoneRetention: 24 * time.Hour,
+			SharedSnapshots:    true,
+			SnapshotIdle:       2 * time.Minute,
+			SnapshotMinVectors: 1000,
+			Poll:               time.Second,
+		},
 	}
 }
 
@@ -173,39 +191,80 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("retrieval: SpeakerKey is %d bytes, more than a metadata key may have (%d)", len(c.SpeakerKey), memory.MaxMetadataKeyLen))
 	}
 	if c.Dim < 0 {
-		errs = append(errs, fmt.Errorf("retrieval: Dim %d must be >= 0", c.Dim))
+		errs = append(errs, fieldErr("Dim", c.Dim, ">= 0"))
 	}
 	if c.Depth < 1 {
-		errs = append(errs, fmt.Errorf("retrieval: Depth %d must be >= 1", c.Depth))
+		errs = append(errs, fieldErr("Depth", c.Depth, ">= 1"))
 	}
 	if c.ScanLimit < 1 {
-		errs = append(errs, fmt.Errorf("retrieval: ScanLimit %d must be >= 1", c.ScanLimit))
+		errs = append(errs, fieldErr("ScanLimit", c.ScanLimit, ">= 1"))
 	}
-	if c.PageSize < 1 || c.PageSize > 10000 {
-		errs = append(errs, fmt.Errorf("retrieval: PageSize %d must be in 1..10000", c.PageSize))
+	if c.PageSize < 1 || c.PageSize > store.MaxPage {
+		errs = append(errs, fieldErr("PageSize", c.PageSize, fmt.Sprintf("in 1..%d", store.MaxPage)))
 	}
-	if c.SnapshotIdle < 0 {
-		errs = append(errs, fmt.Errorf("retrieval: SnapshotIdle %v must be >= 0", c.SnapshotIdle))
+	if err := c.Owner.Validate(); err != nil {
+		errs = append(errs, err)
 	}
-	if c.SnapshotMinVectors < 0 {
-		errs = append(errs, fmt.Errorf("retrieval: SnapshotMinVectors %d must be >= 0", c.SnapshotMinVectors))
-	}
-	if c.Backfill && (c.BackfillBatch < 1 || c.BackfillBatch > MaxBatch) {
-		errs = append(errs, fmt.Errorf("retrieval: BackfillBatch %d must be in 1..%d", c.BackfillBatch, MaxBatch))
-	}
-	if c.IndexMemory < 0 {
-		errs = append(errs, fmt.Errorf("retrieval: IndexMemory %d must be >= 0", c.IndexMemory))
-	}
-	if c.CatchUp < 0 {
-		errs = append(errs, fmt.Errorf("retrieval: CatchUp %v must be >= 0 (0: the default)", c.CatchUp))
-	}
-	if c.TombstoneRetention < 0 {
-		errs = append(errs, fmt.Errorf("retrieval: TombstoneRetention %v must be >= 0 (0: kept forever)", c.TombstoneRetention))
-	}
-	if c.Poll < 0 {
-		errs = append(errs, fmt.Errorf("retrieval: Poll %v must be >= 0 (0: the default)", c.Poll))
+	if err := c.Follow.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// Validate reports every invalid field at once.
+func (c OwnerConfig) Validate() error {
+	var errs []error
+	if c.SnapshotIdle < 0 {
+		errs = append(errs, fieldErr("Owner.SnapshotIdle", c.SnapshotIdle, ">= 0"))
+	}
+	if c.SnapshotMinVectors < 0 {
+		errs = append(errs, fieldErr("Owner.SnapshotMinVectors", c.SnapshotMinVectors, ">= 0"))
+	}
+	if c.Backfill && (c.BackfillBatch < 1 || c.BackfillBatch > MaxBatch) {
+		errs = append(errs, fieldErr("Owner.BackfillBatch", c.BackfillBatch, fmt.Sprintf("in 1..%d", MaxBatch)))
+	}
+	return errors.Join(errs...)
+}
+
+// Validate reports every invalid field at once.
+func (c FollowConfig) Validate() error {
+	var errs []error
+	if c.IndexMemory < 0 {
+		errs = append(errs, fieldErr("Follow.IndexMemory", c.IndexMemory, ">= 0 (0: no bound)"))
+	}
+	if c.CatchUp <= 0 {
+		errs = append(errs, fieldErr("Follow.CatchUp", c.CatchUp, "> 0"))
+	}
+	if c.TombstoneRetention < 0 {
+		errs = append(errs, fieldErr("Follow.TombstoneRetention", c.TombstoneRetention, ">= 0 (0: kept forever)"))
+	}
+	if c.SnapshotIdle < 0 {
+		errs = append(errs, fieldErr("Follow.SnapshotIdle", c.SnapshotIdle, ">= 0"))
+	}
+	if c.SnapshotMinVectors < 0 {
+		errs = append(errs, fieldErr("Follow.SnapshotMinVectors", c.SnapshotMinVectors, ">= 0"))
+	}
+	if c.Poll <= 0 {
+		errs = append(errs, fieldErr("Follow.Poll", c.Poll, "> 0"))
+	}
+	return errors.Join(errs...)
+}
+
+// FieldError is one invalid Config field, as Validate reports it; Field
+// is its path ("Dim", "Owner.BackfillBatch"), so that a caller can name
+// the setting it came from (a flag).
+type FieldError struct {
+	Field string
+	Value any
+	Want  string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("retrieval: %s %v must be %s", e.Field, e.Value, e.Want)
+}
+
+func fieldErr(field string, v any, want string) error {
+	return &FieldError{Field: field, Value: v, Want: want}
 }
 
 // vectorIndex is the configuration of every vector index of an engine of

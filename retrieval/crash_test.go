@@ -32,9 +32,9 @@ func crashText(id string) string {
 // starts from the snapshot its parent's check saved, while it writes.
 func crashConfig(storePath string) Config {
 	cfg := DefaultConfig()
-	cfg.SnapshotDir = storePath + ".snapshots"
-	cfg.SnapshotIdle = 5 * time.Millisecond
-	cfg.SnapshotMinVectors = 1
+	cfg.Owner.SnapshotDir = storePath + ".snapshots"
+	cfg.Owner.SnapshotIdle = 5 * time.Millisecond
+	cfg.Owner.SnapshotMinVectors = 1
 	return cfg
 }
 

@@ -159,20 +159,14 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 		// Shared: nothing is built at start (namespaces are built on first
 		// use), and nothing is saved beside this process: the indexes
 		// follow the database.
+		// Config.Owner is not used: the indexes follow the database.
 		e.k, e.shared = &follower{core: &e.core, feed: f}, true
-		if e.cfg.CatchUp == 0 {
-			e.cfg.CatchUp = defaultCatchUp
-		}
-		if e.cfg.Poll == 0 {
-			e.cfg.Poll = defaultPoll
-		}
-		if cfg.SnapshotDir != "" {
+		if cfg.Owner.SnapshotDir != "" {
 			e.log.Info("memory index snapshot files off: the store is shared, and keeps the snapshots itself")
 		}
-		if cfg.Backfill && emb != nil {
+		if cfg.Owner.Backfill && emb != nil {
 			e.log.Info("memory back-fill off: the store is shared; vectors come with each write")
 		}
-		e.cfg.SnapshotDir, e.cfg.Backfill = "", false
 		return e, nil
 	}
 	o := &owner{core: &e.core}
@@ -210,7 +204,7 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 // A SnapshotDir that exists but is not a directory is a configuration
 // error; anything else wrong with it is found, logged and survived later.
 func (e *owner) initSnapshots() error {
-	dir := e.cfg.SnapshotDir
+	dir := e.cfg.Owner.SnapshotDir
 	if dir == "" || e.dim == 0 {
 		return nil
 	}
@@ -295,7 +289,7 @@ func (e *core) Wait(ctx context.Context) error {
 
 // Close stops the start-up build, the back-fill and the snapshot saver,
 // waits for them, then saves the snapshots of the namespaces whose
-// vectors changed since theirs (when Config.SnapshotDir is set). Its error
+// vectors changed since theirs (when Config.Owner.SnapshotDir is set). Its error
 // is only about those snapshots: nothing is lost without them, the next
 // start rebuilds. It does not close the store, which the caller owns and
 // must close after.
@@ -329,7 +323,7 @@ type Stats struct {
 	// Ready says both indexes are built.
 	Ready bool
 	// VectorSource says where the vector index came from at start:
-	// "snapshot" (loaded from Config.SnapshotDir), "rebuild" (built from
+	// "snapshot" (loaded from Config.Owner.SnapshotDir), "rebuild" (built from
 	// the store), or "" (not built yet, a namespace created since start,
 	// or no vector index).
 	VectorSource string

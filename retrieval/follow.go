@@ -15,16 +15,16 @@ import (
 // processes too, so this process's indexes are caches of it:
 //
 //   - a namespace's indexes are built from the store on its first use, in
-//     the background, and dropped when Config.IndexMemory is exceeded
+//     the background, and dropped when Config.Follow.IndexMemory is exceeded
 //     (least recently used first), to be rebuilt on a later use;
 //   - they follow the store's change sequence: woken by the store's
-//     notifications, and by polling every Config.Poll for those missed;
+//     notifications, and by polling every Config.Follow.Poll for those missed;
 //   - a search first asks the store for the namespace's committed
 //     sequence and catches up to it, so it reflects every write
 //     acknowledged by any process before it began; when that takes longer
-//     than Config.CatchUp it fails with ErrUnavailable instead of
+//     than Config.Follow.CatchUp it fails with ErrUnavailable instead of
 //     answering from stale indexes. A first build that outlasts
-//     Config.CatchUp is not waited for: the search scans the store (the
+//     Config.Follow.CatchUp is not waited for: the search scans the store (the
 //     scan level, as during the start-up build of an unshared store).
 //
 // Writes go to the store only: the indexes learn of them from the change
@@ -109,7 +109,7 @@ func unavailable(what, ns string, err error) error {
 // the call (nil when the namespace was never written), building them
 // first if this process has none.
 func (e *follower) open(ctx context.Context, ns string) (*space, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.CatchUp)
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.Follow.CatchUp)
 	defer cancel()
 	target, err := e.feed.Seq(ctx, ns)
 	if err != nil {

@@ -41,7 +41,7 @@ func (e *follower) startFollowing() {
 	}()
 	go func() {
 		defer e.bg.Done()
-		t := time.NewTicker(e.cfg.Poll)
+		t := time.NewTicker(e.cfg.Follow.Poll)
 		defer t.Stop()
 		for {
 			select {
@@ -94,11 +94,11 @@ func (e *follower) startFollowing() {
 const purgeEvery = time.Hour
 
 // purgeTombstones removes, at most every purgeEvery, the store's
-// tombstones older than Config.TombstoneRetention (see pgstore's
+// tombstones older than Config.Follow.TombstoneRetention (see pgstore's
 // purge.go): every replica does, which is harmless (each namespace's
 // purge is one short transaction, and a second finds nothing).
 func (e *follower) purgeTombstones() {
-	if e.cfg.TombstoneRetention <= 0 {
+	if e.cfg.Follow.TombstoneRetention <= 0 {
 		return
 	}
 	now := time.Now()
@@ -106,11 +106,11 @@ func (e *follower) purgeTombstones() {
 		return
 	}
 	e.lastPurge.Store(now.UnixNano())
-	n, err := e.feed.PurgeTombstones(e.ctx, now.Add(-e.cfg.TombstoneRetention))
+	n, err := e.feed.PurgeTombstones(e.ctx, now.Add(-e.cfg.Follow.TombstoneRetention))
 	if err != nil && e.ctx.Err() == nil {
 		e.log.Warn("purging deleted memories' tombstones from the shared store; the next hour retries", "purged", n, "err", err)
 	} else if n > 0 {
-		e.log.Info("purged deleted memories' tombstones from the shared store", "purged", n, "older_than", e.cfg.TombstoneRetention)
+		e.log.Info("purged deleted memories' tombstones from the shared store", "purged", n, "older_than", e.cfg.Follow.TombstoneRetention)
 	}
 }
 

@@ -14,9 +14,9 @@ func (e *follower) drop(ns string, sp *space) {
 }
 
 // enforceBudget drops least recently used namespaces, never keep, while
-// the estimated total exceeds Config.IndexMemory.
+// the estimated total exceeds Config.Follow.IndexMemory.
 func (e *follower) enforceBudget(keep string) {
-	if e.cfg.IndexMemory <= 0 {
+	if e.cfg.Follow.IndexMemory <= 0 {
 		return
 	}
 	type entry struct {
@@ -34,12 +34,12 @@ func (e *follower) enforceBudget(keep string) {
 		all = append(all, entry{ns, sp, sp.follow.lastUse.Load(), b})
 	}
 	e.mu.RUnlock()
-	if total <= e.cfg.IndexMemory {
+	if total <= e.cfg.Follow.IndexMemory {
 		return
 	}
 	slices.SortFunc(all, func(a, b entry) int { return int(min(max(a.used-b.used, -1), 1)) })
 	for _, en := range all {
-		if total <= e.cfg.IndexMemory {
+		if total <= e.cfg.Follow.IndexMemory {
 			break
 		}
 		if en.ns == keep {

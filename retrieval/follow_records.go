@@ -70,7 +70,7 @@ func (e *follower) fill(_ string, sp *space, cands []post.Candidate) ([]post.Can
 		if !ok {
 			continue
 		}
-		e.complete(&c, r)
+		complete(&c, r, e.dim)
 		out = append(out, c)
 	}
 	return out, nil

@@ -10,7 +10,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// A shared store may keep each namespace's vector index (snapshot.go's
+// A shared store may keep each namespace's vector index (snapfile.go's
 // format) so that a replica building a namespace loads it instead of
 // inserting every vector again: for 100k 1024-dimensional vectors a load
 // is seconds, an insertion minutes. The snapshot is taken at a change
@@ -21,15 +21,15 @@ import (
 // exact, whichever replica saved it and whenever.
 //
 // A replica saves a namespace's snapshot after building it vector by
-// vector, and when its changes have been quiet for Config.SnapshotIdle
+// vector, and when its changes have been quiet for Config.Follow.SnapshotIdle
 // with changes since its last snapshot; only namespaces with at least
-// Config.SnapshotMinVectors vectors, and never one whose stored snapshot
+// Config.Follow.SnapshotMinVectors vectors, and never one whose stored snapshot
 // is as recent.
 
 // dbSnaps returns the store's snapshot keeping, or nil when the engine
 // keeps none (no vectors, or switched off).
 func (e *follower) dbSnaps() store.Snapshots {
-	if e.dim == 0 || !e.cfg.SharedSnapshots {
+	if e.dim == 0 || !e.cfg.Follow.SharedSnapshots {
 		return nil
 	}
 	return e.feed
@@ -54,7 +54,7 @@ func (e *follower) loadDBSnapshot(snaps store.Snapshots, ns string) (savable, ui
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := e.searchSettings(idx); err != nil {
+	if err := searchSettings(idx, e.snapIndex); err != nil {
 		return nil, 0, err
 	}
 	return idx, at, nil
@@ -74,7 +74,7 @@ func (e *follower) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
 	at, ix, dirty := fs.through.Load(), sp.ix(), sp.dirty.Load()
 	sp.mu.Unlock()
 	sv, ok := ix.Vec.(savable)
-	if dirty || !ok || at == 0 || sv.Len() < e.cfg.SnapshotMinVectors {
+	if dirty || !ok || at == 0 || sv.Len() < e.cfg.Follow.SnapshotMinVectors {
 		return
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Minute)
@@ -109,10 +109,10 @@ func (e *follower) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
 }
 
 // saveIdleDBSnapshots saves the snapshot of every resident namespace whose
-// changes have been quiet for Config.SnapshotIdle since changes its stored
+// changes have been quiet for Config.Follow.SnapshotIdle since changes its stored
 // snapshot lacks.
 func (e *follower) saveIdleDBSnapshots(snaps store.Snapshots) {
-	if e.cfg.SnapshotIdle <= 0 {
+	if e.cfg.Follow.SnapshotIdle <= 0 {
 		return
 	}
 	now := time.Now().UnixNano()
@@ -123,7 +123,7 @@ func (e *follower) saveIdleDBSnapshots(snaps store.Snapshots) {
 		if fs == nil || fs.through.Load() <= fs.snapSeq.Load() {
 			continue
 		}
-		if last := fs.changedAt.Load(); last != 0 && now-last >= int64(e.cfg.SnapshotIdle) {
+		if last := fs.changedAt.Load(); last != 0 && now-last >= int64(e.cfg.Follow.SnapshotIdle) {
 			due = append(due, ns)
 		}
 	}

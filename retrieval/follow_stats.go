@@ -12,7 +12,7 @@ type FollowStats struct {
 	Loaded int
 	Bytes  int64
 	// Builds counts namespace builds from the store, Evictions the
-	// namespaces dropped for Config.IndexMemory, Changes the changes
+	// namespaces dropped for Config.Follow.IndexMemory, Changes the changes
 	// applied from the change sequence, SnapshotLoads the builds whose
 	// vector index came from the store's snapshot, SnapshotSaves the
 	// snapshots this process saved there.

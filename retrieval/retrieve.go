@@ -306,7 +306,7 @@ func (e *owner) fill(ns string, _ *space, cands []post.Candidate) ([]post.Candid
 		if !ok {
 			continue
 		}
-		e.complete(&c, r)
+		complete(&c, r, e.dim)
 		out = append(out, c)
 	}
 	return out, nil
@@ -315,9 +315,9 @@ func (e *owner) fill(ns string, _ *space, cands []post.Candidate) ([]post.Candid
 // complete copies a memory's fields into its candidate, so that a result
 // needs no further read of the store; vectors the index cannot use are
 // left out.
-func (e *core) complete(c *post.Candidate, r store.Record) {
+func complete(c *post.Candidate, r store.Record, dim int) {
 	c.Text, c.Time, c.Source, c.Metadata = r.Memory.Text, r.Memory.Time, r.Memory.Source, r.Memory.Metadata
-	if embed.Check(r.Vector, e.dim) == nil {
+	if embed.Check(r.Vector, dim) == nil {
 		c.Vector = r.Vector
 	}
 }
@@ -370,7 +370,7 @@ func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r lexrank
 		byID[r.Memory.ID] = r
 	}
 	for i := range cands {
-		e.complete(&cands[i], byID[cands[i].ID])
+		complete(&cands[i], byID[cands[i].ID], e.dim)
 	}
 	return Retrieved{Candidates: cands, Level: LevelScan, Why: "index still building; scanned the store"}, nil
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// Snapshot files: one per namespace in Config.SnapshotDir, named by a
+// Snapshot files: one per namespace in Config.Owner.SnapshotDir, named by a
 // hash of the namespace (namespaces may differ only in letter case, which
 // some file systems fold, and may be longer than a file name may be).
 //
@@ -66,6 +66,7 @@ type savable interface {
 	hnsw.Saver
 	Config() hnsw.Config
 	Dim() int
+	SetSearch(efSearch int, scanContrast float64) error
 }
 
 // snapName is ns's snapshot file name.

@@ -12,16 +12,17 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/hnsw"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // snapshotsOn reports whether the engine loads and saves snapshots.
 func (e *owner) snapshotsOn() bool {
-	return e.cfg.SnapshotDir != "" && e.dim > 0
+	return e.cfg.Owner.SnapshotDir != "" && e.dim > 0
 }
 
 func (e *owner) snapPath(ns string) string {
-	return filepath.Join(e.cfg.SnapshotDir, snapName(ns))
+	return filepath.Join(e.cfg.Owner.SnapshotDir, snapName(ns))
 }
 
 // vectorsFromSnapshot tries to make ns's vector index from its snapshot
@@ -96,7 +97,7 @@ func (e *owner) logVectorSources(names []string, start time.Time) {
 // are not in the snapshot: under sp.mu, where the store and the live
 // index agree on them, each is re-applied from the store.
 func (e *owner) adoptSnapshot(ns string, sp *space, idx savable, gen store.VectorGen) error {
-	if err := e.searchSettings(idx); err != nil {
+	if err := searchSettings(idx, e.snapIndex); err != nil {
 		return err
 	}
 	sp.mu.Lock()
@@ -133,14 +134,10 @@ func (e *owner) adoptSnapshot(ns string, sp *space, idx savable, gen store.Vecto
 
 // searchSettings gives a loaded index the engine's search-time settings
 // (a snapshot keeps those it was saved with).
-func (e *core) searchSettings(idx savable) error {
-	if cur := idx.Config(); cur.EfSearch != e.snapIndex.EfSearch || cur.ScanContrast != e.snapIndex.ScanContrast {
-		if t, ok := idx.(interface {
-			SetSearch(efSearch int, scanContrast float64) error
-		}); ok {
-			if err := t.SetSearch(e.snapIndex.EfSearch, e.snapIndex.ScanContrast); err != nil {
-				return miss("config", "search settings: %v", err)
-			}
+func searchSettings(idx savable, want hnsw.Config) error {
+	if cur := idx.Config(); cur.EfSearch != want.EfSearch || cur.ScanContrast != want.ScanContrast {
+		if err := idx.SetSearch(want.EfSearch, want.ScanContrast); err != nil {
+			return miss("config", "search settings: %v", err)
 		}
 	}
 	return nil
@@ -155,7 +152,7 @@ func (e *owner) saveSnapshots(why string) error {
 	}
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
-	dir := e.cfg.SnapshotDir
+	dir := e.cfg.Owner.SnapshotDir
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("retrieval: snapshots: %w", err)
 	}
@@ -227,11 +224,11 @@ func (e *owner) saveSnapshot(ns string, sp *space) (bool, error) {
 		}
 	}
 	sv, ok := ix.Vec.(savable)
-	if !ok || ix.Vec.Len() < e.cfg.SnapshotMinVectors {
+	if !ok || ix.Vec.Len() < e.cfg.Owner.SnapshotMinVectors {
 		return false, e.removeSnapshot(ns)
 	}
 	h := snapHeader{Namespace: ns, Gen: gen, Dim: e.dim, Index: sv.Config(), Vectors: sv.Len(), Saved: time.Now().UTC()}
-	if err := writeSnap(e.cfg.SnapshotDir, h, sv); err != nil {
+	if err := writeSnap(e.cfg.Owner.SnapshotDir, h, sv); err != nil {
 		return false, fmt.Errorf("retrieval: snapshot of %q: %w", ns, err)
 	}
 	sp.mu.Lock()
@@ -257,7 +254,7 @@ func (e *owner) removeLeftovers(names []string) {
 	for _, ns := range names {
 		keep[snapName(ns)] = true
 	}
-	ents, err := os.ReadDir(e.cfg.SnapshotDir)
+	ents, err := os.ReadDir(e.cfg.Owner.SnapshotDir)
 	if err != nil {
 		e.log.Warn("memory index snapshots: listing the directory", "err", err)
 		return
@@ -268,7 +265,7 @@ func (e *owner) removeLeftovers(names []string) {
 		if !tmp && (!isSnapName(name) || keep[name]) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(e.cfg.SnapshotDir, name)); err != nil {
+		if err := os.Remove(filepath.Join(e.cfg.Owner.SnapshotDir, name)); err != nil {
 			e.log.Warn("memory index snapshots: removing a leftover file", "file", name, "err", err)
 		}
 	}
@@ -281,7 +278,7 @@ func (sp *space) noteWrite() { sp.lastWrite.Store(time.Now().UnixNano()) }
 // is at least SnapshotIdle old, until Close.
 func (e *owner) snapshotWhenIdle() {
 	defer e.bg.Done()
-	idle := e.cfg.SnapshotIdle
+	idle := e.cfg.Owner.SnapshotIdle
 	tick := time.NewTicker(max(min(idle/4, 15*time.Second), 10*time.Millisecond))
 	defer tick.Stop()
 	for {

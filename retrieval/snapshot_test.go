@@ -53,10 +53,10 @@ func putVecs(t testing.TB, st *bolt.Store, ns string, n int) {
 func snapConfig(dir string) Config {
 	cfg := DefaultConfig()
 	cfg.Dim = snapDim
-	cfg.SnapshotDir = dir
-	cfg.SnapshotMinVectors = 1
-	cfg.SnapshotIdle = 0 // tests save at known points only
-	cfg.Backfill = false
+	cfg.Owner.SnapshotDir = dir
+	cfg.Owner.SnapshotMinVectors = 1
+	cfg.Owner.SnapshotIdle = 0 // tests save at known points only
+	cfg.Owner.Backfill = false
 	return cfg
 }
 
@@ -228,7 +228,7 @@ func TestSnapshotRestart(t *testing.T) {
 		{name: "search settings changed", cfg2: func(c *Config) {
 			c.HNSW.EfSearch = 50
 		}, source: "snapshot"},
-		{name: "snapshots off", cfg2: func(c *Config) { c.SnapshotDir = "" }, source: "rebuild"},
+		{name: "snapshots off", cfg2: func(c *Config) { c.Owner.SnapshotDir = "" }, source: "rebuild"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -348,7 +348,7 @@ func TestSnapshotWhenIdle(t *testing.T) {
 	st := openStore(t, "")
 	putVecs(t, st, "a", 10)
 	cfg := snapConfig(dir)
-	cfg.SnapshotIdle = 20 * time.Millisecond
+	cfg.Owner.SnapshotIdle = 20 * time.Millisecond
 	e1 := started(t, st, cfg)
 	t.Cleanup(func() { _ = e1.Close() })
 	mustAdd(t, e1, vecItem("a", "late"))
@@ -400,7 +400,7 @@ func TestSnapshotFiles(t *testing.T) {
 		}
 	}
 	cfg := snapConfig(dir)
-	cfg.SnapshotMinVectors = 10
+	cfg.Owner.SnapshotMinVectors = 10
 	e := started(t, st, cfg)
 	for i := range 12 {
 		if err := e.Delete("gone", fmt.Sprintf("m%03d", i)); err != nil {
