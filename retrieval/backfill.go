@@ -126,7 +126,7 @@ func (e *owner) backfillBatch(ns string, sp *space, batch []store.Record, run *b
 		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
 	}
 	if err != nil {
-		sp.backfillFailed.Add(int64(len(batch)))
+		sp.own.backfillFailed.Add(int64(len(batch)))
 		run.failed += len(batch)
 		run.fails++
 		e.log.Warn("memory back-fill: embedding failed; these memories stay lexical-only",
@@ -143,7 +143,7 @@ func (e *owner) backfillBatch(ns string, sp *space, batch []store.Record, run *b
 		if embed.Check(vecs[i], e.dim) != nil {
 			// NaN, wrong length or all zeros: the embedder cannot give
 			// this text a direction; it stays lexical-only.
-			sp.backfillFailed.Add(1)
+			sp.own.backfillFailed.Add(1)
 			run.failed++
 			continue
 		}
@@ -172,8 +172,8 @@ func (e *owner) fillVectors(ns string, sp *space, vecs map[string][]float32, tex
 	}
 	ix := sp.ix()
 	for _, id := range written {
-		if sp.touched != nil {
-			sp.touched[id] = struct{}{}
+		if sp.own.touched != nil {
+			sp.own.touched[id] = struct{}{}
 		}
 		ix.Vec.Delete(id)
 		if err := ix.Vec.Add(id, vecs[id]); err != nil {
@@ -181,8 +181,8 @@ func (e *owner) fillVectors(ns string, sp *space, vecs map[string][]float32, tex
 		}
 	}
 	if len(written) > 0 {
-		sp.noteWrite()
+		sp.own.noteWrite()
 	}
-	sp.backfilled.Add(int64(len(written)))
+	sp.own.backfilled.Add(int64(len(written)))
 	return len(written), nil
 }

@@ -98,7 +98,7 @@ func (e *owner) build() error {
 		done := 0
 		for _, ns := range names {
 			sp, _ := e.space(ns, false)
-			if phase == "vector" && sp.atStart {
+			if phase == "vector" && sp.own.atStart {
 				if e.vectorsFromSnapshot(ns, sp) {
 					done += counts[ns]
 					if e.cfg.Progress != nil {
@@ -129,7 +129,7 @@ func (e *owner) build() error {
 	for _, ns := range names {
 		if sp, _ := e.space(ns, false); sp != nil {
 			sp.mu.Lock()
-			sp.touched = nil
+			sp.own.touched = nil
 			sp.mu.Unlock()
 		}
 	}
@@ -175,7 +175,7 @@ func (e *owner) buildSpace(ns string, sp *space, phase string, progress func(int
 		sp.mu.Lock()
 		ix := sp.ix()
 		for _, r := range pg.Records {
-			if _, live := sp.touched[r.Memory.ID]; live {
+			if _, live := sp.own.touched[r.Memory.ID]; live {
 				continue
 			}
 			if phase == "bm25" {

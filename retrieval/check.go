@@ -164,6 +164,6 @@ func (e *owner) rebuildLocked(ns string, sp *space) error {
 	// rebuilt pair.
 	sp.cur.Store(fresh)
 	sp.dirty.Store(false)
-	sp.noteWrite() // a dirty index was not snapshotted: let the idle saver look
+	sp.own.noteWrite() // a dirty index was not snapshotted: let the idle saver look
 	return nil
 }

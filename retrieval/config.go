@@ -263,6 +263,22 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("retrieval: %s %v must be %s", e.Field, e.Value, e.Want)
 }
 
+// Problems returns each problem Validate joined into err, in order; the
+// ones about a field are *FieldError.
+func Problems(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, Problems(e)...)
+		}
+		return out
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
+}
+
 func fieldErr(field string, v any, want string) error {
 	return &FieldError{Field: field, Value: v, Want: want}
 }

@@ -93,14 +93,23 @@ type space struct {
 	cur atomic.Pointer[index.Set] // swapped whole by a repair
 
 	lexReady, vecReady atomic.Bool
-	// touched holds IDs written since the start-up build began; the build
-	// skips them. nil once both phases are done.
-	touched map[string]struct{}
 	// dirty is set when an index update failed after a durable store write,
-	// or the build of the namespace did not finish; Check rebuilds such a
-	// namespace, and it is not snapshotted.
+	// or the build of the namespace did not finish; the owner's Check
+	// rebuilds such a namespace, the follower drops it, and it is not
+	// snapshotted.
 	dirty atomic.Bool
 
+	// own is the owner's state of the namespace (owner.go), follow the
+	// follower's (follow.go); the other is nil.
+	own    *ownState
+	follow *followState
+}
+
+// ownState is what the owner keeps of a namespace beside its indexes.
+type ownState struct {
+	// touched holds IDs written since the start-up build began; the build
+	// skips them. nil once both phases are done. Guarded by space.mu.
+	touched map[string]struct{}
 	// atStart: the namespace was in the store at New (immutable).
 	atStart bool
 	// startGen is the store's vector generation of the namespace at New,
@@ -117,9 +126,6 @@ type space struct {
 	info atomic.Pointer[vecInfo]
 	// Back-fill counters, for Stats.
 	backfilled, backfillFailed atomic.Int64
-	// follow is the state of a namespace of a shared store (nil for a
-	// store of this process alone); see follow.go.
-	follow *followState
 }
 
 // vecInfo is how a namespace's vector index was made at start.
@@ -190,10 +196,9 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 		if err != nil {
 			return nil, err
 		}
-		sp.touched = map[string]struct{}{}
+		sp.own = &ownState{touched: map[string]struct{}{}, atStart: true, startGen: gens[ns]}
 		sp.lexReady.Store(false)
 		sp.vecReady.Store(dim == 0) // no vector phase without a dimension
-		sp.atStart, sp.startGen = true, gens[ns]
 		e.spaces[ns] = sp
 	}
 	return e, nil
@@ -240,7 +245,11 @@ func (e *core) newIndexes() (*index.Set, error) {
 }
 
 // space returns ns's indexes, creating them when create is set.
-func (e *core) space(ns string, create bool) (*space, error) {
+func (e *core) space(ns string, create bool) (*space, error) { return e.spaceWith(ns, create, nil) }
+
+// spaceWith is space, with init called on a space it creates before
+// anyone else sees it.
+func (e *core) spaceWith(ns string, create bool, init func(*space)) (*space, error) {
 	e.mu.RLock()
 	sp := e.spaces[ns]
 	e.mu.RUnlock()
@@ -255,6 +264,9 @@ func (e *core) space(ns string, create bool) (*space, error) {
 	sp, err := e.newSpace()
 	if err != nil {
 		return nil, err
+	}
+	if init != nil {
+		init(sp)
 	}
 	e.spaces[ns] = sp
 	return sp, nil
@@ -352,10 +364,7 @@ func (e *Engine) Stats(ns string) Stats {
 		st.Vectors = ix.Vec.Len()
 	}
 	st.Ready = sp.lexReady.Load() && sp.vecReady.Load()
-	if in := sp.info.Load(); in != nil {
-		st.VectorSource, st.SnapshotMiss = in.source, in.miss
-	}
-	st.Backfilled, st.BackfillFailed = int(sp.backfilled.Load()), int(sp.backfillFailed.Load())
+	e.k.describe(sp, &st)
 	return st
 }
 

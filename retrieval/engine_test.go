@@ -263,21 +263,11 @@ func TestKeeperConfigValidate(t *testing.T) {
 			cfg := DefaultConfig()
 			tc.mod(&cfg)
 			var got []string
-			var walk func(error)
-			walk = func(err error) {
-				if j, ok := err.(interface{ Unwrap() []error }); ok {
-					for _, e := range j.Unwrap() {
-						walk(e)
-					}
-					return
-				}
+			for _, p := range Problems(cfg.Validate()) {
 				var fe *FieldError
-				if errors.As(err, &fe) {
+				if errors.As(p, &fe) {
 					got = append(got, fe.Field)
 				}
-			}
-			if err := cfg.Validate(); err != nil {
-				walk(err)
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("fields %v, want %v", got, tc.want)

@@ -74,6 +74,10 @@ func (e *follower) check(context.Context, bool) (CheckReport, error) {
 // close has nothing to save: the snapshots are in the store.
 func (e *follower) close() error { return nil }
 
+// describe adds nothing: a shared namespace's indexes come from the store
+// (and its snapshot) on first use, with no start-up source or back-fill.
+func (e *follower) describe(*space, *Stats) {}
+
 // followState is a shared-store namespace's progress through the store's
 // change sequence.
 type followState struct {

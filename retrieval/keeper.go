@@ -33,6 +33,8 @@ type keeper interface {
 	// close finishes after the background work has stopped
 	// (Engine.Close); its error is about what could not be saved.
 	close() error
+	// describe adds the keeper's own facts about sp to st (Engine.Stats).
+	describe(sp *space, st *Stats)
 	// followStats and ping report on a shared store (zero and nil for a
 	// store of this process alone).
 	followStats() FollowStats

@@ -20,6 +20,18 @@ type owner struct {
 
 func (e *owner) open(_ context.Context, ns string) (*space, error) { return e.space(ns, false) }
 
+// space is core's, with the owner's state on every namespace it creates.
+func (e *owner) space(ns string, create bool) (*space, error) {
+	return e.spaceWith(ns, create, func(sp *space) { sp.own = &ownState{} })
+}
+
+func (e *owner) describe(sp *space, st *Stats) {
+	if in := sp.own.info.Load(); in != nil {
+		st.VectorSource, st.SnapshotMiss = in.source, in.miss
+	}
+	st.Backfilled, st.BackfillFailed = int(sp.own.backfilled.Load()), int(sp.own.backfillFailed.Load())
+}
+
 func (e *owner) write(ctx context.Context, items []store.Item, put func() error) error {
 	spaces, unlock, err := e.lockSpaces(items)
 	if err != nil {
@@ -52,10 +64,10 @@ func (e *owner) remove(ns, id string, del func() error) error {
 		return err
 	}
 	if sp != nil {
-		if sp.touched != nil {
-			sp.touched[id] = struct{}{}
+		if sp.own.touched != nil {
+			sp.own.touched[id] = struct{}{}
 		}
-		sp.noteWrite()
+		sp.own.noteWrite()
 		sp.ix().Remove(id)
 	}
 	return nil

@@ -30,11 +30,11 @@ func (e *owner) snapPath(ns string) string {
 // the outcome for Stats; a refused snapshot is logged, never an error.
 func (e *owner) vectorsFromSnapshot(ns string, sp *space) bool {
 	if !e.snapshotsOn() {
-		sp.info.Store(&vecInfo{source: "rebuild"})
+		sp.own.info.Store(&vecInfo{source: "rebuild"})
 		return false
 	}
 	t0 := time.Now()
-	idx, h, err := readSnap(e.snapPath(ns), snapWant{ns: ns, gen: sp.startGen, dim: e.dim, index: e.snapIndex})
+	idx, h, err := readSnap(e.snapPath(ns), snapWant{ns: ns, gen: sp.own.startGen, dim: e.dim, index: e.snapIndex})
 	if err == nil {
 		err = e.adoptSnapshot(ns, sp, idx, h.Gen)
 	}
@@ -50,12 +50,12 @@ func (e *owner) vectorsFromSnapshot(ns string, sp *space) bool {
 		case "dimension", "config":
 			level = slog.LevelInfo
 		}
-		sp.info.Store(&vecInfo{source: "rebuild", miss: err.Error()})
+		sp.own.info.Store(&vecInfo{source: "rebuild", miss: err.Error()})
 		e.log.Log(e.ctx, level, "memory vector index snapshot not used; rebuilding from the store",
 			"namespace", ns, "why", err.Error())
 		return false
 	}
-	sp.info.Store(&vecInfo{source: "snapshot"})
+	sp.own.info.Store(&vecInfo{source: "snapshot"})
 	e.log.Debug("memory vector index loaded from snapshot", "namespace", ns, "vectors", idx.Len(),
 		"generation", h.Gen.String(), "took", time.Since(t0).Round(time.Millisecond))
 	return true
@@ -79,7 +79,7 @@ func (e *owner) logVectorSources(names []string, start time.Time) {
 	loaded, rebuilt := 0, map[string]int{}
 	for _, ns := range names {
 		sp, _ := e.space(ns, false)
-		in := sp.info.Load()
+		in := sp.own.info.Load()
 		switch {
 		case in == nil: // stopped before its turn
 		case in.source == "snapshot":
@@ -102,8 +102,8 @@ func (e *owner) adoptSnapshot(ns string, sp *space, idx savable, gen store.Vecto
 	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	ids := make([]string, 0, len(sp.touched))
-	for id := range sp.touched {
+	ids := make([]string, 0, len(sp.own.touched))
+	for id := range sp.own.touched {
 		idx.Delete(id)
 		ids = append(ids, id)
 	}
@@ -127,7 +127,7 @@ func (e *owner) adoptSnapshot(ns string, sp *space, idx savable, gen store.Vecto
 	// the source order are the same objects in both.
 	old := sp.ix()
 	sp.cur.Store(old.WithVectors(idx))
-	sp.snapGen = gen
+	sp.own.snapGen = gen
 	sp.vecReady.Store(true)
 	return nil
 }
@@ -212,7 +212,7 @@ func (e *owner) saveSnapshot(ns string, sp *space) (bool, error) {
 			return false, e.removeSnapshot(ns) // the namespace is gone
 		}
 	}
-	ix, known := sp.ix(), sp.snapGen
+	ix, known := sp.ix(), sp.own.snapGen
 	sp.mu.Unlock()
 	if err != nil {
 		return false, fmt.Errorf("retrieval: snapshot of %q: %w", ns, err)
@@ -232,7 +232,7 @@ func (e *owner) saveSnapshot(ns string, sp *space) (bool, error) {
 		return false, fmt.Errorf("retrieval: snapshot of %q: %w", ns, err)
 	}
 	sp.mu.Lock()
-	sp.snapGen = gen
+	sp.own.snapGen = gen
 	sp.mu.Unlock()
 	return true, nil
 }
@@ -272,7 +272,7 @@ func (e *owner) removeLeftovers(names []string) {
 }
 
 // noteWrite records that a write changed sp, for snapshotWhenIdle.
-func (sp *space) noteWrite() { sp.lastWrite.Store(time.Now().UnixNano()) }
+func (o *ownState) noteWrite() { o.lastWrite.Store(time.Now().UnixNano()) }
 
 // snapshotWhenIdle saves the snapshot of each namespace whose last write
 // is at least SnapshotIdle old, until Close.
@@ -303,8 +303,8 @@ func (e *owner) anyIdle(now time.Time, idle time.Duration) bool {
 	defer e.mu.RUnlock()
 	found := false
 	for _, sp := range e.spaces {
-		t := sp.lastWrite.Load()
-		if t != 0 && now.Sub(time.Unix(0, t)) >= idle && sp.lastWrite.CompareAndSwap(t, 0) {
+		t := sp.own.lastWrite.Load()
+		if t != 0 && now.Sub(time.Unix(0, t)) >= idle && sp.own.lastWrite.CompareAndSwap(t, 0) {
 			found = true
 		}
 	}

@@ -197,10 +197,10 @@ func (e *owner) lockSpaces(items []store.Item) (map[string]*space, func(), error
 // vec nil removes any previous vector of id (the store did the same).
 func (e *owner) indexLocked(sp *space, m memory.Memory, vec []float32) {
 	id := m.ID
-	if sp.touched != nil {
-		sp.touched[id] = struct{}{}
+	if sp.own.touched != nil {
+		sp.own.touched[id] = struct{}{}
 	}
-	sp.noteWrite()
+	sp.own.noteWrite()
 	if err := sp.ix().Put(m, vec); err != nil {
 		// Vectors were checked before the write, so this is an index
 		// fault; the store has the vector, and Check will rebuild.

@@ -108,27 +108,19 @@ var configFlags = map[string]string{
 }
 
 // flagErrors restates the problems retrieval.Config.Validate found as
-// usage errors naming the flags they came from, each once.
+// usage errors, naming the flag a refused field came from, each once.
 func flagErrors(err error) error {
 	var msgs []string
-	var walk func(error)
-	walk = func(err error) {
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
-			return
-		}
-		msg := err.Error()
+	for _, p := range retrieval.Problems(err) {
+		msg := p.Error()
 		var fe *retrieval.FieldError
-		if errors.As(err, &fe) && configFlags[fe.Field] != "" {
+		if errors.As(p, &fe) && configFlags[fe.Field] != "" {
 			msg = fmt.Sprintf("%s %v must be %s", configFlags[fe.Field], fe.Value, fe.Want)
 		}
 		if !slices.Contains(msgs, msg) {
 			msgs = append(msgs, msg)
 		}
 	}
-	walk(err)
 	return fmt.Errorf("%w: %s", errUsage, strings.Join(msgs, "; "))
 }
 

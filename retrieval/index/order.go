@@ -93,12 +93,19 @@ func (o *Order) Around(id string, window int, fn func(Neighbour)) string {
 }
 
 // Read calls fn with o read-locked, so that a stage making many lookups
-// sees one state of o; fn's around is Around with the source passed to
-// each call as well.
-func (o *Order) Read(fn func(around func(id string, window int, fn func(Neighbour, string)) string)) {
+// sees one state of o.
+func (o *Order) Read(fn func(Reader)) {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
-	fn(o.around)
+	fn(Reader{o})
+}
+
+// Reader looks up an Order that Read holds read-locked.
+type Reader struct{ o *Order }
+
+// Around is Order.Around, with fn also given id's source.
+func (r Reader) Around(id string, window int, fn func(Neighbour, string)) string {
+	return r.o.around(id, window, fn)
 }
 
 // around is Around with o.mu held (read) by the caller.

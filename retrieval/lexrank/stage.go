@@ -134,9 +134,9 @@ func withContext(order *index.Order, hits []bm25.Hit, c Context, depth int) []Hi
 		return &accs[i]
 	}
 	best := map[string]float64{} // by source
-	order.Read(func(around func(string, int, func(index.Neighbour, string)) string) {
+	order.Read(func(r index.Reader) {
 		for _, h := range hits {
-			src := around(h.ID, c.Window, func(n index.Neighbour, src string) {
+			src := r.Around(h.ID, c.Window, func(n index.Neighbour, src string) {
 				b := get(n.ID, src)
 				b.nb = max(b.nb, h.Norm)
 			})
