@@ -80,7 +80,7 @@ type core struct {
 	bg                     sync.WaitGroup // background goroutines
 	ctx                    context.Context
 	cancel                 context.CancelFunc // cancels ctx: stops embedder calls
-	stopOnce, closeOnce    sync.Once
+	closeOnce              sync.Once
 	stop                   chan struct{}
 	closeErr               error
 }
@@ -301,28 +301,21 @@ func (e *core) Wait(ctx context.Context) error {
 
 // Close stops the start-up build, the back-fill and the snapshot saver,
 // waits for them, then saves the snapshots of the namespaces whose
-// vectors changed since theirs (when Config.Owner.SnapshotDir is set). Its error
-// is only about those snapshots: nothing is lost without them, the next
-// start rebuilds. It does not close the store, which the caller owns and
+// vectors changed since theirs (when Config.Owner.SnapshotDir is set).
+// Its error is only about those snapshots: nothing is lost without them,
+// the next start rebuilds. It does not close the store, which the caller owns and
 // must close after.
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.mu.Lock() // sharedSpace reads closed under e.mu: no build starts after this
 		e.closed.Store(true)
 		e.mu.Unlock()
-		e.halt()
+		close(e.stop) // tells the background goroutines to stop
+		e.cancel()
 		e.bg.Wait()
 		e.closeErr = e.k.close()
 	})
 	return e.closeErr
-}
-
-// halt tells the background goroutines to stop.
-func (e *core) halt() {
-	e.stopOnce.Do(func() {
-		close(e.stop)
-		e.cancel()
-	})
 }
 
 // Stats describes one namespace's indexes.
