@@ -285,33 +285,6 @@ func (e *Engine) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	return v, nil
 }
 
-// fill loads text, time and vector of each candidate from the store.
-// Candidates deleted since the index answered are dropped.
-func (e *owner) fill(ns string, _ *space, cands []post.Candidate) ([]post.Candidate, error) {
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = c.ID
-	}
-	recs, err := e.st.GetMany(ns, ids, true)
-	if err != nil {
-		return nil, fmt.Errorf("retrieval: load candidates: %w", mapStoreErr(err))
-	}
-	byID := make(map[string]store.Record, len(recs))
-	for _, r := range recs {
-		byID[r.Memory.ID] = r
-	}
-	out := cands[:0]
-	for _, c := range cands {
-		r, ok := byID[c.ID]
-		if !ok {
-			continue
-		}
-		complete(&c, r, e.dim)
-		out = append(out, c)
-	}
-	return out, nil
-}
-
 // complete copies a memory's fields into its candidate, so that a result
 // needs no further read of the store; vectors the index cannot use are
 // left out.

@@ -163,51 +163,6 @@ func (e *Engine) embedMissing(ctx context.Context, items []store.Item) error {
 	return nil
 }
 
-// lockSpaces locks the spaces of the items' namespaces (creating them) in
-// sorted order, so concurrent batches cannot deadlock.
-func (e *owner) lockSpaces(items []store.Item) (map[string]*space, func(), error) {
-	spaces := map[string]*space{}
-	for _, it := range items {
-		ns := it.Memory.Namespace
-		if spaces[ns] != nil {
-			continue
-		}
-		sp, err := e.space(ns, true)
-		if err != nil {
-			return nil, nil, err
-		}
-		spaces[ns] = sp
-	}
-	names := make([]string, 0, len(spaces))
-	for ns := range spaces {
-		names = append(names, ns)
-	}
-	slices.Sort(names)
-	for _, ns := range names {
-		spaces[ns].mu.Lock()
-	}
-	return spaces, func() {
-		for _, ns := range names {
-			spaces[ns].mu.Unlock()
-		}
-	}, nil
-}
-
-// indexLocked applies one durable write to sp's indexes; sp.mu is held.
-// vec nil removes any previous vector of id (the store did the same).
-func (e *owner) indexLocked(sp *space, m memory.Memory, vec []float32) {
-	id := m.ID
-	if sp.own.touched != nil {
-		sp.own.touched[id] = struct{}{}
-	}
-	sp.own.noteWrite()
-	if err := sp.ix().Put(m, vec); err != nil {
-		// Vectors were checked before the write, so this is an index
-		// fault; the store has the vector, and Check will rebuild.
-		sp.dirty.Store(true)
-	}
-}
-
 // Delete removes ns/id durably, then from the indexes. It returns an error
 // wrapping ErrNotFound when there is no such memory.
 func (e *Engine) Delete(ns, id string) error {
