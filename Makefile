@@ -177,6 +177,6 @@ soak: setup build
 bench-retrieval:
 	BM25_1M=1 nice -n 10 $(GO) test -run '^$$' -bench 'BM25_Search' -benchtime 50x -timeout 0 ./retrieval/bm25
 	nice -n 10 $(GO) test -run '^$$' -bench 'BM25_Ingest' -benchtime 3s ./retrieval/bm25
-	nice -n 10 $(GO) test -run '^$$' -bench 'Store_Ingest' -benchtime 3s -timeout 0 ./retrieval/store
+	nice -n 10 $(GO) test -run '^$$' -bench 'Store_Ingest' -benchtime 3s -timeout 0 ./retrieval/store/bolt
 	HNSW_BENCH_N=$${HNSW_BENCH_N:-100000} HNSW_BENCH_EF=$${HNSW_BENCH_EF:-50,100,200,400,800,1600} \
 		nice -n 10 $(GO) test -run '^$$' -bench 'HNSW_' -benchtime 200x -timeout 0 ./retrieval/hnsw

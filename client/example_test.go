@@ -16,7 +16,7 @@ import (
 	"github.com/rerankd/rerankd/client"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval"
-	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 	"github.com/rerankd/rerankd/serve"
 )
 
@@ -27,7 +27,7 @@ func startServer() (string, func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	st, err := store.Open(filepath.Join(dir, "m.db"), store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(dir, "m.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -94,16 +94,9 @@
 // adjacent characters (我 我喜 喜 喜欢 欢 ...), Lucene's CJKBigramFilter
 // with unigrams. A handful of Chinese function words (particles such as
 // 的 了 吗, question words such as 什么 哪 谁) are stopwords, handled like
-// the English ones. Measured on the Chinese agent-memory set of
-// benchmarks/zh (78 queries written to avoid exact-substring answers;
-// per-tag numbers, significance and commands in benchmarks/zh/README.md):
-//
-//	mode            MAP     NDCG@10   dictionary
-//	bigram          0.5553  0.6138    none
-//	unigram+bigram  0.6736  0.7373    none
-//	gse             0.5821  0.6500    gse, loaded once per process
-//	gse+bigram      0.5718  0.6599    gse
-//	gse+unigram     0.6579  0.7226    gse
+// the English ones. The default was chosen by measurement on the Chinese
+// agent-memory set of benchmarks/zh (docs/measurements.md, and
+// benchmarks/zh/README.md for per-tag numbers and commands).
 //
 // Bigrams alone (Lucene's CJKAnalyzer, this package's earlier behaviour)
 // miss every word of one character inside a longer run (猫 in 打了猫三联疫苗)

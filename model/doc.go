@@ -69,16 +69,11 @@
 // selects them. The
 // projections keep one int8 scale per output channel; activations are
 // quantised per row at run time, so a document's score never depends on
-// its batch (ORT's per-tensor DynamicQuantizeMatMul would be ~10% faster
-// but is not batch-independent). On this 2-core AVX-512 VNNI machine the
-// int8 MatMul chain runs ~3.3x the float32 one. Its score error is
-// measured, not assumed: `rerankd bench --quant int8` reports the error and
-// ranking agreement against the float32 graph of the same weights. On our
-// random-weight models the error is real (the tests bound it), and no
-// trained weights can be downloaded here, so int8 is not the default; run
-// the bench on your model before serving it with --quant int8. ORT's
-// 4-bit MatMulNBits was tried and dropped: float32 speed here, score error
-// 0.25 on the tiny model, and batch-dependent.
+// its batch (ORT's per-tensor DynamicQuantizeMatMul is not
+// batch-independent). Its speed and score error are measured,
+// not assumed: `rerankd bench --quant int8` reports the error and ranking
+// agreement against the float32 graph of the same weights; int8 is not the
+// default (docs/measurements.md has the figures and why).
 //
 // # Prompt
 //
@@ -90,8 +85,9 @@
 //
 // Embedder (embed*.go) runs Qwen3-Embedding-architecture models: the same
 // Qwen3 decoder without a head, read at each input's last token and
-// L2-normalised. It satisfies retrieval's Embedder interface; the other
-// implementations (client-supplied vectors, none) are in retrieval/embed.
+// L2-normalised. It is rerankd's implementation of retrieval's Embedder
+// interface (without one, vectors come from the client or there are
+// none).
 //
 // Inputs follow the model card: a query is "Instruct: {task}\nQuery:{query}",
 // a document its text, and the tokenizer's post-processor (a

@@ -144,7 +144,7 @@ func (e *EncoderEngine) Logits(ctx context.Context, seqs [][]int) ([]float32, er
 	return e.e.Logits(ctx, rows)
 }
 
-// Cost implements scheduler.Coster: rows × longest row.
+// Cost implements batching.Coster: rows × longest row.
 func (e *EncoderEngine) Cost(seqs [][]int) int { return batching.Padded(seqs) }
 
 // WholeRequests implements scheduler.WholeRequester: a request's pairs

@@ -15,7 +15,7 @@ import (
 // *Session (ONNX Runtime) and *ReferenceEngine (plain Go). An engine must
 // give each sequence the logit it would get alone.
 type Engine interface {
-	Logits(ctx context.Context, seqs [][]int) ([]float32, error)
+	batching.Logiter
 	Close() error
 }
 
@@ -204,7 +204,7 @@ func (s *Scorer) Batches(prompts []Prompt) [][]int {
 	for i, p := range prompts {
 		seqs[i] = p.IDs
 	}
-	return batching.Plan(seqs, s.cfg.MaxBatch, s.cfg.BatchTokens, engineCost(s.engine), false)
+	return batching.Plan(seqs, s.cfg.MaxBatch, s.cfg.BatchTokens, batching.CostOf(s.engine), false)
 }
 
 // Sigmoid maps a logit to a probability without overflow.
@@ -244,12 +244,4 @@ func (s *Scorer) Template() Template {
 		return Template{}
 	}
 	return s.prompt.tmpl
-}
-
-// engineCost is e's Cost, or rows × longest row for an engine that pads.
-func engineCost(e Engine) batching.Cost {
-	if c, ok := e.(interface{ Cost([][]int) int }); ok {
-		return c.Cost
-	}
-	return batching.Padded
 }

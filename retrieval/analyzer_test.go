@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/lexical"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 )
 
 // TestMemorySearchCJKAnalyzer: the engine's BM25 index, its scan level and
@@ -31,7 +32,7 @@ import (
 func TestMemorySearchCJKAnalyzer(t *testing.T) {
 	ctx := context.Background()
 	mems := []struct{ id, text string }{{"t", "看天气"}, {"d", "每天读报，预习功课，气色很好"}, {"u", "我喜欢猫"}}
-	rk := Ranking{K1: 0, B: 0}
+	rk := lexrank.Ranking{K1: 0, B: 0}
 	for _, tc := range []struct {
 		mode lexical.CJKMode
 		want []string

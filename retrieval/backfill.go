@@ -29,8 +29,8 @@ type backfillRun struct {
 // when Close cancels e.ctx. Its errors are logged and counted, never
 // returned: a memory without a vector is still searchable lexically. It
 // returns how many vectors it stored.
-func (e *Engine) backfill() int {
-	if e.emb == nil || !e.cfg.Backfill || e.dim == 0 {
+func (e *owner) backfill() int {
+	if e.emb == nil || !e.cfg.Owner.Backfill || e.dim == 0 {
 		return 0
 	}
 	names, err := e.st.Namespaces()
@@ -75,47 +75,45 @@ func (e *Engine) backfill() int {
 }
 
 // backfillSpace back-fills one namespace.
-func (e *Engine) backfillSpace(ns string, run *backfillRun) error {
+func (e *owner) backfillSpace(ns string, run *backfillRun) error {
 	sp, err := e.space(ns, true)
 	if err != nil {
 		return err
 	}
-	after := ""
-	for {
+	if err := e.ctx.Err(); err != nil {
+		return err
+	}
+	for pg, err := range store.Pages(e.st, ns, e.cfg.PageSize, true) {
+		if err != nil {
+			return fmt.Errorf("retrieval: back-fill %q after %q: %w", ns, pg.After, err)
+		}
 		if err := e.ctx.Err(); err != nil {
 			return err
 		}
-		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, true)
-		if err != nil {
-			return fmt.Errorf("retrieval: back-fill %q after %q: %w", ns, after, err)
-		}
 		var todo []store.Record
-		for _, r := range recs {
+		for _, r := range pg.Records {
 			if embed.Check(r.Vector, e.dim) != nil {
 				todo = append(todo, r)
 			}
 		}
 		for len(todo) > 0 {
-			batch := todo[:min(len(todo), e.cfg.BackfillBatch)]
+			batch := todo[:min(len(todo), e.cfg.Owner.BackfillBatch)]
 			todo = todo[len(batch):]
 			if err := e.backfillBatch(ns, sp, batch, run); err != nil {
 				return err
 			}
 		}
-		run.done += len(recs)
+		run.done += len(pg.Records)
 		if e.cfg.Progress != nil {
 			e.cfg.Progress("backfill", run.done, run.total)
 		}
-		if next == "" {
-			return nil
-		}
-		after = next
 	}
+	return nil
 }
 
 // backfillBatch embeds one batch and stores the vectors of the memories
 // that are still as they were read.
-func (e *Engine) backfillBatch(ns string, sp *space, batch []store.Record, run *backfillRun) error {
+func (e *owner) backfillBatch(ns string, sp *space, batch []store.Record, run *backfillRun) error {
 	texts := make([]string, len(batch))
 	for i, r := range batch {
 		texts[i] = r.Memory.Text
@@ -128,7 +126,7 @@ func (e *Engine) backfillBatch(ns string, sp *space, batch []store.Record, run *
 		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
 	}
 	if err != nil {
-		sp.backfillFailed.Add(int64(len(batch)))
+		sp.own.backfillFailed.Add(int64(len(batch)))
 		run.failed += len(batch)
 		run.fails++
 		e.log.Warn("memory back-fill: embedding failed; these memories stay lexical-only",
@@ -145,7 +143,7 @@ func (e *Engine) backfillBatch(ns string, sp *space, batch []store.Record, run *
 		if embed.Check(vecs[i], e.dim) != nil {
 			// NaN, wrong length or all zeros: the embedder cannot give
 			// this text a direction; it stays lexical-only.
-			sp.backfillFailed.Add(1)
+			sp.own.backfillFailed.Add(1)
 			run.failed++
 			continue
 		}
@@ -160,7 +158,7 @@ func (e *Engine) backfillBatch(ns string, sp *space, batch []store.Record, run *
 // only if its memory still has the text that was embedded and still has
 // no usable vector: a write since the page was read (a new text, or a
 // vector of its own) wins, whichever order the two take the lock in.
-func (e *Engine) fillVectors(ns string, sp *space, vecs map[string][]float32, texts map[string]string) (int, error) {
+func (e *owner) fillVectors(ns string, sp *space, vecs map[string][]float32, texts map[string]string) (int, error) {
 	if len(vecs) == 0 {
 		return 0, nil
 	}
@@ -174,17 +172,17 @@ func (e *Engine) fillVectors(ns string, sp *space, vecs map[string][]float32, te
 	}
 	ix := sp.ix()
 	for _, id := range written {
-		if sp.touched != nil {
-			sp.touched[id] = struct{}{}
+		if sp.own.touched != nil {
+			sp.own.touched[id] = struct{}{}
 		}
-		ix.vec.Delete(id)
-		if err := ix.vec.Add(id, vecs[id]); err != nil {
+		ix.Vec.Delete(id)
+		if err := ix.Vec.Add(id, vecs[id]); err != nil {
 			sp.dirty.Store(true) // stored but not indexed: Check rebuilds
 		}
 	}
 	if len(written) > 0 {
-		sp.noteWrite()
+		sp.own.noteWrite()
 	}
-	sp.backfilled.Add(int64(len(written)))
+	sp.own.backfilled.Add(int64(len(written)))
 	return len(written), nil
 }

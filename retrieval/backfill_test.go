@@ -13,6 +13,7 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // gateEmbedder embeds like hashEmbedder, but its document calls can be
@@ -54,7 +55,7 @@ func (g *gateEmbedder) Embed(ctx context.Context, texts []string, isQuery bool) 
 
 // oldMemories fills ns with memories the back-fill must embed: without a
 // vector, with a zero vector, with a vector of another dimension.
-func oldMemories(t *testing.T, st *store.Store, ns string, n int) {
+func oldMemories(t *testing.T, st *bolt.Store, ns string, n int) {
 	t.Helper()
 	items := make([]store.Item, n)
 	for i := range items {
@@ -73,7 +74,7 @@ func oldMemories(t *testing.T, st *store.Store, ns string, n int) {
 
 func backfillConfig() Config {
 	cfg := DefaultConfig()
-	cfg.BackfillBatch = 7
+	cfg.Owner.BackfillBatch = 7
 	cfg.PageSize = 20
 	return cfg
 }
@@ -186,7 +187,7 @@ func TestBackfillKeepsNewerWrite(t *testing.T) {
 				t.Fatalf("the back-fill overwrote the newer vector: %v, %v", v, err)
 			}
 			sp, _ := e.space("a", false)
-			if sp.ix().vec.Has("o000") == tc.gone {
+			if sp.ix().Vec.Has("o000") == tc.gone {
 				t.Fatalf("index has o000: %v", !tc.gone)
 			}
 			if s := e.Stats("a"); s.Backfilled != 2 {
@@ -284,7 +285,7 @@ func TestBackfillDisabled(t *testing.T) {
 	st := openStore(t, "")
 	oldMemories(t, st, "a", 10)
 	cfg := backfillConfig()
-	cfg.Backfill = false
+	cfg.Owner.Backfill = false
 	emb := &gateEmbedder{hashEmbedder: hashEmbedder{dim: 16}}
 	e := newEngine(t, st, emb, cfg)
 	waitBackfill(t, e)
@@ -299,7 +300,7 @@ func TestBackfillThenSnapshot(t *testing.T) {
 	st := openStore(t, "")
 	oldMemories(t, st, "a", 30)
 	cfg := backfillConfig()
-	cfg.SnapshotDir, cfg.SnapshotMinVectors, cfg.SnapshotIdle = t.TempDir(), 1, 0
+	cfg.Owner.SnapshotDir, cfg.Owner.SnapshotMinVectors, cfg.Owner.SnapshotIdle = t.TempDir(), 1, 0
 	emb := &gateEmbedder{hashEmbedder: hashEmbedder{dim: 16}}
 	e1 := newEngine(t, st, emb, cfg)
 	waitBackfill(t, e1)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval/bm25"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 )
 
 // TestBM25ParamsOneRule: the request scorer (lexical, used by the scan
@@ -21,11 +22,11 @@ func TestBM25ParamsOneRule(t *testing.T) {
 			lc.K1, lc.B = k1, b
 			lex := lc.Validate() == nil
 			idx := bm25.Config{K1: k1, B: b}.Validate() == nil
-			rk := DefaultRanking()
+			rk := lexrank.DefaultRanking()
 			rk.K1, rk.B = k1, b
 			rank := rk.Validate() == nil
 			if lex != idx || lex != rank {
-				t.Errorf("k1 %v b %v: lexical accepts %v, bm25 %v, Ranking %v", k1, b, lex, idx, rank)
+				t.Errorf("k1 %v b %v: lexical accepts %v, bm25 %v, lexrank.Ranking %v", k1, b, lex, idx, rank)
 			}
 		}
 	}
@@ -54,7 +55,7 @@ func TestScanWithLargeK1(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Close() })
-	rk := PlainBM25()
+	rk := lexrank.PlainBM25()
 	rk.K1 = lexical.MaxK1
 	res, err := e.Retrieve(context.Background(), Query{Namespace: "a", Text: "apple", Ranking: &rk})
 	if err != nil || res.Level != LevelScan || len(res.Candidates) != 2 || res.Candidates[0].ID != "1" {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // errStopped ends a build cut short by Close.
@@ -25,15 +25,12 @@ func (e *Engine) Start() {
 	if !e.building.CompareAndSwap(false, true) {
 		panic("retrieval: Engine.Start called twice")
 	}
-	if e.feed != nil {
-		close(e.built)
-		close(e.afterBuild)
-		close(e.backfilled)
-		if !e.closed.Load() {
-			e.startFollowing()
-		}
-		return
-	}
+	e.k.start()
+}
+
+// start runs the start-up build, then the snapshots, the back-fill and the
+// idle snapshot saver, in the background.
+func (e *owner) start() {
 	if e.closed.Load() {
 		e.buildErr = errStopped
 		close(e.built)
@@ -56,7 +53,7 @@ func (e *Engine) Start() {
 			e.log.Warn("memory index snapshots not saved after the build; the next start may rebuild", "err", err)
 		}
 		afterBuild()
-		if e.cfg.SnapshotIdle > 0 && e.snapshotsOn() {
+		if e.cfg.Owner.SnapshotIdle > 0 && e.snapshotsOn() {
 			e.bg.Add(1)
 			go e.snapshotWhenIdle()
 		}
@@ -71,7 +68,7 @@ func (e *Engine) Start() {
 }
 
 // build runs both phases over the namespaces known at New.
-func (e *Engine) build() error {
+func (e *owner) build() error {
 	e.mu.RLock()
 	names := make([]string, 0, len(e.spaces))
 	for ns := range e.spaces {
@@ -101,7 +98,7 @@ func (e *Engine) build() error {
 		done := 0
 		for _, ns := range names {
 			sp, _ := e.space(ns, false)
-			if phase == "vector" && sp.atStart {
+			if phase == "vector" && sp.own.atStart {
 				if e.vectorsFromSnapshot(ns, sp) {
 					done += counts[ns]
 					if e.cfg.Progress != nil {
@@ -132,7 +129,7 @@ func (e *Engine) build() error {
 	for _, ns := range names {
 		if sp, _ := e.space(ns, false); sp != nil {
 			sp.mu.Lock()
-			sp.touched = nil
+			sp.own.touched = nil
 			sp.mu.Unlock()
 		}
 	}
@@ -143,8 +140,8 @@ func (e *Engine) build() error {
 // it ready. Each page is applied under sp.mu, skipping IDs written live
 // since the build began (their index entry is already newer). It returns
 // the number of memories read.
-func (e *Engine) buildSpace(ns string, sp *space, phase string, progress func(int)) (int, error) {
-	read, after := 0, ""
+func (e *owner) buildSpace(ns string, sp *space, phase string, progress func(int)) (int, error) {
+	read := 0
 	defer func() {
 		// Even a failed build marks the index ready: it holds every record
 		// that could be read, and scanning forever would be worse.
@@ -154,43 +151,45 @@ func (e *Engine) buildSpace(ns string, sp *space, phase string, progress func(in
 			sp.vecReady.Store(true)
 		}
 	}()
-	for {
+	stopped := func() bool {
 		select {
 		case <-e.stop:
 			// Incomplete: never to be snapshotted (nor trusted by Check).
 			sp.dirty.Store(true)
-			return read, errStopped
+			return true
 		default:
+			return false
 		}
-		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, phase == "vector")
+	}
+	if stopped() {
+		return read, errStopped
+	}
+	for pg, err := range store.Pages(e.st, ns, e.cfg.PageSize, phase == "vector") {
 		if err != nil {
 			sp.dirty.Store(true)
-			return read, fmt.Errorf("retrieval: build %s index of %q after %q: %w", phase, ns, after, err)
+			return read, fmt.Errorf("retrieval: build %s index of %q after %q: %w", phase, ns, pg.After, err)
+		}
+		if stopped() {
+			return read, errStopped
 		}
 		sp.mu.Lock()
 		ix := sp.ix()
-		for _, r := range recs {
-			if _, live := sp.touched[r.Memory.ID]; live {
+		for _, r := range pg.Records {
+			if _, live := sp.own.touched[r.Memory.ID]; live {
 				continue
 			}
 			if phase == "bm25" {
-				e.addLex(ix.lex, r.Memory)
-				ix.order.add(r.Memory.ID, r.Memory.Source, r.Memory.Time)
-			} else if embed.Check(r.Vector, e.dim) == nil {
+				ix.PutText(r.Memory)
+			} else if err := ix.PutVector(r.Memory.ID, r.Vector); err != nil {
 				// Stored vectors of another dimension (the embedding
-				// model changed) are left out rather than failing the
-				// build; Check reports them.
-				if err := ix.vec.Add(r.Memory.ID, r.Vector); err != nil {
-					sp.dirty.Store(true)
-				}
+				// model changed) are left out by PutVector rather than
+				// failing the build; Check reports them.
+				sp.dirty.Store(true)
 			}
 		}
 		sp.mu.Unlock()
-		read += len(recs)
+		read += len(pg.Records)
 		progress(read)
-		if next == "" {
-			return read, nil
-		}
-		after = next
 	}
+	return read, nil
 }

@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // fill writes n memories "m0000".. into ns of st directly (no engine).
-func fillStore(t testing.TB, st *store.Store, ns string, n int, withVec bool) {
+func fillStore(t testing.TB, st *bolt.Store, ns string, n int, withVec bool) {
 	t.Helper()
 	var items []store.Item
 	for i := range n {
@@ -33,7 +34,7 @@ func TestDegradationLevels(t *testing.T) {
 	fillStore(t, st, "a", 50, true)
 	cfg := DefaultConfig()
 	cfg.PageSize = 7
-	cfg.Backfill = false // its progress would follow the build's (backfill_test.go)
+	cfg.Owner.Backfill = false // its progress would follow the build's (backfill_test.go)
 
 	// Before the build has run the namespace is not indexed: scan.
 	e, err := New(st, &hashEmbedder{dim: 16}, cfg)
@@ -90,8 +91,8 @@ func TestBuildWithLiveWrites(t *testing.T) {
 	st := openStore(t, "")
 	fillStore(t, st, "a", 600, false)
 	cfg := DefaultConfig()
-	cfg.PageSize = 3     // many pages, so writes interleave with the build
-	cfg.Backfill = false // vectors of the old memories would join the zebra hits
+	cfg.PageSize = 3           // many pages, so writes interleave with the build
+	cfg.Owner.Backfill = false // vectors of the old memories would join the zebra hits
 	e, err := New(st, &hashEmbedder{dim: 16}, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -146,9 +147,9 @@ func TestCheckRepairsDisagreement(t *testing.T) {
 	}
 	// Break the index behind the engine's back: a ghost entry, a lost one.
 	sp, _ := e.space("a", false)
-	sp.ix().lex.Add("ghost", "boo")
-	sp.ix().lex.Delete("m0003")
-	sp.ix().vec.Delete("m0004")
+	sp.ix().Lex.Add("ghost", "boo")
+	sp.ix().Lex.Delete("m0003")
+	sp.ix().Vec.Delete("m0004")
 	rep, err = e.Check(ctx, false)
 	if err != nil || len(rep.Disagreements) != 1 {
 		t.Fatalf("check: %+v, %v", rep, err)

@@ -14,7 +14,7 @@ import (
 // 503 with Retry-After), not a client error; once built it is answered.
 func TestDenseWhileBuilding(t *testing.T) {
 	e := newEngine(t, openStore(t, ""), nil, Config{Dim: 3, BM25: DefaultConfig().BM25,
-		Fusion: DefaultConfig().Fusion, Depth: 10, ScanLimit: 100, PageSize: 10})
+		Fusion: DefaultConfig().Fusion, HNSW: DefaultConfig().HNSW, Follow: DefaultConfig().Follow, Depth: 10, ScanLimit: 100, PageSize: 10})
 	mustAdd(t, e, store.Item{Memory: memory.Memory{Namespace: "u", ID: "a", Text: "paris trip"}, Vector: []float32{1, 0, 0}})
 	sp, err := e.space("u", false)
 	if err != nil || sp == nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // Disagreement is one namespace whose indexes did not match the store.
@@ -49,12 +50,10 @@ const maxListed = 10
 // repair, rebuilds each namespace that disagrees. It waits for the start-up
 // build first. Writes to a namespace wait while it is checked.
 func (e *Engine) Check(ctx context.Context, repair bool) (CheckReport, error) {
-	if e.feed != nil {
-		// Other processes write between any catch-up and the comparison,
-		// so a disagreement would prove nothing; the indexes are rebuilt
-		// from the store whenever they are dropped.
-		return CheckReport{}, fmt.Errorf("%w: retrieval: check compares indexes with a store of this process alone; a shared store is checked with `rerankd store check`", ErrInvalid)
-	}
+	return e.k.check(ctx, repair)
+}
+
+func (e *owner) check(ctx context.Context, repair bool) (CheckReport, error) {
 	if err := e.Wait(ctx); err != nil {
 		return CheckReport{}, fmt.Errorf("retrieval: check: start-up build: %w", err)
 	}
@@ -89,7 +88,7 @@ func (e *Engine) Check(ctx context.Context, repair bool) (CheckReport, error) {
 }
 
 // checkSpace compares one namespace under its write lock.
-func (e *Engine) checkSpace(ns string, repair bool) (*Disagreement, int, int, error) {
+func (e *owner) checkSpace(ns string, repair bool) (*Disagreement, int, int, error) {
 	sp, err := e.space(ns, true)
 	if err != nil {
 		return nil, 0, 0, err
@@ -100,41 +99,35 @@ func (e *Engine) checkSpace(ns string, repair bool) (*Disagreement, int, int, er
 	ix := sp.ix()
 	inStore := map[string]bool{}
 	other := 0
-	after := ""
-	for {
-		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, e.dim > 0)
+	for pg, err := range store.Pages(e.st, ns, e.cfg.PageSize, e.dim > 0) {
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("retrieval: check %q: %w", ns, err)
 		}
-		for _, r := range recs {
+		for _, r := range pg.Records {
 			id := r.Memory.ID
 			inStore[id] = true
-			if !ix.lex.Has(id) && len(d.Missing) < maxListed {
+			if !ix.Lex.Has(id) && len(d.Missing) < maxListed {
 				d.Missing = append(d.Missing, id)
 			}
 			if embed.Check(r.Vector, e.dim) == nil {
 				d.StoreVectors++
-				if !ix.vec.Has(id) && len(d.MissingVectors) < maxListed {
+				if !ix.Vec.Has(id) && len(d.MissingVectors) < maxListed {
 					d.MissingVectors = append(d.MissingVectors, id)
 				}
 			} else if r.Vector != nil && len(r.Vector) != e.dim {
 				other++
 			}
 		}
-		if next == "" {
-			break
-		}
-		after = next
 	}
 	d.StoreMemories = len(inStore)
-	d.IndexedMemories = ix.lex.Len()
-	for _, id := range ix.lex.IDs() {
+	d.IndexedMemories = ix.Lex.Len()
+	for _, id := range ix.Lex.IDs() {
 		if !inStore[id] && len(d.Extra) < maxListed {
 			d.Extra = append(d.Extra, id)
 		}
 	}
-	if ix.vec != nil {
-		d.IndexedVectors = ix.vec.Len()
+	if ix.Vec != nil {
+		d.IndexedVectors = ix.Vec.Len()
 	}
 	ok := !d.Dirty && len(d.Missing) == 0 && len(d.Extra) == 0 && len(d.MissingVectors) == 0 &&
 		d.StoreMemories == d.IndexedMemories && d.StoreVectors == d.IndexedVectors
@@ -152,35 +145,25 @@ func (e *Engine) checkSpace(ns string, repair bool) (*Disagreement, int, int, er
 
 // rebuildLocked replaces sp's indexes by ones built from the store; sp.mu
 // is held, so no write interleaves.
-func (e *Engine) rebuildLocked(ns string, sp *space) error {
+func (e *owner) rebuildLocked(ns string, sp *space) error {
 	fresh, err := e.newIndexes()
 	if err != nil {
 		return err
 	}
-	after := ""
-	for {
-		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, e.dim > 0)
+	for pg, err := range store.Pages(e.st, ns, e.cfg.PageSize, e.dim > 0) {
 		if err != nil {
 			return fmt.Errorf("retrieval: rebuild %q: %w", ns, err)
 		}
-		for _, r := range recs {
-			e.addLex(fresh.lex, r.Memory)
-			fresh.order.add(r.Memory.ID, r.Memory.Source, r.Memory.Time)
-			if embed.Check(r.Vector, e.dim) == nil {
-				if err := fresh.vec.Add(r.Memory.ID, r.Vector); err != nil {
-					return fmt.Errorf("retrieval: rebuild %q: vector of %q: %w", ns, r.Memory.ID, err)
-				}
+		for _, r := range pg.Records {
+			if err := fresh.Put(r.Memory, r.Vector); err != nil {
+				return fmt.Errorf("retrieval: rebuild %q: vector of %q: %w", ns, r.Memory.ID, err)
 			}
 		}
-		if next == "" {
-			break
-		}
-		after = next
 	}
 	// Readers that loaded the old pair finish on it; new ones see the
 	// rebuilt pair.
 	sp.cur.Store(fresh)
 	sp.dirty.Store(false)
-	sp.noteWrite() // a dirty index was not snapshotted: let the idle saver look
+	sp.own.noteWrite() // a dirty index was not snapshotted: let the idle saver look
 	return nil
 }

@@ -10,20 +10,11 @@ import (
 	"github.com/rerankd/rerankd/retrieval/hnsw"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
+	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// VectorIndex is what the Engine needs from an approximate nearest
-// neighbour index; retrieval/hnsw's implementations satisfy it. Vectors are
-// normalised by the index; Add refuses zero vectors and wrong dimensions.
-type VectorIndex interface {
-	Add(id string, vec []float32) error
-	Delete(id string) bool
-	Search(vec []float32, k int) ([]hnsw.Hit, error)
-	Len() int
-	// Has reports whether id is in the index; Check uses it to compare
-	// the index with the store ID by ID, not only by count.
-	Has(id string) bool
-}
+// DefaultSpeakerKey is Config.SpeakerKey's default.
+const DefaultSpeakerKey = "speaker"
 
 // Config configures an Engine. Start from DefaultConfig.
 type Config struct {
@@ -47,9 +38,11 @@ type Config struct {
 	// no Embedder; 0 means the engine has no vector index unless an Embedder
 	// gives one. With an Embedder it must be 0 or equal the Embedder's Dim.
 	Dim int
-	// NewVectorIndex makes an empty vector index for one namespace; nil uses
-	// hnsw.NewIndex with hnsw.DefaultConfig(dim).
-	NewVectorIndex func(dim int) (VectorIndex, error)
+	// HNSW holds the vector indexes' graph and search parameters
+	// (hnsw.DefaultConfig's by default); its Dim is ignored, every index
+	// takes the engine's dimension. A snapshot built with other graph
+	// parameters is refused; other search parameters are applied to it.
+	HNSW hnsw.Config
 	// Depth is how many hits each retriever contributes before fusion when
 	// the query does not say. Default 100.
 	Depth int
@@ -70,6 +63,16 @@ type Config struct {
 	// nil discards.
 	Logger *slog.Logger
 
+	// Owner configures the keeper of a store of this process alone (a
+	// bbolt file); Follow the keeper of a store shared with other
+	// processes (PostgreSQL). Only the one New picks is used.
+	Owner  OwnerConfig
+	Follow FollowConfig
+}
+
+// OwnerConfig configures the owner, the keeper of a store of this process
+// alone: its indexes are built at Start, and kept by every write.
+type OwnerConfig struct {
 	// SnapshotDir, when set, is a directory where the engine saves each
 	// namespace's vector index (format in snapfile.go) at Close, after the
 	// start-up build and when writes go quiet, and from which the next
@@ -102,13 +105,14 @@ type Config struct {
 	// BackfillBatch is how many texts the back-fill embeds per Embedder
 	// call, between which Close can stop it. Default 32.
 	BackfillBatch int
+}
 
-	// The fields below apply to a shared store (one that implements
-	// store.Feed, such as PostgreSQL), whose namespaces other processes
-	// write too. There the indexes are caches of the database: a
-	// namespace's are built on its first use and then follow the
-	// store's change sequence (see follow.go).
-
+// FollowConfig configures the follower, the keeper of a store shared with
+// other processes (one that implements store.Shared, such as PostgreSQL).
+// There the indexes are caches of the database: a namespace's are built
+// on its first use and then follow the store's change sequence (see
+// follow.go).
+type FollowConfig struct {
 	// IndexMemory bounds the estimated bytes of all namespaces' indexes;
 	// past it the least recently used namespaces are dropped and rebuilt
 	// on their next use. 0: no bound. Default 0.
@@ -116,7 +120,7 @@ type Config struct {
 	// CatchUp bounds how long a search waits for its namespace's indexes
 	// to reach every write committed before the search began (a first
 	// build included); past it the search fails with ErrUnavailable
-	// rather than answer from stale indexes. 0 or default: 5 s.
+	// rather than answer from stale indexes. Default 5 s.
 	CatchUp time.Duration
 	// TombstoneRetention is how long a shared store keeps the record of
 	// a delete, through which other processes learn of it; older ones
@@ -124,27 +128,29 @@ type Config struct {
 	// are further behind than that rebuilds the namespace. 0: kept
 	// forever. Default 24 h.
 	TombstoneRetention time.Duration
-	// SharedSnapshots keeps each namespace's vector index in a shared
-	// store that can hold it (follow_snapshot.go), saved after a build and
-	// when its changes go quiet for SnapshotIdle, with at least
-	// SnapshotMinVectors vectors, so that a replica builds a namespace by
-	// loading it rather than inserting every vector. Default true.
+	// SharedSnapshots keeps each namespace's vector index in the shared
+	// store (follow_snapshot.go), saved after a build and when its
+	// changes go quiet for SnapshotIdle, with at least SnapshotMinVectors
+	// vectors, so that a replica builds a namespace by loading it rather
+	// than inserting every vector. Default true.
 	SharedSnapshots bool
+	// SnapshotIdle: a namespace is snapshotted again once its changes
+	// have been quiet this long. 0: only after a build. Default 2 minutes.
+	SnapshotIdle time.Duration
+	// SnapshotMinVectors: namespaces with fewer vectors are not
+	// snapshotted. Default 1000.
+	SnapshotMinVectors int
 	// Poll is how often the engine asks the store for every namespace's
 	// sequence, to catch up namespaces whose change notifications were
-	// missed. 0 or default: 1 s.
+	// missed. Default 1 s.
 	Poll time.Duration
 }
-
-const (
-	defaultCatchUp = 5 * time.Second
-	defaultPoll    = time.Second
-)
 
 // DefaultConfig returns the defaults documented on Config's fields.
 func DefaultConfig() Config {
 	return Config{
 		BM25:      bm25.DefaultConfig(),
+		HNSW:      hnsw.DefaultConfig(0),
 		Fusion:    post.DefaultFusionConfig(),
 		Depth:     100,
 		ScanLimit: 20000,
@@ -152,15 +158,20 @@ func DefaultConfig() Config {
 
 		SpeakerKey: DefaultSpeakerKey,
 
-		SnapshotIdle:       2 * time.Minute,
-		SnapshotMinVectors: 1000,
-		Backfill:           true,
-		BackfillBatch:      32,
-
-		SharedSnapshots:    true,
-		TombstoneRetention: 24 * time.Hour,
-		CatchUp:            defaultCatchUp,
-		Poll:               defaultPoll,
+		Owner: OwnerConfig{
+			SnapshotIdle:       2 * time.Minute,
+			SnapshotMinVectors: 1000,
+			Backfill:           true,
+			BackfillBatch:      32,
+		},
+		Follow: FollowConfig{
+			CatchUp:            5 * time.Second,
+			TombstoneRetention: 24 * time.Hour,
+			SharedSnapshots:    true,
+			SnapshotIdle:       2 * time.Minute,
+			SnapshotMinVectors: 1000,
+			Poll:               time.Second,
+		},
 	}
 }
 
@@ -173,52 +184,109 @@ func (c Config) Validate() error {
 	if err := c.Fusion.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.vectorIndex(1).Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("retrieval: HNSW: %w", err))
+	}
 	if len(c.SpeakerKey) > memory.MaxMetadataKeyLen {
 		errs = append(errs, fmt.Errorf("retrieval: SpeakerKey is %d bytes, more than a metadata key may have (%d)", len(c.SpeakerKey), memory.MaxMetadataKeyLen))
 	}
 	if c.Dim < 0 {
-		errs = append(errs, fmt.Errorf("retrieval: Dim %d must be >= 0", c.Dim))
+		errs = append(errs, fieldErr("Dim", c.Dim, ">= 0"))
 	}
 	if c.Depth < 1 {
-		errs = append(errs, fmt.Errorf("retrieval: Depth %d must be >= 1", c.Depth))
+		errs = append(errs, fieldErr("Depth", c.Depth, ">= 1"))
 	}
 	if c.ScanLimit < 1 {
-		errs = append(errs, fmt.Errorf("retrieval: ScanLimit %d must be >= 1", c.ScanLimit))
+		errs = append(errs, fieldErr("ScanLimit", c.ScanLimit, ">= 1"))
 	}
-	if c.PageSize < 1 || c.PageSize > 10000 {
-		errs = append(errs, fmt.Errorf("retrieval: PageSize %d must be in 1..10000", c.PageSize))
+	if c.PageSize < 1 || c.PageSize > store.MaxPage {
+		errs = append(errs, fieldErr("PageSize", c.PageSize, fmt.Sprintf("in 1..%d", store.MaxPage)))
 	}
-	if c.SnapshotIdle < 0 {
-		errs = append(errs, fmt.Errorf("retrieval: SnapshotIdle %v must be >= 0", c.SnapshotIdle))
+	if err := c.Owner.Validate(); err != nil {
+		errs = append(errs, err)
 	}
-	if c.SnapshotMinVectors < 0 {
-		errs = append(errs, fmt.Errorf("retrieval: SnapshotMinVectors %d must be >= 0", c.SnapshotMinVectors))
-	}
-	if c.Backfill && (c.BackfillBatch < 1 || c.BackfillBatch > MaxBatch) {
-		errs = append(errs, fmt.Errorf("retrieval: BackfillBatch %d must be in 1..%d", c.BackfillBatch, MaxBatch))
-	}
-	if c.IndexMemory < 0 {
-		errs = append(errs, fmt.Errorf("retrieval: IndexMemory %d must be >= 0", c.IndexMemory))
-	}
-	if c.CatchUp < 0 {
-		errs = append(errs, fmt.Errorf("retrieval: CatchUp %v must be >= 0 (0: the default)", c.CatchUp))
-	}
-	if c.TombstoneRetention < 0 {
-		errs = append(errs, fmt.Errorf("retrieval: TombstoneRetention %v must be >= 0 (0: kept forever)", c.TombstoneRetention))
-	}
-	if c.Poll < 0 {
-		errs = append(errs, fmt.Errorf("retrieval: Poll %v must be >= 0 (0: the default)", c.Poll))
+	if err := c.Follow.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
-func (c Config) newVectorIndex(dim int) (VectorIndex, error) {
-	if c.NewVectorIndex != nil {
-		return c.NewVectorIndex(dim)
+// Validate reports every invalid field at once.
+func (c OwnerConfig) Validate() error {
+	var errs []error
+	if c.SnapshotIdle < 0 {
+		errs = append(errs, fieldErr("Owner.SnapshotIdle", c.SnapshotIdle, ">= 0"))
 	}
-	h, err := hnsw.NewIndex(hnsw.DefaultConfig(dim))
-	if err != nil {
-		return nil, err
+	if c.SnapshotMinVectors < 0 {
+		errs = append(errs, fieldErr("Owner.SnapshotMinVectors", c.SnapshotMinVectors, ">= 0"))
 	}
-	return h, nil
+	if c.Backfill && (c.BackfillBatch < 1 || c.BackfillBatch > MaxBatch) {
+		errs = append(errs, fieldErr("Owner.BackfillBatch", c.BackfillBatch, fmt.Sprintf("in 1..%d", MaxBatch)))
+	}
+	return errors.Join(errs...)
+}
+
+// Validate reports every invalid field at once.
+func (c FollowConfig) Validate() error {
+	var errs []error
+	if c.IndexMemory < 0 {
+		errs = append(errs, fieldErr("Follow.IndexMemory", c.IndexMemory, ">= 0 (0: no bound)"))
+	}
+	if c.CatchUp <= 0 {
+		errs = append(errs, fieldErr("Follow.CatchUp", c.CatchUp, "> 0"))
+	}
+	if c.TombstoneRetention < 0 {
+		errs = append(errs, fieldErr("Follow.TombstoneRetention", c.TombstoneRetention, ">= 0 (0: kept forever)"))
+	}
+	if c.SnapshotIdle < 0 {
+		errs = append(errs, fieldErr("Follow.SnapshotIdle", c.SnapshotIdle, ">= 0"))
+	}
+	if c.SnapshotMinVectors < 0 {
+		errs = append(errs, fieldErr("Follow.SnapshotMinVectors", c.SnapshotMinVectors, ">= 0"))
+	}
+	if c.Poll <= 0 {
+		errs = append(errs, fieldErr("Follow.Poll", c.Poll, "> 0"))
+	}
+	return errors.Join(errs...)
+}
+
+// FieldError is one invalid Config field, as Validate reports it; Field
+// is its path ("Dim", "Owner.BackfillBatch"), so that a caller can name
+// the setting it came from (a flag).
+type FieldError struct {
+	Field string
+	Value any
+	Want  string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("retrieval: %s %v must be %s", e.Field, e.Value, e.Want)
+}
+
+// Problems returns each problem Validate joined into err, in order; the
+// ones about a field are *FieldError.
+func Problems(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, Problems(e)...)
+		}
+		return out
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
+}
+
+func fieldErr(field string, v any, want string) error {
+	return &FieldError{Field: field, Value: v, Want: want}
+}
+
+// vectorIndex is the configuration of every vector index of an engine of
+// dimension dim.
+func (c Config) vectorIndex(dim int) hnsw.Config {
+	h := c.HNSW
+	h.Dim = dim
+	return h
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 const (
@@ -31,9 +32,9 @@ func crashText(id string) string {
 // starts from the snapshot its parent's check saved, while it writes.
 func crashConfig(storePath string) Config {
 	cfg := DefaultConfig()
-	cfg.SnapshotDir = storePath + ".snapshots"
-	cfg.SnapshotIdle = 5 * time.Millisecond
-	cfg.SnapshotMinVectors = 1
+	cfg.Owner.SnapshotDir = storePath + ".snapshots"
+	cfg.Owner.SnapshotIdle = 5 * time.Millisecond
+	cfg.Owner.SnapshotMinVectors = 1
 	return cfg
 }
 
@@ -45,7 +46,7 @@ func TestEngineCrashChild(t *testing.T) {
 	if path == "" {
 		t.Skip("child of TestEngineCrash only")
 	}
-	st, err := store.Open(path, store.Options{LockTimeout: 5 * time.Second})
+	st, err := bolt.Open(path, bolt.Options{LockTimeout: 5 * time.Second})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child open:", err)
 		os.Exit(2)
@@ -164,7 +165,7 @@ loop:
 
 func verifyEngine(t *testing.T, path string, acked map[string]bool) {
 	t.Helper()
-	st, err := store.Open(path, store.Options{})
+	st, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}

@@ -3,13 +3,27 @@
 // runs the whole memory-search pipeline (retrieve → rerank → threshold →
 // recency → MMR → top k) for both the server and the eval harness.
 //
-// An Engine sits on a store.Store (the source of truth) and keeps, per
-// namespace, two in-memory indexes derived from it: BM25 (retrieval/bm25)
-// and a vector index (retrieval/hnsw). The indexes are never trusted over
-// the store: they are rebuilt from it at start (the vector index loaded
-// from a snapshot instead when one exactly matches the store, see
-// Snapshots), and Check compares them with it, memory by memory, and
-// rebuilds a namespace that disagrees.
+// An Engine sits on a store.Backend (the source of truth) and keeps, per
+// namespace, in-memory indexes derived from it (retrieval/index: BM25 with
+// fields, each source's time order, the vector index). The Engine is a
+// facade over one keeper of those indexes, picked by New from the store:
+//
+//   - the owner, for a store of this process alone (a bbolt file): the
+//     indexes are rebuilt from the store at start (the vector index loaded
+//     from a snapshot file instead when one exactly matches the store, see
+//     Snapshots), every write updates them under the namespace's lock, and
+//     Check compares them with the store, memory by memory, and rebuilds a
+//     namespace that disagrees;
+//   - the follower, for a store shared with other processes (store.Shared,
+//     PostgreSQL): the indexes are caches, built on a namespace's first
+//     use, following the store's change sequence, caught up before every
+//     search, dropped past a memory budget (see follow.go).
+//
+// The indexes are never trusted over the store. The facade validates,
+// embeds, writes and searches the same way for both keepers, and reaches
+// the indexes only through the keeper seam (keeper.go). The sections below
+// on writes, snapshots and back-fill describe the owner; the follower's
+// are in follow.go.
 //
 // # Degradation levels
 //
@@ -45,13 +59,13 @@
 //
 // # Snapshots
 //
-// Rebuilding an HNSW graph costs a beam search per vector (minutes for
-// 100k×1024 on two cores), loading a saved one a sequential read (about a
-// second). With Config.SnapshotDir, each namespace's vector index is saved
+// Rebuilding an HNSW graph costs a beam search per vector, loading a saved
+// one a sequential read, hundreds of times faster (docs/measurements.md).
+// With Config.Owner.SnapshotDir, each namespace's vector index is saved
 // there (snapfile.go: a header, then hnsw's Save format, each with a
 // CRC-32C; written to a temporary file, fsync'ed, renamed, directory
 // fsync'ed) after the start-up build, at Close, and when writes have gone
-// quiet for Config.SnapshotIdle.
+// quiet for Config.Owner.SnapshotIdle.
 //
 // A snapshot must never add or lose a vector, so it records the store's
 // vector generation (store.VectorGen) of its namespace, which every write
@@ -75,8 +89,8 @@
 //
 // Memories stored before an Embedder was configured (or with a zero
 // vector, or one of another dimension) have no usable vector. With an
-// Embedder and Config.Backfill, after the start-up build the engine pages
-// through every namespace and embeds them, Config.BackfillBatch texts per
+// Embedder and Config.Owner.Backfill, after the start-up build the engine pages
+// through every namespace and embeds them, Config.Owner.BackfillBatch texts per
 // call, in the background. Each batch is stored with store.PutVectorsIf
 // under the namespace's write lock: a vector is written only if the
 // memory still has the text that was embedded and still has no usable
@@ -87,17 +101,10 @@
 //
 // # Lexical ranking
 //
-// The BM25 list is ranked per query by a Ranking (DefaultRanking unless
-// the query has its own; PlainBM25 is BM25 alone): query analysis, BM25
-// with the ranking's k1 and b (they apply at search time, so one index
-// serves every ranking), BM25F over each memory's speaker and time
-// fields when the ranking has Fields (the index always holds them: a
-// memory's Config.SpeakerKey metadata and its Time's year, month and
-// day), optional pseudo-relevance feedback (a second pass with the added
-// terms), then optional context over each source's time order, kept with
-// the other indexes (indexes.order). The stage's score is what fusion
-// sees; Scores keeps "bm25", the first pass's (BM25F's with fields), and
-// adds "lexical". The scan level uses the ranking's k1 and b only.
+// The BM25 list is ranked per query by a lexrank.Ranking (lexrank's
+// DefaultRanking unless the query has its own): query analysis, BM25,
+// BM25F over speaker and time fields, feedback and context (see
+// retrieval/lexrank). The scan level uses the ranking's k1 and b only.
 //
 // Tracing: Retrieve and Search start child spans of the span in their
 // context (retrieve, query_analysis, bm25, expansion, context, embed_query,

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/rerankd/rerankd/retrieval/bm25"
 	"github.com/rerankd/rerankd/retrieval/hnsw"
+	"github.com/rerankd/rerankd/retrieval/index"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
@@ -24,8 +24,8 @@ type Embedder interface {
 }
 
 // Store is what the engine needs of a memory store. Both backends meet it:
-// *store.Store (bbolt) and pgstore.Store (PostgreSQL); a store that also
-// implements store.Feed is shared with other processes, and the engine
+// *bolt.Store (bbolt) and pgstore.Store (PostgreSQL); a store that also
+// implements store.Shared is shared with other processes, and the engine
 // follows it (see follow.go).
 type Store interface {
 	Namespaces() ([]string, error)
@@ -43,29 +43,31 @@ type Store interface {
 // Engine indexes the memories of a store and retrieves candidates from
 // them. It is safe for concurrent use. Create it with New, start the
 // start-up build with Start, and Close it before closing the store.
+//
+// The Engine is the facade: it validates, embeds, writes to the store and
+// runs the search pipeline the same way for every store, and leaves the
+// namespaces' indexes to its keeper (keeper.go): the owner for a store of
+// this process alone, the follower for a shared one.
 type Engine struct {
-	st   Store
-	feed store.Feed // non-nil: st is shared with other processes (follow.go)
-	emb  Embedder   // nil: vectors only from clients (if dim > 0)
-	cfg  Config
-	dim  int // 0: no vector index
+	core
+	k keeper
+}
+
+// core is the state the facade and its keeper share.
+type core struct {
+	st     Store
+	emb    Embedder // nil: vectors only from clients (if dim > 0)
+	cfg    Config
+	dim    int  // 0: no vector index
+	shared bool // st is shared with other processes
 
 	mu     sync.RWMutex
 	spaces map[string]*space
 
 	log *slog.Logger
 	// snapIndex is the configuration of the vector indexes the engine
-	// builds, which a snapshot must match; snapOff says why there are no
-	// snapshots when SnapshotDir is set ("" when there are).
+	// builds, which a snapshot must match.
 	snapIndex hnsw.Config
-	snapOff   string
-	snapMu    sync.Mutex // one snapshot round at a time
-	snapClean bool       // leftover temporary files removed (under snapMu)
-
-	// Shared-store counters (follow.go) and the snapshot saver's guard.
-	loads, evictions, caughtUp, snapLoads, snapSaves atomic.Int64
-	savingDB                                         atomic.Bool
-	lastPurge                                        atomic.Int64 // unix nanos
 
 	closed   atomic.Bool
 	building atomic.Bool
@@ -78,7 +80,7 @@ type Engine struct {
 	bg                     sync.WaitGroup // background goroutines
 	ctx                    context.Context
 	cancel                 context.CancelFunc // cancels ctx: stops embedder calls
-	stopOnce, closeOnce    sync.Once
+	closeOnce              sync.Once
 	stop                   chan struct{}
 	closeErr               error
 }
@@ -88,17 +90,26 @@ type Engine struct {
 // of the indexes need no lock of their own (the indexes are concurrent).
 type space struct {
 	mu  ctxMutex
-	cur atomic.Pointer[indexes] // swapped whole by a repair
+	cur atomic.Pointer[index.Set] // swapped whole by a repair
 
 	lexReady, vecReady atomic.Bool
-	// touched holds IDs written since the start-up build began; the build
-	// skips them. nil once both phases are done.
-	touched map[string]struct{}
 	// dirty is set when an index update failed after a durable store write,
-	// or the build of the namespace did not finish; Check rebuilds such a
-	// namespace, and it is not snapshotted.
+	// or the build of the namespace did not finish; the owner's Check
+	// rebuilds such a namespace, the follower drops it, and it is not
+	// snapshotted.
 	dirty atomic.Bool
 
+	// own is the owner's state of the namespace (owner.go), follow the
+	// follower's (follow.go); the other is nil.
+	own    *ownState
+	follow *followState
+}
+
+// ownState is what the owner keeps of a namespace beside its indexes.
+type ownState struct {
+	// touched holds IDs written since the start-up build began; the build
+	// skips them. nil once both phases are done. Guarded by space.mu.
+	touched map[string]struct{}
 	// atStart: the namespace was in the store at New (immutable).
 	atStart bool
 	// startGen is the store's vector generation of the namespace at New,
@@ -115,25 +126,13 @@ type space struct {
 	info atomic.Pointer[vecInfo]
 	// Back-fill counters, for Stats.
 	backfilled, backfillFailed atomic.Int64
-	// follow is the state of a namespace of a shared store (nil for a
-	// store of this process alone); see follow.go.
-	follow *followState
 }
 
 // vecInfo is how a namespace's vector index was made at start.
 type vecInfo struct{ source, miss string }
 
-// indexes is one namespace's index pair.
-type indexes struct {
-	lex *bm25.Index
-	// order places memories within their source, for the context stage;
-	// it is updated with lex.
-	order *sourceOrder
-	vec   VectorIndex // nil when the engine has no vector dimension
-}
-
 // ix returns the current indexes; load once per operation.
-func (sp *space) ix() *indexes { return sp.cur.Load() }
+func (sp *space) ix() *index.Set { return sp.cur.Load() }
 
 // New returns an Engine over st. emb may be nil. The engine starts with
 // empty, not-ready indexes for the namespaces already in the store: until
@@ -154,45 +153,31 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 		}
 		dim = emb.Dim()
 	}
-	e := &Engine{st: st, emb: emb, cfg: cfg, dim: dim, spaces: map[string]*space{},
+	e := &Engine{core: core{st: st, emb: emb, cfg: cfg, dim: dim, spaces: map[string]*space{},
 		built: make(chan struct{}), afterBuild: make(chan struct{}), backfilled: make(chan struct{}),
-		stop: make(chan struct{}), log: cfg.Logger}
+		stop: make(chan struct{}), log: cfg.Logger}}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
-	if f, ok := st.(store.Feed); ok {
+	e.snapIndex = cfg.vectorIndex(dim)
+	if f, ok := st.(store.Shared); ok {
 		// Shared: nothing is built at start (namespaces are built on first
 		// use), and nothing is saved beside this process: the indexes
 		// follow the database.
-		e.feed = f
-		if e.cfg.CatchUp == 0 {
-			e.cfg.CatchUp = defaultCatchUp
-		}
-		if e.cfg.Poll == 0 {
-			e.cfg.Poll = defaultPoll
-		}
-		if cfg.SnapshotDir != "" {
+		// Config.Owner is not used: the indexes follow the database.
+		e.k, e.shared = &follower{core: &e.core, feed: f}, true
+		if cfg.Owner.SnapshotDir != "" {
 			e.log.Info("memory index snapshot files off: the store is shared, and keeps the snapshots itself")
 		}
-		if cfg.Backfill && emb != nil {
+		if cfg.Owner.Backfill && emb != nil {
 			e.log.Info("memory back-fill off: the store is shared; vectors come with each write")
-		}
-		e.cfg.SnapshotDir, e.cfg.Backfill = "", false
-		if dim > 0 {
-			probe, err := e.cfg.newVectorIndex(dim)
-			if err != nil {
-				return nil, fmt.Errorf("retrieval.New: vector index: %w", err)
-			}
-			if sv, ok := probe.(savable); ok {
-				e.snapIndex = sv.Config()
-			} else {
-				e.snapOff = fmt.Sprintf("the vector index %T cannot be saved", probe)
-			}
 		}
 		return e, nil
 	}
-	if err := e.initSnapshots(); err != nil {
+	o := &owner{core: &e.core}
+	e.k = o
+	if err := o.initSnapshots(); err != nil {
 		return nil, err
 	}
 	names, err := st.Namespaces()
@@ -211,21 +196,20 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 		if err != nil {
 			return nil, err
 		}
-		sp.touched = map[string]struct{}{}
+		sp.own = &ownState{touched: map[string]struct{}{}, atStart: true, startGen: gens[ns]}
 		sp.lexReady.Store(false)
 		sp.vecReady.Store(dim == 0) // no vector phase without a dimension
-		sp.atStart, sp.startGen = true, gens[ns]
 		e.spaces[ns] = sp
 	}
 	return e, nil
 }
 
 // initSnapshots decides whether the engine keeps snapshots: only with a
-// SnapshotDir, a vector dimension and an index type that can be saved.
+// SnapshotDir and a vector dimension.
 // A SnapshotDir that exists but is not a directory is a configuration
 // error; anything else wrong with it is found, logged and survived later.
-func (e *Engine) initSnapshots() error {
-	dir := e.cfg.SnapshotDir
+func (e *owner) initSnapshots() error {
+	dir := e.cfg.Owner.SnapshotDir
 	if dir == "" || e.dim == 0 {
 		return nil
 	}
@@ -234,22 +218,12 @@ func (e *Engine) initSnapshots() error {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		e.log.Warn("memory index snapshots: cannot use the directory; indexes will be rebuilt at start", "dir", dir, "err", err)
 	}
-	probe, err := e.cfg.newVectorIndex(e.dim)
-	if err != nil {
-		return fmt.Errorf("retrieval.New: vector index: %w", err)
-	}
-	if sv, ok := probe.(savable); ok {
-		e.snapIndex = sv.Config()
-	} else {
-		e.snapOff = fmt.Sprintf("the vector index %T cannot be saved", probe)
-		e.log.Info("memory index snapshots off", "why", e.snapOff)
-	}
 	return nil
 }
 
 // newSpace returns empty indexes, marked ready (a namespace created after
 // start has nothing to rebuild).
-func (e *Engine) newSpace() (*space, error) {
+func (e *core) newSpace() (*space, error) {
 	ix, err := e.newIndexes()
 	if err != nil {
 		return nil, err
@@ -261,23 +235,21 @@ func (e *Engine) newSpace() (*space, error) {
 	return sp, nil
 }
 
-// newIndexes returns an empty index pair.
-func (e *Engine) newIndexes() (*indexes, error) {
-	lex, err := bm25.New(e.cfg.BM25)
-	if err != nil {
-		return nil, err
-	}
-	ix := &indexes{lex: lex, order: newSourceOrder()}
+// newIndexes returns a namespace's empty indexes.
+func (e *core) newIndexes() (*index.Set, error) {
+	cfg := index.Config{BM25: e.cfg.BM25, SpeakerKey: e.cfg.SpeakerKey}
 	if e.dim > 0 {
-		if ix.vec, err = e.cfg.newVectorIndex(e.dim); err != nil {
-			return nil, fmt.Errorf("retrieval: vector index: %w", err)
-		}
+		cfg.Vectors = e.snapIndex
 	}
-	return ix, nil
+	return index.New(cfg)
 }
 
 // space returns ns's indexes, creating them when create is set.
-func (e *Engine) space(ns string, create bool) (*space, error) {
+func (e *core) space(ns string, create bool) (*space, error) { return e.spaceWith(ns, create, nil) }
+
+// spaceWith is space, with init called on a space it creates before
+// anyone else sees it.
+func (e *core) spaceWith(ns string, create bool, init func(*space)) (*space, error) {
 	e.mu.RLock()
 	sp := e.spaces[ns]
 	e.mu.RUnlock()
@@ -293,6 +265,9 @@ func (e *Engine) space(ns string, create bool) (*space, error) {
 	if err != nil {
 		return nil, err
 	}
+	if init != nil {
+		init(sp)
+	}
 	e.spaces[ns] = sp
 	return sp, nil
 }
@@ -303,11 +278,8 @@ func (e *Engine) Dim() int { return e.dim }
 // HasEmbedder reports whether the engine embeds texts itself.
 func (e *Engine) HasEmbedder() bool { return e.emb != nil }
 
-// Store returns the underlying store.
-func (e *Engine) Store() Store { return e.st }
-
 // Ready reports whether the start-up build has finished.
-func (e *Engine) Ready() bool {
+func (e *core) Ready() bool {
 	select {
 	case <-e.built:
 		return true
@@ -318,7 +290,7 @@ func (e *Engine) Ready() bool {
 
 // Wait blocks until the start-up build ends or ctx is done, and returns the
 // build's error.
-func (e *Engine) Wait(ctx context.Context) error {
+func (e *core) Wait(ctx context.Context) error {
 	select {
 	case <-e.built:
 		return e.buildErr
@@ -329,28 +301,21 @@ func (e *Engine) Wait(ctx context.Context) error {
 
 // Close stops the start-up build, the back-fill and the snapshot saver,
 // waits for them, then saves the snapshots of the namespaces whose
-// vectors changed since theirs (when Config.SnapshotDir is set). Its error
-// is only about those snapshots: nothing is lost without them, the next
-// start rebuilds. It does not close the store, which the caller owns and
+// vectors changed since theirs (when Config.Owner.SnapshotDir is set).
+// Its error is only about those snapshots: nothing is lost without them,
+// the next start rebuilds. It does not close the store, which the caller owns and
 // must close after.
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.mu.Lock() // sharedSpace reads closed under e.mu: no build starts after this
 		e.closed.Store(true)
 		e.mu.Unlock()
-		e.halt()
+		close(e.stop) // tells the background goroutines to stop
+		e.cancel()
 		e.bg.Wait()
-		e.closeErr = e.saveSnapshots("close")
+		e.closeErr = e.k.close()
 	})
 	return e.closeErr
-}
-
-// halt tells the background goroutines to stop.
-func (e *Engine) halt() {
-	e.stopOnce.Do(func() {
-		close(e.stop)
-		e.cancel()
-	})
 }
 
 // Stats describes one namespace's indexes.
@@ -363,7 +328,7 @@ type Stats struct {
 	// Ready says both indexes are built.
 	Ready bool
 	// VectorSource says where the vector index came from at start:
-	// "snapshot" (loaded from Config.SnapshotDir), "rebuild" (built from
+	// "snapshot" (loaded from Config.Owner.SnapshotDir), "rebuild" (built from
 	// the store), or "" (not built yet, a namespace created since start,
 	// or no vector index).
 	VectorSource string
@@ -387,15 +352,12 @@ func (e *Engine) Stats(ns string) Stats {
 		return st
 	}
 	ix := sp.ix()
-	st.Indexed = ix.lex.Len()
-	if ix.vec != nil {
-		st.Vectors = ix.vec.Len()
+	st.Indexed = ix.Lex.Len()
+	if ix.Vec != nil {
+		st.Vectors = ix.Vec.Len()
 	}
 	st.Ready = sp.lexReady.Load() && sp.vecReady.Load()
-	if in := sp.info.Load(); in != nil {
-		st.VectorSource, st.SnapshotMiss = in.source, in.miss
-	}
-	st.Backfilled, st.BackfillFailed = int(sp.backfilled.Load()), int(sp.backfillFailed.Load())
+	e.k.describe(sp, &st)
 	return st
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,7 +66,7 @@ func TestAddRejectsBadBatchAtomically(t *testing.T) {
 			t.Errorf("error %q does not report %s", err, want)
 		}
 	}
-	if n, _ := e.Store().Count("a"); n != 0 {
+	if n, _ := e.st.Count("a"); n != 0 {
 		t.Fatalf("a rejected batch wrote %d memories", n)
 	}
 	if _, err := e.Add(context.Background(), nil); !errors.Is(err, ErrInvalid) {
@@ -113,7 +114,7 @@ func TestVectorsAndDimensions(t *testing.T) {
 		}
 	})
 	e := newEngine(t, openStore(t, ""), nil, Config{Dim: 3, BM25: DefaultConfig().BM25,
-		Fusion: DefaultConfig().Fusion, Depth: 10, ScanLimit: 100, PageSize: 10})
+		Fusion: DefaultConfig().Fusion, HNSW: DefaultConfig().HNSW, Follow: DefaultConfig().Follow, Depth: 10, ScanLimit: 100, PageSize: 10})
 	cases := []struct {
 		name    string
 		vec     []float32
@@ -184,11 +185,11 @@ func TestEmbedderErrors(t *testing.T) {
 	if _, err := e.Add(context.Background(), []store.Item{item("a", "1", "x")}); !errors.Is(err, ErrEmbed) {
 		t.Fatalf("Add with failing embedder: %v, want ErrEmbed", err)
 	}
-	if n, _ := e.Store().Count("a"); n != 0 {
+	if n, _ := e.st.Count("a"); n != 0 {
 		t.Fatal("a failed embedding still wrote the memory")
 	}
 	if _, err := New(openStore(t, ""), emb, Config{Dim: 9, BM25: DefaultConfig().BM25,
-		Fusion: DefaultConfig().Fusion, Depth: 1, ScanLimit: 1, PageSize: 1}); err == nil {
+		Fusion: DefaultConfig().Fusion, HNSW: DefaultConfig().HNSW, Follow: DefaultConfig().Follow, Depth: 1, ScanLimit: 1, PageSize: 1}); err == nil {
 		t.Fatal("New accepted Dim 9 with an 8-dimensional embedder")
 	}
 }
@@ -236,5 +237,51 @@ func TestTinyVectorOneRule(t *testing.T) {
 	res, err = e.Retrieve(ctx, Query{Namespace: "a", Text: "apple", Vector: tiny})
 	if err != nil || res.Level != LevelBM25 {
 		t.Fatalf("tiny query vector = %+v, %v; want bm25, no error", res, err)
+	}
+}
+
+// TestKeeperConfigValidate: each keeper's config reports every bad field
+// by its path, and a value the follower needs is never defaulted by New
+// (zero is refused, not replaced).
+func TestKeeperConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		mod  func(*Config)
+		want []string // FieldError.Field of each problem
+	}{
+		{"defaults", func(*Config) {}, nil},
+		{"owner", func(c *Config) {
+			c.Owner.SnapshotIdle, c.Owner.SnapshotMinVectors, c.Owner.BackfillBatch = -1, -1, 0
+		}, []string{"Owner.SnapshotIdle", "Owner.SnapshotMinVectors", "Owner.BackfillBatch"}},
+		{"backfill off ignores its batch", func(c *Config) { c.Owner.Backfill, c.Owner.BackfillBatch = false, 0 }, nil},
+		{"follow", func(c *Config) {
+			c.Follow = FollowConfig{IndexMemory: -1, TombstoneRetention: -1, SnapshotIdle: -1, SnapshotMinVectors: -1}
+		}, []string{"Follow.IndexMemory", "Follow.CatchUp", "Follow.TombstoneRetention", "Follow.SnapshotIdle", "Follow.SnapshotMinVectors", "Follow.Poll"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			tc.mod(&cfg)
+			var got []string
+			for _, p := range Problems(cfg.Validate()) {
+				var fe *FieldError
+				if errors.As(p, &fe) {
+					got = append(got, fe.Field)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("fields %v, want %v", got, tc.want)
+			}
+		})
+	}
+	cfg := DefaultConfig()
+	cfg.Follow.CatchUp = 0
+	if _, err := New(openStore(t, ""), nil, cfg); err == nil {
+		t.Fatal("New accepted CatchUp 0 instead of refusing it")
+	}
+	cfg = DefaultConfig()
+	e := newEngine(t, openStore(t, ""), nil, cfg)
+	if got := e.Config(); got.Follow != cfg.Follow || got.Owner != cfg.Owner {
+		t.Fatalf("New rewrote the keepers' config: %+v / %+v, was %+v / %+v", got.Owner, got.Follow, cfg.Owner, cfg.Follow)
 	}
 }

@@ -23,7 +23,7 @@ var (
 	ErrStorage = errors.New("memory store failed")
 	// ErrUnavailable marks a request that may succeed if retried soon: the
 	// shared store cannot be reached, or a namespace's indexes could not
-	// catch up with its committed writes within Config.CatchUp. Nothing
+	// catch up with its committed writes within Config.Follow.CatchUp. Nothing
 	// stale is answered and no write so failed was acknowledged.
 	ErrUnavailable = errors.New("memory store unavailable")
 	// ErrRerank marks a failure of the Reranker.

@@ -7,72 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
-
-func TestQueryTimeTerms(t *testing.T) {
-	tests := []struct {
-		q    string
-		want []string
-	}{
-		{"When did Melanie go camping in June?", []string{"@m6"}},
-		{"What did Mel paint in July 2023?", []string{"@m7", "@y2023"}},
-		{"What painting did Melanie show on October 13, 2023?", []string{"@m10", "@d10-13", "@y2023"}},
-		{"What did Gina find on 1 February, 2023?", []string{"@m2", "@d2-1", "@y2023"}},
-		{"the 3rd of august", []string{"@m8", "@d8-3"}},
-		{"on Oct 13th", []string{"@m10", "@d10-13"}},
-		{"2023-05-08 notes", []string{"@y2023", "@m5", "@d5-8"}},
-		{"in ２０２３", []string{"@y2023"}}, // full-width digits
-		// May and March only as months.
-		{"May I ask what you may remember?", nil},
-		{"What happened in May?", []string{"@m5"}},
-		{"May 3 was sunny", []string{"@m5", "@d5-3"}},
-		{"we march on", nil},
-		{"Since March", []string{"@m3"}},
-		// Abbreviations only next to a number.
-		{"Dec said he would sep the mar", nil},
-		{"Dec 24", []string{"@m12", "@d12-24"}},
-		// Not dates: relative words, weekdays, durations, other numbers.
-		{"What did she do yesterday, last Friday, or last week?", nil},
-		// A number that could be a year is read as one (2000 dollars too):
-		// the price of reading "in 2022" without a grammar.
-		{"about 3000 people, 1850 and 2000 dollars", []string{"@y2000"}},
-		{"5/8/2023", []string{"@y2023"}},
-		{"version 10.5 of it", nil},
-		// Chinese.
-		{"2024年3月15日去了哪里", []string{"@y2024", "@m3", "@d3-15"}},
-		{"三月份的计划", []string{"@m3"}},
-		{"十二月二十五号", []string{"@m12", "@d12-25"}},
-		{"学了三个月日语", nil},
-		{"十三月", nil},
-	}
-	for _, tc := range tests {
-		if got := queryTimeTerms(tc.q); !slices.Equal(got, tc.want) {
-			t.Errorf("queryTimeTerms(%q) = %q, want %q", tc.q, got, tc.want)
-		}
-	}
-}
-
-func TestMemoryTimeTerms(t *testing.T) {
-	ny := time.FixedZone("UTC-4", -4*3600)
-	tests := []struct {
-		at   time.Time
-		want []string
-	}{
-		{time.Date(2023, 10, 13, 9, 0, 0, 0, time.UTC), []string{"@y2023", "@m10", "@d10-13"}},
-		// The offset the memory was written with decides the day: in UTC
-		// this is 1 June.
-		{time.Date(2023, 5, 31, 23, 30, 0, 0, ny), []string{"@y2023", "@m5", "@d5-31"}},
-		{time.Time{}, nil},
-	}
-	for _, tc := range tests {
-		if got := memoryTimeTerms(memory.Memory{Time: tc.at}); !slices.Equal(got, tc.want) {
-			t.Errorf("memoryTimeTerms(%v) = %q, want %q", tc.at, got, tc.want)
-		}
-	}
-}
 
 // TestSearchFields: the served path, worked by hand. k1 1, b 0 (every
 // text length normalisation is 1), N = 3:
@@ -106,13 +45,13 @@ func TestSearchFields(t *testing.T) {
 		mem("c", "I painted a lake at sunrise", "Melanie", time.Date(2023, 7, 14, 10, 0, 0, 0, time.UTC)),
 	)
 	const L, H, Y = 0.47000362924573563, 0.9808292530117263, 0.13353139262452257
-	plain := Ranking{K1: 1, B: 0}
-	speaker := Ranking{K1: 1, B: 0, Fields: Fields{Speaker: 2}}
-	when := Ranking{K1: 1, B: 0, Fields: Fields{Time: 1}}
+	plain := lexrank.Ranking{K1: 1, B: 0}
+	speaker := lexrank.Ranking{K1: 1, B: 0, Fields: lexrank.Fields{Speaker: 2}}
+	when := lexrank.Ranking{K1: 1, B: 0, Fields: lexrank.Fields{Time: 1}}
 	tests := []struct {
 		name    string
 		query   string
-		ranking Ranking
+		ranking lexrank.Ranking
 		ids     []string
 		scores  []float64
 	}{
@@ -132,7 +71,7 @@ func TestSearchFields(t *testing.T) {
 		}
 		for i, c := range res.Results {
 			key := post.ScoreBM25
-			if tc.ranking.Fields.on() {
+			if tc.ranking.Fields.On() {
 				key = post.ScoreLexical // BM25F changes the score
 			}
 			if !near(c.Scores[key], tc.scores[i]) {
@@ -179,17 +118,7 @@ func TestSearchFields(t *testing.T) {
 	}
 }
 
-func TestFieldsValidate(t *testing.T) {
-	ok := Ranking{K1: 1, Fields: Fields{Speaker: 10, Time: 0.5, SpeakerB: 1}}
-	if err := ok.Validate(); err != nil {
-		t.Error(err)
-	}
-	err := Ranking{K1: 1, Fields: Fields{Speaker: -1, Time: 11, SpeakerB: 2, TimeB: -0.5}}.Validate()
-	for _, want := range []string{"fields.speaker -1", "fields.time 11", "fields.speaker_b 2", "fields.time_b -0.5"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Validate = %v, want it to mention %q", err, want)
-		}
-	}
+func TestSpeakerKeyValidate(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.SpeakerKey = strings.Repeat("k", memory.MaxMetadataKeyLen+1)
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "SpeakerKey") {

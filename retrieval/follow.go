@@ -7,29 +7,76 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/index"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// A shared store (one that implements store.Feed) is written by other
+// A shared store (one that implements store.Shared) is written by other
 // processes too, so this process's indexes are caches of it:
 //
 //   - a namespace's indexes are built from the store on its first use, in
-//     the background, and dropped when Config.IndexMemory is exceeded
+//     the background, and dropped when Config.Follow.IndexMemory is exceeded
 //     (least recently used first), to be rebuilt on a later use;
 //   - they follow the store's change sequence: woken by the store's
-//     notifications, and by polling every Config.Poll for those missed;
+//     notifications, and by polling every Config.Follow.Poll for those missed;
 //   - a search first asks the store for the namespace's committed
 //     sequence and catches up to it, so it reflects every write
 //     acknowledged by any process before it began; when that takes longer
-//     than Config.CatchUp it fails with ErrUnavailable instead of
+//     than Config.Follow.CatchUp it fails with ErrUnavailable instead of
 //     answering from stale indexes. A first build that outlasts
-//     Config.CatchUp is not waited for: the search scans the store (the
+//     Config.Follow.CatchUp is not waited for: the search scans the store (the
 //     scan level, as during the start-up build of an unshared store).
 //
 // Writes go to the store only: the indexes learn of them from the change
 // sequence like any other process's writes, so there is one way for an
 // index to change and a write never waits for an index build.
+
+// follower keeps the indexes of a shared store (see above).
+type follower struct {
+	*core
+	feed store.Shared
+	// Counters for FollowStats, and the snapshot saver's guard.
+	loads, evictions, caughtUp, snapLoads, snapSaves atomic.Int64
+	savingDB                                         atomic.Bool
+	lastPurge                                        atomic.Int64 // unix nanos
+}
+
+// start closes the start-up channels (there is no start-up build: a
+// namespace is built on its first use) and starts following the store.
+func (e *follower) start() {
+	close(e.built)
+	close(e.afterBuild)
+	close(e.backfilled)
+	if !e.closed.Load() {
+		e.startFollowing()
+	}
+}
+
+// write only writes to the store: the indexes learn of it from the change
+// sequence, as they do of other processes' writes.
+func (e *follower) write(ctx context.Context, _ []store.Item, put func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return put()
+}
+
+// remove only deletes from the store: the change sequence carries it.
+func (e *follower) remove(_, _ string, del func() error) error { return del() }
+
+// check refuses: other processes write between any catch-up and the
+// comparison, so a disagreement would prove nothing; the indexes are
+// rebuilt from the store whenever they are dropped.
+func (e *follower) check(context.Context, bool) (CheckReport, error) {
+	return CheckReport{}, fmt.Errorf("%w: retrieval: check compares indexes with a store of this process alone; a shared store is checked with `rerankd store check`", ErrInvalid)
+}
+
+// close has nothing to save: the snapshots are in the store.
+func (e *follower) close() error { return nil }
+
+// describe adds nothing: a shared namespace's indexes come from the store
+// (and its snapshot) on first use, with no start-up source or back-fill.
+func (e *follower) describe(*space, *Stats) {}
 
 // followState is a shared-store namespace's progress through the store's
 // change sequence.
@@ -62,11 +109,11 @@ func unavailable(what, ns string, err error) error {
 	return fmt.Errorf("%w: %s of %q: %w", ErrUnavailable, what, ns, err)
 }
 
-// followSpace returns ns's indexes holding every write committed before
+// open returns ns's indexes holding every write committed before
 // the call (nil when the namespace was never written), building them
 // first if this process has none.
-func (e *Engine) followSpace(ctx context.Context, ns string) (*space, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.CatchUp)
+func (e *follower) open(ctx context.Context, ns string) (*space, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.Follow.CatchUp)
 	defer cancel()
 	target, err := e.feed.Seq(ctx, ns)
 	if err != nil {
@@ -115,7 +162,7 @@ func (e *Engine) followSpace(ctx context.Context, ns string) (*space, error) {
 
 // sharedSpace returns ns's space, creating it and starting its build when
 // this process has none.
-func (e *Engine) sharedSpace(ns string) (*space, error) {
+func (e *follower) sharedSpace(ns string) (*space, error) {
 	e.mu.RLock()
 	sp := e.spaces[ns]
 	e.mu.RUnlock()
@@ -149,7 +196,7 @@ func (e *Engine) sharedSpace(ns string) (*space, error) {
 // either state; the catch-up from that sequence applies its latest, so
 // the result is exact. A failed build drops the space, so the next use
 // builds again.
-func (e *Engine) load(ns string, sp *space) {
+func (e *follower) load(ns string, sp *space) {
 	defer e.bg.Done()
 	fs := sp.follow
 	t0 := time.Now()
@@ -158,7 +205,7 @@ func (e *Engine) load(ns string, sp *space) {
 	if err == nil {
 		sp.lexReady.Store(true)
 		sp.vecReady.Store(true)
-		fs.bytes.Store(sp.ix().bytes(e.dim) + fs.recs.size())
+		fs.bytes.Store(sp.ix().Bytes() + fs.recs.size())
 	}
 	sp.mu.Unlock()
 	if err != nil {
@@ -171,7 +218,7 @@ func (e *Engine) load(ns string, sp *space) {
 		return
 	}
 	e.loads.Add(1)
-	e.log.Debug("memory index built from the shared store", "memories", sp.ix().lex.Len(), "took", time.Since(t0))
+	e.log.Debug("memory index built from the shared store", "memories", sp.ix().Lex.Len(), "took", time.Since(t0))
 	// Within budget before the first search is let in, so that what it
 	// and /metrics see is the state after the eviction.
 	e.enforceBudget(ns)
@@ -183,7 +230,7 @@ func (e *Engine) load(ns string, sp *space) {
 
 // It reports whether the vectors were inserted one by one (no snapshot
 // was loaded), so that the caller saves one.
-func (e *Engine) loadLocked(ns string, sp *space) (bool, error) {
+func (e *follower) loadLocked(ns string, sp *space) (bool, error) {
 	seq, err := e.feed.Seq(e.ctx, ns)
 	if err != nil {
 		return false, err
@@ -194,7 +241,7 @@ func (e *Engine) loadLocked(ns string, sp *space) (bool, error) {
 		switch {
 		case err == nil:
 			old := sp.ix()
-			sp.cur.Store(&indexes{lex: old.lex, order: old.order, vec: idx})
+			sp.cur.Store(old.WithVectors(idx))
 			from, vectors = at, false // the changes after at bring the vectors up to date
 			sp.follow.snapSeq.Store(at)
 			e.snapLoads.Add(1)
@@ -214,28 +261,24 @@ func (e *Engine) loadLocked(ns string, sp *space) (bool, error) {
 		}
 	}
 	ix := sp.ix()
-	after := ""
-	for {
-		if e.ctx.Err() != nil {
-			return false, errStopped
-		}
-		recs, next, err := e.st.Page(ns, after, e.cfg.PageSize, e.dim > 0)
+	if e.ctx.Err() != nil {
+		return false, errStopped
+	}
+	for pg, err := range store.Pages(e.st, ns, e.cfg.PageSize, e.dim > 0) {
 		if err != nil {
 			return false, err
 		}
-		for _, r := range recs {
+		if e.ctx.Err() != nil {
+			return false, errStopped
+		}
+		for _, r := range pg.Records {
 			if vectors {
 				e.applyRecord(sp, ix, r)
 			} else { // the vector index came from the snapshot
-				e.addLex(ix.lex, r.Memory)
-				ix.order.add(r.Memory.ID, r.Memory.Source, r.Memory.Time)
+				ix.PutText(r.Memory)
 				sp.follow.recs.put(r)
 			}
 		}
-		if next == "" {
-			break
-		}
-		after = next
 	}
 	sp.follow.applied = store.Cursor{Seq: from + 1} // after every change of from
 	sp.follow.through.Store(from)
@@ -246,14 +289,14 @@ func (e *Engine) loadLocked(ns string, sp *space) (bool, error) {
 // records that everything up to target is applied: target was committed
 // before the first page was read, so the drained feed holds it. sp.mu is
 // held. A catch-up cut short keeps what it applied.
-func (e *Engine) catchUpLocked(ctx context.Context, ns string, sp *space, target uint64) error {
+func (e *follower) catchUpLocked(ctx context.Context, ns string, sp *space, target uint64) error {
 	fs := sp.follow
 	ix := sp.ix()
 	applied := 0
 	defer func() {
 		if applied > 0 {
 			e.caughtUp.Add(int64(applied))
-			fs.bytes.Store(ix.bytes(e.dim) + fs.recs.size())
+			fs.bytes.Store(ix.Bytes() + fs.recs.size())
 			fs.changedAt.Store(time.Now().UnixNano())
 		}
 	}()
@@ -271,12 +314,8 @@ func (e *Engine) catchUpLocked(ctx context.Context, ns string, sp *space, target
 		for _, c := range changes {
 			if c.Deleted {
 				id := c.Record.Memory.ID
-				ix.lex.Delete(id)
-				ix.order.delete(id)
+				ix.Remove(id)
 				fs.recs.delete(id)
-				if ix.vec != nil {
-					ix.vec.Delete(id)
-				}
 			} else {
 				e.applyRecord(sp, ix, c.Record)
 			}
@@ -300,20 +339,9 @@ func (e *Engine) catchUpLocked(ctx context.Context, ns string, sp *space, target
 
 // applyRecord puts one memory's current state into ix (replacing any
 // earlier state of its ID).
-func (e *Engine) applyRecord(sp *space, ix *indexes, r store.Record) {
-	m := r.Memory
-	e.addLex(ix.lex, m)
-	ix.order.add(m.ID, m.Source, m.Time)
-	if sp.follow != nil {
-		sp.follow.recs.put(r)
-	}
-	if ix.vec == nil {
-		return
-	}
-	ix.vec.Delete(m.ID)
-	if embed.Check(r.Vector, e.dim) == nil {
-		if err := ix.vec.Add(m.ID, r.Vector); err != nil {
-			sp.dirty.Store(true)
-		}
+func (e *follower) applyRecord(sp *space, ix *index.Set, r store.Record) {
+	sp.follow.recs.put(r)
+	if err := ix.Put(r.Memory, r.Vector); err != nil {
+		sp.dirty.Store(true)
 	}
 }

@@ -9,7 +9,7 @@ import (
 // namespaces caught up: one listening for the store's notifications, one
 // polling every namespace's sequence, and one applying the changes they
 // find, so that searches rarely have to wait.
-func (e *Engine) startFollowing() {
+func (e *follower) startFollowing() {
 	wake := make(chan string, 256)
 	notify := func(ns string) {
 		select {
@@ -41,7 +41,7 @@ func (e *Engine) startFollowing() {
 	}()
 	go func() {
 		defer e.bg.Done()
-		t := time.NewTicker(e.cfg.Poll)
+		t := time.NewTicker(e.cfg.Follow.Poll)
 		defer t.Stop()
 		for {
 			select {
@@ -71,7 +71,7 @@ func (e *Engine) startFollowing() {
 				continue // the store is down; searches say so
 			}
 			for ns, seq := range seqs {
-				if sp, _ := e.space(ns, false); sp != nil && sp.follow != nil && sp.follow.through.Load() < seq {
+				if sp, _ := e.space(ns, false); sp != nil && sp.follow.through.Load() < seq {
 					notify(ns)
 				}
 			}
@@ -94,14 +94,11 @@ func (e *Engine) startFollowing() {
 const purgeEvery = time.Hour
 
 // purgeTombstones removes, at most every purgeEvery, the store's
-// tombstones older than Config.TombstoneRetention (see pgstore's
+// tombstones older than Config.Follow.TombstoneRetention (see pgstore's
 // purge.go): every replica does, which is harmless (each namespace's
 // purge is one short transaction, and a second finds nothing).
-func (e *Engine) purgeTombstones() {
-	p, ok := e.st.(interface {
-		PurgeTombstones(ctx context.Context, before time.Time) (int64, error)
-	})
-	if !ok || e.cfg.TombstoneRetention <= 0 {
+func (e *follower) purgeTombstones() {
+	if e.cfg.Follow.TombstoneRetention <= 0 {
 		return
 	}
 	now := time.Now()
@@ -109,19 +106,19 @@ func (e *Engine) purgeTombstones() {
 		return
 	}
 	e.lastPurge.Store(now.UnixNano())
-	n, err := p.PurgeTombstones(e.ctx, now.Add(-e.cfg.TombstoneRetention))
+	n, err := e.feed.PurgeTombstones(e.ctx, now.Add(-e.cfg.Follow.TombstoneRetention))
 	if err != nil && e.ctx.Err() == nil {
 		e.log.Warn("purging deleted memories' tombstones from the shared store; the next hour retries", "purged", n, "err", err)
 	} else if n > 0 {
-		e.log.Info("purged deleted memories' tombstones from the shared store", "purged", n, "older_than", e.cfg.TombstoneRetention)
+		e.log.Info("purged deleted memories' tombstones from the shared store", "purged", n, "older_than", e.cfg.Follow.TombstoneRetention)
 	}
 }
 
 // catchUpInBackground brings a built namespace up to the store's current
 // sequence, unless a search is already doing it.
-func (e *Engine) catchUpInBackground(ns string) {
+func (e *follower) catchUpInBackground(ns string) {
 	sp, _ := e.space(ns, false)
-	if sp == nil || sp.follow == nil {
+	if sp == nil {
 		return
 	}
 	select {

@@ -4,20 +4,8 @@ import (
 	"slices"
 )
 
-// bytes estimates ix's memory for Config.IndexMemory.
-func (ix *indexes) bytes(dim int) int64 {
-	const perOrder = 96   // source order entry: key, map entry
-	const perVector = 320 // HNSW node: neighbour lists, map entries
-	n := int64(ix.lex.Len())
-	b := ix.lex.Bytes() + n*perOrder
-	if ix.vec != nil {
-		b += int64(ix.vec.Len()) * (int64(dim)*4 + perVector)
-	}
-	return b
-}
-
 // drop forgets sp if it is still ns's space: the next use builds anew.
-func (e *Engine) drop(ns string, sp *space) {
+func (e *follower) drop(ns string, sp *space) {
 	e.mu.Lock()
 	if e.spaces[ns] == sp {
 		delete(e.spaces, ns)
@@ -26,9 +14,9 @@ func (e *Engine) drop(ns string, sp *space) {
 }
 
 // enforceBudget drops least recently used namespaces, never keep, while
-// the estimated total exceeds Config.IndexMemory.
-func (e *Engine) enforceBudget(keep string) {
-	if e.cfg.IndexMemory <= 0 {
+// the estimated total exceeds Config.Follow.IndexMemory.
+func (e *follower) enforceBudget(keep string) {
+	if e.cfg.Follow.IndexMemory <= 0 {
 		return
 	}
 	type entry struct {
@@ -41,20 +29,17 @@ func (e *Engine) enforceBudget(keep string) {
 	var all []entry
 	var total int64
 	for ns, sp := range e.spaces {
-		if sp.follow == nil {
-			continue
-		}
 		b := sp.follow.bytes.Load()
 		total += b
 		all = append(all, entry{ns, sp, sp.follow.lastUse.Load(), b})
 	}
 	e.mu.RUnlock()
-	if total <= e.cfg.IndexMemory {
+	if total <= e.cfg.Follow.IndexMemory {
 		return
 	}
 	slices.SortFunc(all, func(a, b entry) int { return int(min(max(a.used-b.used, -1), 1)) })
 	for _, en := range all {
-		if total <= e.cfg.IndexMemory {
+		if total <= e.cfg.Follow.IndexMemory {
 			break
 		}
 		if en.ns == keep {

@@ -57,10 +57,10 @@ func (rs *records) size() int64 {
 	return rs.bytes
 }
 
-// fillFromRecords completes cands from sp's records, dropping those it
-// does not hold (deleted since the lexical or vector stage ran), as fill
-// does from the store.
-func (e *Engine) fillFromRecords(sp *space, cands []post.Candidate) []post.Candidate {
+// fill completes cands from sp's records, dropping those it does not hold
+// (deleted since the lexical or vector stage ran), as the owner's fill does
+// from the store.
+func (e *follower) fill(_ string, sp *space, cands []post.Candidate) ([]post.Candidate, error) {
 	rs := &sp.follow.recs
 	rs.mu.RLock()
 	defer rs.mu.RUnlock()
@@ -70,8 +70,8 @@ func (e *Engine) fillFromRecords(sp *space, cands []post.Candidate) []post.Candi
 		if !ok {
 			continue
 		}
-		e.complete(&c, r)
+		complete(&c, r, e.dim)
 		out = append(out, c)
 	}
-	return out
+	return out, nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// A shared store may keep each namespace's vector index (snapshot.go's
+// A shared store may keep each namespace's vector index (snapfile.go's
 // format) so that a replica building a namespace loads it instead of
 // inserting every vector again: for 100k 1024-dimensional vectors a load
 // is seconds, an insertion minutes. The snapshot is taken at a change
@@ -21,34 +21,24 @@ import (
 // exact, whichever replica saved it and whenever.
 //
 // A replica saves a namespace's snapshot after building it vector by
-// vector, and when its changes have been quiet for Config.SnapshotIdle
+// vector, and when its changes have been quiet for Config.Follow.SnapshotIdle
 // with changes since its last snapshot; only namespaces with at least
-// Config.SnapshotMinVectors vectors, and never one whose stored snapshot
+// Config.Follow.SnapshotMinVectors vectors, and never one whose stored snapshot
 // is as recent.
 
-// dbSnapshots is what a shared store offers to keep snapshots
-// (pgstore.Store).
-type dbSnapshots interface {
-	SnapshotSeq(ctx context.Context, ns string) (uint64, error)
-	PutSnapshot(ctx context.Context, ns string, seq uint64, write func(io.Writer) error) (bool, error)
-	Snapshot(ctx context.Context, ns string, read func(seq uint64, r io.Reader) error) error
-	DeleteSnapshot(ctx context.Context, ns string) error
-}
-
 // dbSnaps returns the store's snapshot keeping, or nil when the engine
-// keeps none (no vectors, an index that cannot be saved, or switched off).
-func (e *Engine) dbSnaps() dbSnapshots {
-	if e.dim == 0 || e.snapOff != "" || !e.cfg.SharedSnapshots {
+// keeps none (no vectors, or switched off).
+func (e *follower) dbSnaps() store.Snapshots {
+	if e.dim == 0 || !e.cfg.Follow.SharedSnapshots {
 		return nil
 	}
-	s, _ := e.st.(dbSnapshots)
-	return s
+	return e.feed
 }
 
 // loadDBSnapshot returns ns's vector index from the store's snapshot and
 // the change sequence it was taken at, or an error saying why not
 // (wrapping store.ErrNotFound when there is none).
-func (e *Engine) loadDBSnapshot(snaps dbSnapshots, ns string) (savable, uint64, error) {
+func (e *follower) loadDBSnapshot(snaps store.Snapshots, ns string) (savable, uint64, error) {
 	var idx savable
 	var at uint64
 	err := snaps.Snapshot(e.ctx, ns, func(seq uint64, r io.Reader) error {
@@ -64,7 +54,7 @@ func (e *Engine) loadDBSnapshot(snaps dbSnapshots, ns string) (savable, uint64, 
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := e.searchSettings(idx); err != nil {
+	if err := searchSettings(idx, e.snapIndex); err != nil {
 		return nil, 0, err
 	}
 	return idx, at, nil
@@ -74,7 +64,7 @@ func (e *Engine) loadDBSnapshot(snaps dbSnapshots, ns string) (savable, uint64, 
 // vectors and the store's snapshot is older. The index is encoded into
 // memory under its read lock (searches go on; catch-ups wait for the
 // encoding, which runs at memory speed), then uploaded without it.
-func (e *Engine) saveDBSnapshot(snaps dbSnapshots, ns string, sp *space) {
+func (e *follower) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
 	if !e.savingDB.CompareAndSwap(false, true) {
 		return // one at a time: the next idle check tries again
 	}
@@ -83,8 +73,8 @@ func (e *Engine) saveDBSnapshot(snaps dbSnapshots, ns string, sp *space) {
 	sp.mu.Lock()
 	at, ix, dirty := fs.through.Load(), sp.ix(), sp.dirty.Load()
 	sp.mu.Unlock()
-	sv, ok := ix.vec.(savable)
-	if dirty || !ok || at == 0 || sv.Len() < e.cfg.SnapshotMinVectors {
+	sv, ok := ix.Vec.(savable)
+	if dirty || !ok || at == 0 || sv.Len() < e.cfg.Follow.SnapshotMinVectors {
 		return
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Minute)
@@ -119,10 +109,10 @@ func (e *Engine) saveDBSnapshot(snaps dbSnapshots, ns string, sp *space) {
 }
 
 // saveIdleDBSnapshots saves the snapshot of every resident namespace whose
-// changes have been quiet for Config.SnapshotIdle since changes its stored
+// changes have been quiet for Config.Follow.SnapshotIdle since changes its stored
 // snapshot lacks.
-func (e *Engine) saveIdleDBSnapshots(snaps dbSnapshots) {
-	if e.cfg.SnapshotIdle <= 0 {
+func (e *follower) saveIdleDBSnapshots(snaps store.Snapshots) {
+	if e.cfg.Follow.SnapshotIdle <= 0 {
 		return
 	}
 	now := time.Now().UnixNano()
@@ -133,7 +123,7 @@ func (e *Engine) saveIdleDBSnapshots(snaps dbSnapshots) {
 		if fs == nil || fs.through.Load() <= fs.snapSeq.Load() {
 			continue
 		}
-		if last := fs.changedAt.Load(); last != 0 && now-last >= int64(e.cfg.SnapshotIdle) {
+		if last := fs.changedAt.Load(); last != 0 && now-last >= int64(e.cfg.Follow.SnapshotIdle) {
 			due = append(due, ns)
 		}
 	}

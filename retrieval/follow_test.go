@@ -70,7 +70,7 @@ func topID(t *testing.T, e *Engine, ns, q string) string {
 func TestSharedFollows(t *testing.T) {
 	url := pgtest.Shared(t).NewDB(t)
 	cfg := DefaultConfig()
-	cfg.Poll = 50 * time.Millisecond
+	cfg.Follow.Poll = 50 * time.Millisecond
 	a, sa := sharedEngine(t, url, cfg)
 	b, _ := sharedEngine(t, url, cfg)
 	if !a.Shared() || !a.Ready() {
@@ -131,7 +131,7 @@ func TestSharedFollows(t *testing.T) {
 	}
 }
 
-// TestSharedIndexMemory: past Config.IndexMemory the least recently used
+// TestSharedIndexMemory: past Config.Follow.IndexMemory the least recently used
 // namespaces are dropped, and a dropped namespace is rebuilt, complete,
 // on its next use.
 func TestSharedIndexMemory(t *testing.T) {
@@ -147,14 +147,14 @@ func TestSharedIndexMemory(t *testing.T) {
 		t.Fatalf("no size estimate: %+v", e.Follow())
 	}
 	// Room for two namespaces, not three.
-	cfg.IndexMemory = 2*one + one/2
+	cfg.Follow.IndexMemory = 2*one + one/2
 	e, _ = sharedEngine(t, url, cfg)
 	topID(t, e, "a", "river")
 	topID(t, e, "b", "river")
 	topID(t, e, "c", "river") // a is the least recently used
 	f := e.Follow()
-	if f.Evictions != 1 || f.Loaded != 2 || f.Bytes > e.cfg.IndexMemory {
-		t.Fatalf("after three namespaces within room for two: %+v (budget %d)", f, e.cfg.IndexMemory)
+	if f.Evictions != 1 || f.Loaded != 2 || f.Bytes > e.cfg.Follow.IndexMemory {
+		t.Fatalf("after three namespaces within room for two: %+v (budget %d)", f, e.cfg.Follow.IndexMemory)
 	}
 	if sp, _ := e.space("a", false); sp != nil {
 		t.Fatal("the least recently used namespace was kept")
@@ -170,7 +170,7 @@ func TestSharedIndexMemory(t *testing.T) {
 	}
 }
 
-// TestSharedCatchUpBound: a first build that outlasts Config.CatchUp is
+// TestSharedCatchUpBound: a first build that outlasts Config.Follow.CatchUp is
 // not waited for: the search scans the store (complete, and marked scan)
 // while the build goes on. A catch-up that outlasts it fails with
 // ErrUnavailable (served as 503 with Retry-After) instead of answering
@@ -179,8 +179,8 @@ func TestSharedIndexMemory(t *testing.T) {
 func TestSharedCatchUpBound(t *testing.T) {
 	url := pgtest.Shared(t).NewDB(t)
 	cfg := DefaultConfig()
-	cfg.CatchUp = 50 * time.Millisecond // room for the sequence read, not the build
-	cfg.PageSize = 20                   // 1000 round trips: the build takes far longer
+	cfg.Follow.CatchUp = 50 * time.Millisecond // room for the sequence read, not the build
+	cfg.PageSize = 20                          // 1000 round trips: the build takes far longer
 	e, st := sharedEngine(t, url, cfg)
 	putN(t, st, "n", 20000, func(i int) string { return fmt.Sprintf("memory %d", i) })
 	ctx := context.Background()
@@ -321,9 +321,9 @@ func TestSharedSnapshots(t *testing.T) {
 	url := pgtest.Shared(t).NewDB(t)
 	cfg := DefaultConfig()
 	cfg.Dim = 4
-	cfg.SnapshotMinVectors = 10
-	cfg.SnapshotIdle = 100 * time.Millisecond
-	cfg.Poll = 50 * time.Millisecond
+	cfg.Follow.SnapshotMinVectors = 10
+	cfg.Follow.SnapshotIdle = 100 * time.Millisecond
+	cfg.Follow.Poll = 50 * time.Millisecond
 	a, st := sharedEngine(t, url, cfg)
 	vec := func(i int) []float32 {
 		return []float32{float32(i%7) + 1, float32(i%11) + 1, float32(i%13) + 1, float32(i)}

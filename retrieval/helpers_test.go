@@ -14,6 +14,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // hashEmbedder is a deterministic stand-in for an embedding model: each
@@ -74,12 +75,12 @@ func item(ns, id, text string) store.Item {
 	return store.Item{Memory: memory.Memory{Namespace: ns, ID: id, Text: text, Time: day0}}
 }
 
-func openStore(t testing.TB, path string) *store.Store {
+func openStore(t testing.TB, path string) *bolt.Store {
 	t.Helper()
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "m.db")
 	}
-	st, err := store.Open(path, store.Options{NoSync: true})
+	st, err := bolt.Open(path, bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func openStore(t testing.TB, path string) *store.Store {
 }
 
 // newEngine opens an engine over st, starts it and waits for its build.
-func newEngine(t testing.TB, st *store.Store, emb Embedder, cfg Config) *Engine {
+func newEngine(t testing.TB, st *bolt.Store, emb Embedder, cfg Config) *Engine {
 	t.Helper()
 	e, err := New(st, emb, cfg)
 	if err != nil {

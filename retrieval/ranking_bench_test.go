@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
@@ -63,9 +64,9 @@ func BenchmarkSearchRanking(b *testing.B) {
 				}
 				queries[i] = q
 			}
-			noFields := DefaultRanking()
-			noFields.Fields = Fields{}
-			rankings := []Ranking{PlainBM25(), DefaultRanking(), noFields}
+			noFields := lexrank.DefaultRanking()
+			noFields.Fields = lexrank.Fields{}
+			rankings := []lexrank.Ranking{lexrank.PlainBM25(), lexrank.DefaultRanking(), noFields}
 			names := []string{"bm25", "default", "nofields"}
 			var n0 [3]int
 			for _, q := range queries {

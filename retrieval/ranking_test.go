@@ -7,167 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rerankd/rerankd/retrieval/bm25"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
-
-func TestSourceOrder(t *testing.T) {
-	o := newSourceOrder()
-	at := func(min int) time.Time { return day0.Add(time.Duration(min) * time.Minute) }
-	o.add("c", "s", at(2))
-	o.add("a", "s", at(0))
-	o.add("b2", "s", at(1))
-	o.add("b1", "s", at(1)) // same time: by ID
-	o.add("x", "other", at(1))
-	o.add("lone", "", at(1)) // no source: no neighbours
-	around := func(id string, w int) []neighbour {
-		var out []neighbour
-		o.around(id, w, func(n neighbour) { out = append(out, n) })
-		return out
-	}
-	tests := []struct {
-		id   string
-		w    int
-		want []neighbour
-	}{
-		{"a", 1, []neighbour{{"b1", 1}}},
-		{"b1", 1, []neighbour{{"a", 1}, {"b2", 1}}},
-		{"b2", 2, []neighbour{{"a", 2}, {"b1", 1}, {"c", 1}}},
-		{"x", 3, nil},
-		{"lone", 3, nil},
-		{"missing", 3, nil},
-	}
-	for _, tc := range tests {
-		if got := around(tc.id, tc.w); !slices.Equal(got, tc.want) {
-			t.Errorf("around(%s, %d) = %v, want %v", tc.id, tc.w, got, tc.want)
-		}
-	}
-	o.add("a", "s", at(3)) // moved after c
-	o.delete("b2")
-	if got, want := around("c", 1), []neighbour{{"b1", 1}, {"a", 1}}; !slices.Equal(got, want) {
-		t.Errorf("after move and delete: around(c, 1) = %v, want %v", got, want)
-	}
-	o.add("x", "", at(0))
-	if got := o.source("x"); got != "" {
-		t.Errorf("x re-added without a source still has %q", got)
-	}
-	if _, ok := o.bySource["other"]; ok {
-		t.Error("empty source list kept")
-	}
-}
-
-// TestWithContext: a worked example, scores derived by hand. Source s
-// holds a, b, c in that order; d is alone in source t. BM25 hits: a (2,
-// norm 1) and d (1, norm 0.5). Window 1, neighbour 0.5, source 0.5:
-//
-//	a: 1 + 0.5·0 (b is no hit) + 0.5·1 (best of s) = 1.5
-//	b: 0 + 0.5·1 (a)           + 0.5·1              = 1.0
-//	d: 0.5 + 0                 + 0.5·0.5            = 0.75
-//
-// c, two places from a, is no candidate. With window 2 it joins with
-// b's 1.0, and the tie goes to the smaller ID (b, then c).
-func TestWithContext(t *testing.T) {
-	o := newSourceOrder()
-	for i, id := range []string{"a", "b", "c"} {
-		o.add(id, "s", day0.Add(time.Duration(i)*time.Minute))
-	}
-	o.add("d", "t", day0)
-	hits := []bm25.Hit{{ID: "a", Score: 2, Norm: 1}, {ID: "d", Score: 1, Norm: 0.5}}
-	tests := []struct {
-		window int
-		depth  int
-		want   []lexHit
-	}{
-		{1, 10, []lexHit{{"a", 1.5, 2}, {"b", 1, 0}, {"d", 0.75, 1}}},
-		{2, 10, []lexHit{{"a", 1.5, 2}, {"b", 1, 0}, {"c", 1, 0}, {"d", 0.75, 1}}},
-		{2, 2, []lexHit{{"a", 1.5, 2}, {"b", 1, 0}}},
-	}
-	for _, tc := range tests {
-		got := withContext(o, hits, Context{Window: tc.window, Neighbour: 0.5, Source: 0.5}, tc.depth)
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("window %d depth %d: %v, want %v", tc.window, tc.depth, got, tc.want)
-		}
-	}
-}
-
-// TestExpansionTerms: a worked example. Query "kiwi" hits m1 "kiwi lemon
-// melon" and m2 "kiwi lemon plum" with equal scores (norm 1 each); m3
-// "fig" is the only other memory (N = 3). Votes: lemon 2, melon 1, plum
-// 1. IDF = log(1 + (N - df + 0.5)/(df + 0.5)): lemon (df 2) log 1.6 =
-// 0.470, melon and plum (df 1) log 2.667 = 0.981. Offer weights: lemon
-// 0.940, melon = plum 0.981: the rarer terms win over the more voted one,
-// melon before plum by name. Two terms at weight 0.4: melon 0.4, plum 0.4.
-func TestExpansionTerms(t *testing.T) {
-	lex, err := bm25.New(bm25.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lex.Add("m1", "kiwi lemon melon")
-	lex.Add("m2", "kiwi lemon plum")
-	lex.Add("m3", "fig")
-	q := []bm25.Term{{Text: "kiwi", Weight: 1}}
-	fb := lex.SearchTerms(q, 2, bm25.DefaultConfig())
-	got := expansionTerms(lex, q, fb, Expansion{Docs: 2, Terms: 2, Weight: 0.4})
-	want := []bm25.Term{{Text: "melon", Weight: 0.4}, {Text: "plum", Weight: 0.4}}
-	if !slices.Equal(got, want) {
-		t.Errorf("expansion = %v, want %v", got, want)
-	}
-	got = expansionTerms(lex, q, fb, Expansion{Docs: 2, Terms: 3, Weight: 0.4})
-	if len(got) != 3 || got[2].Text != "lemon" || !near(got[2].Weight, 0.4*2*0.4700036292457356/(0.9808292530117262)) {
-		t.Errorf("third term = %v, want lemon at 0.4·0.940/0.981", got)
-	}
-}
-
-func term(text string, w float64) bm25.Term { return bm25.Term{Text: text, Weight: w} }
-
-func TestAnalyseQuery(t *testing.T) {
-	tests := []struct {
-		text string
-		r    Ranking
-		want []bm25.Term
-	}{
-		{"What kind of pottery does Caroline make?", PlainBM25(),
-			[]bm25.Term{term("kind", 1), term("potteri", 1), term("carolin", 1), term("make", 1)}},
-		{"What kind of pottery does Caroline make?", Ranking{K1: 1, QueryWords: true, NameWeight: 2},
-			[]bm25.Term{term("potteri", 1), term("carolin", 2), term("make", 1)}},
-		// A capital that starts a sentence says nothing.
-		{"Pottery? Caroline. Tell me", Ranking{K1: 1, NameWeight: 2},
-			[]bm25.Term{term("potteri", 1), term("carolin", 1), term("tell", 1)}},
-		{"Melanie's kids and Caroline's", Ranking{K1: 1, NameWeight: 3},
-			[]bm25.Term{term("melani", 1), term("kid", 1), term("carolin", 3)}},
-		// Only boilerplate: the words stay.
-		{"tell me", Ranking{K1: 1, QueryWords: true}, []bm25.Term{term("tell", 1)}},
-	}
-	for _, tc := range tests {
-		got, _ := analyseQuery(bm25.DefaultConfig().Analysis(), tc.text, tc.r)
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("%q %+v: %v, want %v", tc.text, tc.r, got, tc.want)
-		}
-	}
-}
-
-func TestRankingValidate(t *testing.T) {
-	for _, r := range []Ranking{PlainBM25(), DefaultRanking()} {
-		if err := r.Validate(); err != nil {
-			t.Errorf("%+v: %v", r, err)
-		}
-	}
-	bad := Ranking{K1: -1, B: 2, NameWeight: 11, Expansion: Expansion{Terms: 5}, Context: Context{Neighbour: 3}}
-	err := bad.Validate()
-	for _, want := range []string{"k1", "b 2", "name_weight", "expansion.docs", "expansion.weight", "context.window", "context.neighbour"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Validate = %v, want it to mention %q", err, want)
-		}
-	}
-	if _, err := RankingByName("bm25"); err != nil {
-		t.Error(err)
-	}
-	if _, err := RankingByName("neural"); err == nil {
-		t.Error("unknown ranking name accepted")
-	}
-}
 
 // TestSearchContext: the served path. A session where the answer ("Yes,
 // it was amazing! The glaze came out blue.") shares no word with the
@@ -187,11 +31,11 @@ func TestSearchContext(t *testing.T) {
 		turn("t3", "chat-1", "Caroline: Nice", 2),
 		turn("t4", "chat-2", "Melanie: my kids went camping", 0),
 	)
-	plain := PlainBM25()
-	ctxRanking := Ranking{K1: 1.2, B: 0.75, Context: Context{Window: 1, Neighbour: 0.5, Source: 0.5}}
+	plain := lexrank.PlainBM25()
+	ctxRanking := lexrank.Ranking{K1: 1.2, B: 0.75, Context: lexrank.Context{Window: 1, Neighbour: 0.5, Source: 0.5}}
 	tests := []struct {
 		name    string
-		ranking *Ranking
+		ranking *lexrank.Ranking
 		want    []string
 	}{
 		{"plain bm25", &plain, []string{"t1"}},
@@ -223,7 +67,7 @@ func TestSearchContext(t *testing.T) {
 	if got := candIDs(res.Results); !slices.Equal(got, []string{"t1", "t3"}) {
 		t.Errorf("after deleting t2: %v, want t1, t3", got)
 	}
-	_, err = e.Search(ctx, SearchRequest{Query: Query{Namespace: "u", Text: "x", Ranking: &Ranking{K1: -1, B: 0.5}}})
+	_, err = e.Search(ctx, SearchRequest{Query: Query{Namespace: "u", Text: "x", Ranking: &lexrank.Ranking{K1: -1, B: 0.5}}})
 	if err == nil || !strings.Contains(err.Error(), "ranking: k1") {
 		t.Errorf("bad ranking: %v", err)
 	}

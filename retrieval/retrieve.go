@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/tracing/span"
-	"go.opentelemetry.io/otel/attribute"
 )
 
 // Level says which retrieval level answered a query (see the package doc).
@@ -60,7 +62,7 @@ type Query struct {
 	Mode Mode
 	// Ranking is the lexical first stage's ranking; nil is
 	// DefaultRanking().
-	Ranking *Ranking
+	Ranking *lexrank.Ranking
 }
 
 // Retrieved is the answer to a Query.
@@ -110,13 +112,7 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	if q.Fusion != nil {
 		fusion = *q.Fusion
 	}
-	var sp *space
-	var err error
-	if e.feed != nil {
-		sp, err = e.followSpace(ctx, q.Namespace)
-	} else {
-		sp, err = e.space(q.Namespace, false)
-	}
+	sp, err := e.k.open(ctx, q.Namespace)
 	if err != nil {
 		return Retrieved{}, err
 	}
@@ -138,15 +134,15 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	var bm []post.Hit
 	var raw map[string]float64 // BM25 of each lexical hit, when a stage changed the score
 	if q.Mode != ModeDense {
-		lexHits := lexicalStage(ctx, ix, q.Text, depth, ranking)
+		lexHits := lexrank.Stage(ctx, ix, q.Text, depth, ranking)
 		bm = make([]post.Hit, len(lexHits))
-		if ranking.staged() {
+		if ranking.Staged() {
 			raw = make(map[string]float64, len(lexHits))
 		}
 		for i, h := range lexHits {
-			bm[i] = post.Hit{ID: h.id, Score: h.score}
+			bm[i] = post.Hit{ID: h.ID, Score: h.Score}
 			if raw != nil {
-				raw[h.id] = h.bm25
+				raw[h.ID] = h.BM25
 			}
 		}
 	}
@@ -155,11 +151,11 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	switch {
 	case q.Mode == ModeBM25:
 		why = "bm25 mode requested"
-	case ix.vec == nil:
+	case ix.Vec == nil:
 		why = "no vector index (no embedder and no vector dimension configured)"
 	case !sp.vecReady.Load():
 		why = "vector index still building"
-	case ix.vec.Len() == 0:
+	case ix.Vec.Len() == 0:
 		why = "no memory in this namespace has a vector"
 	default:
 		qv, err := e.queryVector(ctx, q)
@@ -171,7 +167,7 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 			break
 		}
 		_, vsp := span.Start(ctx, tracerName, "rerankd.vector_search")
-		hits, err := ix.vec.Search(qv, depth)
+		hits, err := ix.Vec.Search(qv, depth)
 		vsp.SetAttributes(attribute.Int("rerankd.hits", len(hits)))
 		span.End(vsp, err)
 		if err != nil {
@@ -184,7 +180,7 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 		level = LevelHybrid
 	}
 	if wantVec && level != LevelHybrid {
-		if ix.vec != nil && !sp.vecReady.Load() {
+		if ix.Vec != nil && !sp.vecReady.Load() {
 			// Not the request's fault: the index is being built (at start
 			// without a snapshot, or a shared namespace's first use) and
 			// the same request succeeds shortly.
@@ -211,11 +207,7 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 		}
 	}
 	_, fsp := span.Start(ctx, tracerName, "rerankd.fill", attribute.Int("rerankd.candidates", len(cands)))
-	if sp.follow != nil {
-		cands = e.fillFromRecords(sp, cands)
-	} else {
-		cands, err = e.fill(q.Namespace, cands)
-	}
+	cands, err = e.k.fill(q.Namespace, sp, cands)
 	span.End(fsp, err)
 	if err != nil {
 		return Retrieved{}, err
@@ -293,39 +285,12 @@ func (e *Engine) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	return v, nil
 }
 
-// fill loads text, time and vector of each candidate from the store.
-// Candidates deleted since the index answered are dropped.
-func (e *Engine) fill(ns string, cands []post.Candidate) ([]post.Candidate, error) {
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = c.ID
-	}
-	recs, err := e.st.GetMany(ns, ids, true)
-	if err != nil {
-		return nil, fmt.Errorf("retrieval: load candidates: %w", mapStoreErr(err))
-	}
-	byID := make(map[string]store.Record, len(recs))
-	for _, r := range recs {
-		byID[r.Memory.ID] = r
-	}
-	out := cands[:0]
-	for _, c := range cands {
-		r, ok := byID[c.ID]
-		if !ok {
-			continue
-		}
-		e.complete(&c, r)
-		out = append(out, c)
-	}
-	return out, nil
-}
-
 // complete copies a memory's fields into its candidate, so that a result
 // needs no further read of the store; vectors the index cannot use are
 // left out.
-func (e *Engine) complete(c *post.Candidate, r store.Record) {
+func complete(c *post.Candidate, r store.Record, dim int) {
 	c.Text, c.Time, c.Source, c.Metadata = r.Memory.Text, r.Memory.Time, r.Memory.Source, r.Memory.Metadata
-	if embed.Check(r.Vector, e.dim) == nil {
+	if embed.Check(r.Vector, dim) == nil {
 		c.Vector = r.Vector
 	}
 }
@@ -333,22 +298,22 @@ func (e *Engine) complete(c *post.Candidate, r store.Record) {
 // scan scores up to ScanLimit memories of ns with per-request BM25 (the
 // ranking's k1 and b; its other stages need the index): the level used
 // while the namespace's index is still being built.
-func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r Ranking) (Retrieved, error) {
+func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r lexrank.Ranking) (Retrieved, error) {
 	var recs []store.Record
-	after := ""
-	for len(recs) < e.cfg.ScanLimit {
-		if err := ctx.Err(); err != nil {
-			return Retrieved{}, err
-		}
-		page, next, err := e.st.Page(ns, after, min(e.cfg.PageSize, e.cfg.ScanLimit-len(recs)), true)
+	if err := ctx.Err(); err != nil {
+		return Retrieved{}, err
+	}
+	for pg, err := range store.Pages(e.st, ns, min(e.cfg.PageSize, e.cfg.ScanLimit), true) {
 		if err != nil {
 			return Retrieved{}, fmt.Errorf("retrieval: scan: %w", mapStoreErr(err))
 		}
-		recs = append(recs, page...)
-		if next == "" {
+		recs = append(recs, pg.Records[:min(len(pg.Records), e.cfg.ScanLimit-len(recs))]...)
+		if len(recs) >= e.cfg.ScanLimit {
 			break
 		}
-		after = next
+		if err := ctx.Err(); err != nil {
+			return Retrieved{}, err
+		}
 	}
 	texts := make([]string, len(recs))
 	for i, r := range recs {
@@ -378,15 +343,15 @@ func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r Ranking
 		byID[r.Memory.ID] = r
 	}
 	for i := range cands {
-		e.complete(&cands[i], byID[cands[i].ID])
+		complete(&cands[i], byID[cands[i].ID], e.dim)
 	}
 	return Retrieved{Candidates: cands, Level: LevelScan, Why: "index still building; scanned the store"}, nil
 }
 
 // ranking returns the query's ranking, DefaultRanking when it has none.
-func (q Query) ranking() Ranking {
+func (q Query) ranking() lexrank.Ranking {
 	if q.Ranking != nil {
 		return *q.Ranking
 	}
-	return DefaultRanking()
+	return lexrank.DefaultRanking()
 }

@@ -14,8 +14,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rerankd/rerankd/internal/pgtest"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 	"github.com/rerankd/rerankd/retrieval/store/pgstore"
 )
 
@@ -99,7 +101,7 @@ func sbQueries() []string {
 // first build of 100k memories.
 func sbConfig() Config {
 	cfg := DefaultConfig()
-	cfg.CatchUp = 2 * time.Minute
+	cfg.Follow.CatchUp = 2 * time.Minute
 	return cfg
 }
 
@@ -117,9 +119,9 @@ func sbPG(b *testing.B, url string) *pgstore.Store {
 
 // sbBolt opens a bbolt store with the default options: every commit
 // fsyncs.
-func sbBolt(b *testing.B) *store.Store {
+func sbBolt(b *testing.B) *bolt.Store {
 	b.Helper()
-	st, err := store.Open(filepath.Join(b.TempDir(), "m.db"), store.Options{})
+	st, err := bolt.Open(filepath.Join(b.TempDir(), "m.db"), bolt.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -322,10 +324,10 @@ func BenchmarkShared_WarmSearch(b *testing.B) {
 			if differ > 0 {
 				b.Logf("%d of %d queries answered differently by the two engines", differ, len(queries))
 			}
-			plain, def := PlainBM25(), DefaultRanking()
+			plain, def := lexrank.PlainBM25(), lexrank.DefaultRanking()
 			for _, rk := range []struct {
 				name string
-				r    *Ranking
+				r    *lexrank.Ranking
 			}{{"bm25", &plain}, {"default", &def}} {
 				b.Run(rk.name, func(b *testing.B) {
 					var lat [2]sbLat
@@ -371,7 +373,7 @@ func BenchmarkShared_ColdSearch(b *testing.B) {
 			sbLoad(b, "v", 10, pgSt) // the namespace whose use evicts u
 			sbAnalyze(b, url)
 			cfg := sbConfig()
-			cfg.IndexMemory = 1
+			cfg.Follow.IndexMemory = 1
 			pg := sbEngine(b, pgSt, cfg)
 			ctx := context.Background()
 			q := Query{Namespace: "u", Text: sbQueries()[0]}
@@ -448,9 +450,9 @@ func BenchmarkShared_ColdSearch(b *testing.B) {
 //
 // Follow: with no search on B, the time from A's Add returning until B's
 // index holds the memory (Stats(ns).Indexed grows), which only the
-// background follower (notifications, else the Config.Poll poll) brings
+// background follower (notifications, else the Config.Follow.Poll poll) brings
 // about. p50, p99 and max in ms, and p50/poll, the ratio of the p50 to
-// Config.Poll: near 0 when notifications work, about 0.5 when only the
+// Config.Follow.Poll: near 0 when notifications work, about 0.5 when only the
 // poll does.
 func BenchmarkShared_Visibility(b *testing.B) {
 	sbSkipShort(b)
@@ -521,7 +523,7 @@ func BenchmarkShared_Visibility(b *testing.B) {
 			t0 := time.Now()
 			for rb.Stats("u").Indexed == before {
 				if time.Since(t0) > 30*time.Second {
-					b.Fatalf("replica B did not follow a write within 30 s (Poll %v)", cfg.Poll)
+					b.Fatalf("replica B did not follow a write within 30 s (Poll %v)", cfg.Follow.Poll)
 				}
 				time.Sleep(100 * time.Microsecond)
 			}
@@ -530,6 +532,6 @@ func BenchmarkShared_Visibility(b *testing.B) {
 		b.ReportMetric(durMS(lat.q(0.5)), "p50-ms")
 		b.ReportMetric(durMS(lat.q(0.99)), "p99-ms")
 		b.ReportMetric(durMS(lat.q(1)), "max-ms")
-		b.ReportMetric(float64(lat.q(0.5))/float64(cfg.Poll), "p50/poll")
+		b.ReportMetric(float64(lat.q(0.5))/float64(cfg.Follow.Poll), "p50/poll")
 	})
 }

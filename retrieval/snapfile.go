@@ -18,10 +18,11 @@ import (
 
 	"github.com/rerankd/rerankd/internal/atomicfile"
 	"github.com/rerankd/rerankd/retrieval/hnsw"
+	"github.com/rerankd/rerankd/retrieval/index"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// Snapshot files: one per namespace in Config.SnapshotDir, named by a
+// Snapshot files: one per namespace in Config.Owner.SnapshotDir, named by a
 // hash of the namespace (namespaces may differ only in letter case, which
 // some file systems fold, and may be longer than a file name may be).
 //
@@ -58,13 +59,14 @@ type snapHeader struct {
 	Saved   time.Time   `json:"saved"`
 }
 
-// savable is a vector index the engine can snapshot: hnsw.HNSW and
-// hnsw.Coder (Flat has no graph worth saving).
+// savable is a vector index the engine can snapshot: hnsw.HNSW (Flat has
+// no graph worth saving).
 type savable interface {
-	VectorIndex
+	index.VectorIndex
 	hnsw.Saver
 	Config() hnsw.Config
 	Dim() int
+	SetSearch(efSearch int, scanContrast float64) error
 }
 
 // snapName is ns's snapshot file name.
@@ -106,13 +108,7 @@ type snapWant struct {
 // graph. EfSearch and ScanContrast are search-time settings, applied to a
 // loaded index rather than refusing it.
 func sameStructure(a, b hnsw.Config) bool {
-	if a.Impl == "" {
-		a.Impl = hnsw.ImplNative
-	}
-	if b.Impl == "" {
-		b.Impl = hnsw.ImplNative
-	}
-	return a.Impl == b.Impl && a.Dim == b.Dim && a.M == b.M && a.EfConstruction == b.EfConstruction && a.Seed == b.Seed
+	return a.Dim == b.Dim && a.M == b.M && a.EfConstruction == b.EfConstruction && a.Seed == b.Seed
 }
 
 // readSnap loads the snapshot at path if it matches want; otherwise it

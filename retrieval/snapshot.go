@@ -12,28 +12,29 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/hnsw"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
 // snapshotsOn reports whether the engine loads and saves snapshots.
-func (e *Engine) snapshotsOn() bool {
-	return e.cfg.SnapshotDir != "" && e.dim > 0 && e.snapOff == ""
+func (e *owner) snapshotsOn() bool {
+	return e.cfg.Owner.SnapshotDir != "" && e.dim > 0
 }
 
-func (e *Engine) snapPath(ns string) string {
-	return filepath.Join(e.cfg.SnapshotDir, snapName(ns))
+func (e *owner) snapPath(ns string) string {
+	return filepath.Join(e.cfg.Owner.SnapshotDir, snapName(ns))
 }
 
 // vectorsFromSnapshot tries to make ns's vector index from its snapshot
 // instead of the store, and reports whether it did. Either way it records
 // the outcome for Stats; a refused snapshot is logged, never an error.
-func (e *Engine) vectorsFromSnapshot(ns string, sp *space) bool {
+func (e *owner) vectorsFromSnapshot(ns string, sp *space) bool {
 	if !e.snapshotsOn() {
-		sp.info.Store(&vecInfo{source: "rebuild", miss: e.snapOff})
+		sp.own.info.Store(&vecInfo{source: "rebuild"})
 		return false
 	}
 	t0 := time.Now()
-	idx, h, err := readSnap(e.snapPath(ns), snapWant{ns: ns, gen: sp.startGen, dim: e.dim, index: e.snapIndex})
+	idx, h, err := readSnap(e.snapPath(ns), snapWant{ns: ns, gen: sp.own.startGen, dim: e.dim, index: e.snapIndex})
 	if err == nil {
 		err = e.adoptSnapshot(ns, sp, idx, h.Gen)
 	}
@@ -49,12 +50,12 @@ func (e *Engine) vectorsFromSnapshot(ns string, sp *space) bool {
 		case "dimension", "config":
 			level = slog.LevelInfo
 		}
-		sp.info.Store(&vecInfo{source: "rebuild", miss: err.Error()})
+		sp.own.info.Store(&vecInfo{source: "rebuild", miss: err.Error()})
 		e.log.Log(e.ctx, level, "memory vector index snapshot not used; rebuilding from the store",
 			"namespace", ns, "why", err.Error())
 		return false
 	}
-	sp.info.Store(&vecInfo{source: "snapshot"})
+	sp.own.info.Store(&vecInfo{source: "snapshot"})
 	e.log.Debug("memory vector index loaded from snapshot", "namespace", ns, "vectors", idx.Len(),
 		"generation", h.Gen.String(), "took", time.Since(t0).Round(time.Millisecond))
 	return true
@@ -71,14 +72,14 @@ func missKind(err error) string {
 
 // logVectorSources summarises where the vector indexes of names came
 // from, once the vector phase is over.
-func (e *Engine) logVectorSources(names []string, start time.Time) {
+func (e *owner) logVectorSources(names []string, start time.Time) {
 	if !e.snapshotsOn() || len(names) == 0 {
 		return
 	}
 	loaded, rebuilt := 0, map[string]int{}
 	for _, ns := range names {
 		sp, _ := e.space(ns, false)
-		in := sp.info.Load()
+		in := sp.own.info.Load()
 		switch {
 		case in == nil: // stopped before its turn
 		case in.source == "snapshot":
@@ -95,14 +96,14 @@ func (e *Engine) logVectorSources(names []string, start time.Time) {
 // its vector index. Writes made through the engine since New (touched)
 // are not in the snapshot: under sp.mu, where the store and the live
 // index agree on them, each is re-applied from the store.
-func (e *Engine) adoptSnapshot(ns string, sp *space, idx savable, gen store.VectorGen) error {
-	if err := e.searchSettings(idx); err != nil {
+func (e *owner) adoptSnapshot(ns string, sp *space, idx savable, gen store.VectorGen) error {
+	if err := searchSettings(idx, e.snapIndex); err != nil {
 		return err
 	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	ids := make([]string, 0, len(sp.touched))
-	for id := range sp.touched {
+	ids := make([]string, 0, len(sp.own.touched))
+	for id := range sp.own.touched {
 		idx.Delete(id)
 		ids = append(ids, id)
 	}
@@ -125,22 +126,18 @@ func (e *Engine) adoptSnapshot(ns string, sp *space, idx savable, gen store.Vect
 	// Readers that loaded the old set finish on it; the lexical index and
 	// the source order are the same objects in both.
 	old := sp.ix()
-	sp.cur.Store(&indexes{lex: old.lex, order: old.order, vec: idx})
-	sp.snapGen = gen
+	sp.cur.Store(old.WithVectors(idx))
+	sp.own.snapGen = gen
 	sp.vecReady.Store(true)
 	return nil
 }
 
 // searchSettings gives a loaded index the engine's search-time settings
 // (a snapshot keeps those it was saved with).
-func (e *Engine) searchSettings(idx savable) error {
-	if cur := idx.Config(); cur.EfSearch != e.snapIndex.EfSearch || cur.ScanContrast != e.snapIndex.ScanContrast {
-		if t, ok := idx.(interface {
-			SetSearch(efSearch int, scanContrast float64) error
-		}); ok {
-			if err := t.SetSearch(e.snapIndex.EfSearch, e.snapIndex.ScanContrast); err != nil {
-				return miss("config", "search settings: %v", err)
-			}
+func searchSettings(idx savable, want hnsw.Config) error {
+	if cur := idx.Config(); cur.EfSearch != want.EfSearch || cur.ScanContrast != want.ScanContrast {
+		if err := idx.SetSearch(want.EfSearch, want.ScanContrast); err != nil {
+			return miss("config", "search settings: %v", err)
 		}
 	}
 	return nil
@@ -149,13 +146,13 @@ func (e *Engine) searchSettings(idx savable) error {
 // saveSnapshots saves every namespace whose snapshot is not current (each
 // an atomicfile.Write, which fsyncs the file and the directory) and
 // removes the snapshots of namespaces that are gone. why is for the log.
-func (e *Engine) saveSnapshots(why string) error {
+func (e *owner) saveSnapshots(why string) error {
 	if !e.snapshotsOn() {
 		return nil
 	}
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
-	dir := e.cfg.SnapshotDir
+	dir := e.cfg.Owner.SnapshotDir
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("retrieval: snapshots: %w", err)
 	}
@@ -199,7 +196,7 @@ func (e *Engine) saveSnapshots(why string) error {
 // is released, so writes may add to it meanwhile; each of those moves the
 // store's generation past the recorded one, so such a snapshot is only
 // ever refused as stale, never loaded with extra vectors.
-func (e *Engine) saveSnapshot(ns string, sp *space) (bool, error) {
+func (e *owner) saveSnapshot(ns string, sp *space) (bool, error) {
 	sp.mu.Lock()
 	if !sp.vecReady.Load() || sp.dirty.Load() {
 		// Not built, or missing an update: not the store's vectors. An old
@@ -215,7 +212,7 @@ func (e *Engine) saveSnapshot(ns string, sp *space) (bool, error) {
 			return false, e.removeSnapshot(ns) // the namespace is gone
 		}
 	}
-	ix, known := sp.ix(), sp.snapGen
+	ix, known := sp.ix(), sp.own.snapGen
 	sp.mu.Unlock()
 	if err != nil {
 		return false, fmt.Errorf("retrieval: snapshot of %q: %w", ns, err)
@@ -226,22 +223,22 @@ func (e *Engine) saveSnapshot(ns string, sp *space) (bool, error) {
 			return false, nil
 		}
 	}
-	sv, ok := ix.vec.(savable)
-	if !ok || ix.vec.Len() < e.cfg.SnapshotMinVectors {
+	sv, ok := ix.Vec.(savable)
+	if !ok || ix.Vec.Len() < e.cfg.Owner.SnapshotMinVectors {
 		return false, e.removeSnapshot(ns)
 	}
 	h := snapHeader{Namespace: ns, Gen: gen, Dim: e.dim, Index: sv.Config(), Vectors: sv.Len(), Saved: time.Now().UTC()}
-	if err := writeSnap(e.cfg.SnapshotDir, h, sv); err != nil {
+	if err := writeSnap(e.cfg.Owner.SnapshotDir, h, sv); err != nil {
 		return false, fmt.Errorf("retrieval: snapshot of %q: %w", ns, err)
 	}
 	sp.mu.Lock()
-	sp.snapGen = gen
+	sp.own.snapGen = gen
 	sp.mu.Unlock()
 	return true, nil
 }
 
 // removeSnapshot deletes ns's snapshot file, if any.
-func (e *Engine) removeSnapshot(ns string) error {
+func (e *owner) removeSnapshot(ns string) error {
 	if err := os.Remove(e.snapPath(ns)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("retrieval: snapshot of %q: %w", ns, err)
 	}
@@ -252,12 +249,12 @@ func (e *Engine) removeSnapshot(ns string) error {
 // cut short by a crash and the snapshots of namespaces that are not in
 // the store (deleted while no engine ran). Snapshots of namespaces
 // deleted through this engine are removed by saveSnapshot.
-func (e *Engine) removeLeftovers(names []string) {
+func (e *owner) removeLeftovers(names []string) {
 	keep := make(map[string]bool, len(names))
 	for _, ns := range names {
 		keep[snapName(ns)] = true
 	}
-	ents, err := os.ReadDir(e.cfg.SnapshotDir)
+	ents, err := os.ReadDir(e.cfg.Owner.SnapshotDir)
 	if err != nil {
 		e.log.Warn("memory index snapshots: listing the directory", "err", err)
 		return
@@ -268,20 +265,20 @@ func (e *Engine) removeLeftovers(names []string) {
 		if !tmp && (!isSnapName(name) || keep[name]) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(e.cfg.SnapshotDir, name)); err != nil {
+		if err := os.Remove(filepath.Join(e.cfg.Owner.SnapshotDir, name)); err != nil {
 			e.log.Warn("memory index snapshots: removing a leftover file", "file", name, "err", err)
 		}
 	}
 }
 
 // noteWrite records that a write changed sp, for snapshotWhenIdle.
-func (sp *space) noteWrite() { sp.lastWrite.Store(time.Now().UnixNano()) }
+func (o *ownState) noteWrite() { o.lastWrite.Store(time.Now().UnixNano()) }
 
 // snapshotWhenIdle saves the snapshot of each namespace whose last write
 // is at least SnapshotIdle old, until Close.
-func (e *Engine) snapshotWhenIdle() {
+func (e *owner) snapshotWhenIdle() {
 	defer e.bg.Done()
-	idle := e.cfg.SnapshotIdle
+	idle := e.cfg.Owner.SnapshotIdle
 	tick := time.NewTicker(max(min(idle/4, 15*time.Second), 10*time.Millisecond))
 	defer tick.Stop()
 	for {
@@ -301,13 +298,13 @@ func (e *Engine) snapshotWhenIdle() {
 // anyIdle reports whether some namespace changed and then went quiet for
 // idle, and clears their marks (a failed save is retried at Close, not
 // in a loop).
-func (e *Engine) anyIdle(now time.Time, idle time.Duration) bool {
+func (e *owner) anyIdle(now time.Time, idle time.Duration) bool {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	found := false
 	for _, sp := range e.spaces {
-		t := sp.lastWrite.Load()
-		if t != 0 && now.Sub(time.Unix(0, t)) >= idle && sp.lastWrite.CompareAndSwap(t, 0) {
+		t := sp.own.lastWrite.Load()
+		if t != 0 && now.Sub(time.Unix(0, t)) >= idle && sp.own.lastWrite.CompareAndSwap(t, 0) {
 			found = true
 		}
 	}

@@ -42,8 +42,8 @@ func BenchmarkEngine_StartSnapshot(b *testing.B) {
 	}
 	cfg := DefaultConfig()
 	cfg.Dim = dim
-	cfg.SnapshotDir = filepath.Join(dir, "snapshots")
-	cfg.SnapshotIdle = 0
+	cfg.Owner.SnapshotDir = filepath.Join(dir, "snapshots")
+	cfg.Owner.SnapshotIdle = 0
 	start := func(source string) time.Duration {
 		t0 := time.Now()
 		e, err := New(st, nil, cfg)

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/retrieval/embed"
-	"github.com/rerankd/rerankd/retrieval/hnsw"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 const snapDim = 16
@@ -39,7 +39,7 @@ func vecItem(ns, id string) store.Item {
 }
 
 // putVecs writes n memories with vectors into ns, directly to the store.
-func putVecs(t testing.TB, st *store.Store, ns string, n int) {
+func putVecs(t testing.TB, st *bolt.Store, ns string, n int) {
 	t.Helper()
 	items := make([]store.Item, n)
 	for i := range items {
@@ -53,16 +53,16 @@ func putVecs(t testing.TB, st *store.Store, ns string, n int) {
 func snapConfig(dir string) Config {
 	cfg := DefaultConfig()
 	cfg.Dim = snapDim
-	cfg.SnapshotDir = dir
-	cfg.SnapshotMinVectors = 1
-	cfg.SnapshotIdle = 0 // tests save at known points only
-	cfg.Backfill = false
+	cfg.Owner.SnapshotDir = dir
+	cfg.Owner.SnapshotMinVectors = 1
+	cfg.Owner.SnapshotIdle = 0 // tests save at known points only
+	cfg.Owner.Backfill = false
 	return cfg
 }
 
 // started opens an engine and waits for its build and its snapshots
 // after the build; the caller closes it (or does not: a crash).
-func started(t testing.TB, st *store.Store, cfg Config) *Engine {
+func started(t testing.TB, st *bolt.Store, cfg Config) *Engine {
 	t.Helper()
 	e, err := New(st, nil, cfg)
 	if err != nil {
@@ -102,9 +102,9 @@ func agrees(t *testing.T, e *Engine, ns string) {
 	if err != nil || len(rep.Disagreements) != 0 {
 		t.Fatalf("check: %+v, %v", rep, err)
 	}
-	ids := vectorIDs(t, e.Store(), ns, e.Dim())
+	ids := vectorIDs(t, e.st, ns, e.Dim())
 	sp, _ := e.space(ns, false)
-	if got := sp.ix().vec.Len(); got != len(ids) {
+	if got := sp.ix().Vec.Len(); got != len(ids) {
 		t.Fatalf("vector index has %d vectors, the store %d", got, len(ids))
 	}
 	for _, id := range ids {
@@ -132,7 +132,7 @@ func corruptFile(t *testing.T, path string, fn func([]byte) []byte) {
 // exactly the store's.
 func TestSnapshotRestart(t *testing.T) {
 	type env struct {
-		st   *store.Store
+		st   *bolt.Store
 		dir  string
 		file string // ns "a"'s snapshot
 	}
@@ -223,23 +223,12 @@ func TestSnapshotRestart(t *testing.T) {
 			}
 		}, source: "rebuild", miss: "corrupt"},
 		{name: "index configuration changed", cfg2: func(c *Config) {
-			c.NewVectorIndex = func(dim int) (VectorIndex, error) {
-				cfg := hnsw.DefaultConfig(dim)
-				cfg.M = 8
-				return hnsw.New(cfg)
-			}
+			c.HNSW.M = 8
 		}, source: "rebuild", miss: "config"},
 		{name: "search settings changed", cfg2: func(c *Config) {
-			c.NewVectorIndex = func(dim int) (VectorIndex, error) {
-				cfg := hnsw.DefaultConfig(dim)
-				cfg.EfSearch = 50
-				return hnsw.New(cfg)
-			}
+			c.HNSW.EfSearch = 50
 		}, source: "snapshot"},
-		{name: "index type cannot be saved", cfg2: func(c *Config) {
-			c.NewVectorIndex = func(dim int) (VectorIndex, error) { return hnsw.NewFlat(dim) }
-		}, source: "rebuild", miss: "the vector index *hnsw.Flat cannot be saved"},
-		{name: "snapshots off", cfg2: func(c *Config) { c.SnapshotDir = "" }, source: "rebuild"},
+		{name: "snapshots off", cfg2: func(c *Config) { c.Owner.SnapshotDir = "" }, source: "rebuild"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -285,7 +274,7 @@ func TestSnapshotRestart(t *testing.T) {
 			}
 			sp, _ := e2.space("a", false)
 			for _, id := range tc.absent {
-				if sp.ix().vec.Has(id) {
+				if sp.ix().Vec.Has(id) {
 					t.Fatalf("%s is back in the vector index", id)
 				}
 			}
@@ -347,7 +336,7 @@ func TestSnapshotReplaysStartupWrites(t *testing.T) {
 	}
 	agrees(t, e, "a")
 	sp, _ := e.space("a", false)
-	if sp.ix().vec.Has("m001") || sp.ix().vec.Has("m002") || !sp.ix().vec.Has("early") {
+	if sp.ix().Vec.Has("m001") || sp.ix().Vec.Has("m002") || !sp.ix().Vec.Has("early") {
 		t.Fatal("start-up writes not replayed onto the snapshot")
 	}
 }
@@ -359,7 +348,7 @@ func TestSnapshotWhenIdle(t *testing.T) {
 	st := openStore(t, "")
 	putVecs(t, st, "a", 10)
 	cfg := snapConfig(dir)
-	cfg.SnapshotIdle = 20 * time.Millisecond
+	cfg.Owner.SnapshotIdle = 20 * time.Millisecond
 	e1 := started(t, st, cfg)
 	t.Cleanup(func() { _ = e1.Close() })
 	mustAdd(t, e1, vecItem("a", "late"))
@@ -411,7 +400,7 @@ func TestSnapshotFiles(t *testing.T) {
 		}
 	}
 	cfg := snapConfig(dir)
-	cfg.SnapshotMinVectors = 10
+	cfg.Owner.SnapshotMinVectors = 10
 	e := started(t, st, cfg)
 	for i := range 12 {
 		if err := e.Delete("gone", fmt.Sprintf("m%03d", i)); err != nil {
@@ -444,8 +433,8 @@ func TestSnapshotCheckFindsWrongIndex(t *testing.T) {
 	e := started(t, st, snapConfig(t.TempDir()))
 	defer e.Close()
 	sp, _ := e.space("a", false)
-	sp.ix().vec.Delete("m001")
-	if err := sp.ix().vec.Add("ghost", vecFor("ghost", snapDim)); err != nil {
+	sp.ix().Vec.Delete("m001")
+	if err := sp.ix().Vec.Add("ghost", vecFor("ghost", snapDim)); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := e.Check(context.Background(), true)

@@ -70,32 +70,14 @@ func (e *Engine) Add(ctx context.Context, items []store.Item) ([]Added, error) {
 		}
 	}
 
-	if e.feed != nil {
-		// Shared: the indexes learn of the write from the change
-		// sequence, as they do of other processes' writes (follow.go).
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	err := e.k.write(ctx, items, func() error {
 		if err := e.st.PutBatch(items); err != nil {
-			return nil, addErr(err)
+			return addErr(err)
 		}
-		return out, nil
-	}
-	spaces, unlock, err := e.lockSpaces(items)
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer unlock()
-	if err := ctx.Err(); err != nil {
-		return nil, err // nothing written yet: the client is gone
-	}
-	if err := e.st.PutBatch(items); err != nil {
-		return nil, addErr(err)
-	}
-	// Durable from here on. Later duplicates in the batch win, as in the store.
-	for _, it := range items {
-		sp := spaces[it.Memory.Namespace]
-		e.indexLocked(sp, it.Memory, it.Vector)
 	}
 	return out, nil
 }
@@ -181,60 +163,6 @@ func (e *Engine) embedMissing(ctx context.Context, items []store.Item) error {
 	return nil
 }
 
-// lockSpaces locks the spaces of the items' namespaces (creating them) in
-// sorted order, so concurrent batches cannot deadlock.
-func (e *Engine) lockSpaces(items []store.Item) (map[string]*space, func(), error) {
-	spaces := map[string]*space{}
-	for _, it := range items {
-		ns := it.Memory.Namespace
-		if spaces[ns] != nil {
-			continue
-		}
-		sp, err := e.space(ns, true)
-		if err != nil {
-			return nil, nil, err
-		}
-		spaces[ns] = sp
-	}
-	names := make([]string, 0, len(spaces))
-	for ns := range spaces {
-		names = append(names, ns)
-	}
-	slices.Sort(names)
-	for _, ns := range names {
-		spaces[ns].mu.Lock()
-	}
-	return spaces, func() {
-		for _, ns := range names {
-			spaces[ns].mu.Unlock()
-		}
-	}, nil
-}
-
-// indexLocked applies one durable write to sp's indexes; sp.mu is held.
-// vec nil removes any previous vector of id (the store did the same).
-func (e *Engine) indexLocked(sp *space, m memory.Memory, vec []float32) {
-	id := m.ID
-	if sp.touched != nil {
-		sp.touched[id] = struct{}{}
-	}
-	sp.noteWrite()
-	ix := sp.ix()
-	e.addLex(ix.lex, m)
-	ix.order.add(id, m.Source, m.Time)
-	if ix.vec == nil {
-		return
-	}
-	ix.vec.Delete(id)
-	if vec != nil {
-		if err := ix.vec.Add(id, vec); err != nil {
-			// Vectors were checked before the write, so this is an index
-			// fault; the store has the vector, and Check will rebuild.
-			sp.dirty.Store(true)
-		}
-	}
-}
-
 // Delete removes ns/id durably, then from the indexes. It returns an error
 // wrapping ErrNotFound when there is no such memory.
 func (e *Engine) Delete(ns, id string) error {
@@ -244,36 +172,15 @@ func (e *Engine) Delete(ns, id string) error {
 	if err := keysValid(ns, id); err != nil {
 		return err
 	}
-	var sp *space
-	if e.feed == nil { // shared: the change sequence carries the delete
-		var err error
-		if sp, err = e.space(ns, false); err != nil {
-			return err
+	return e.k.remove(ns, id, func() error {
+		if err := e.st.Delete(ns, id); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("memory %s/%s: %w", ns, id, ErrNotFound)
+			}
+			return mapStoreErr(err)
 		}
-	}
-	if sp != nil {
-		sp.mu.Lock()
-		defer sp.mu.Unlock()
-	}
-	if err := e.st.Delete(ns, id); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("memory %s/%s: %w", ns, id, ErrNotFound)
-		}
-		return mapStoreErr(err)
-	}
-	if sp != nil {
-		if sp.touched != nil {
-			sp.touched[id] = struct{}{}
-		}
-		sp.noteWrite()
-		ix := sp.ix()
-		ix.lex.Delete(id)
-		ix.order.delete(id)
-		if ix.vec != nil {
-			ix.vec.Delete(id)
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Get returns ns/id with its vector (nil if none).

@@ -12,14 +12,6 @@ import (
 // not keep or change seqs.
 type CostFunc = batching.Cost
 
-// Coster is implemented by engines that do not compute rows × longest row,
-// such as the shared-prefix engine, which packs rows without padding and
-// computes a shared prefix once. The scheduler budgets and groups batches
-// by what the engine says a call costs.
-type Coster interface {
-	Cost(seqs [][]int) int
-}
-
 // WholeRequester is implemented by padding engines (the BERT / XLM-R
 // encoders) whose requests should each be one engine call when they fit
 // MaxBatch and BatchTokens, as text-embeddings-inference batches: for

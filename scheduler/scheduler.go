@@ -7,14 +7,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rerankd/rerankd/internal/batching"
 )
 
-// Engine computes one logit per token sequence; a sequence's logit must not
-// depend on the other sequences of the call. model.Session and
-// model.ReferenceEngine satisfy it.
-type Engine interface {
-	Logits(ctx context.Context, seqs [][]int) ([]float32, error)
-}
+// Engine is what the scheduler calls: batching.Logiter, the one
+// declaration of an engine call (model.Session and model.ReferenceEngine
+// satisfy it); an engine that is also a batching.Coster has its batches
+// budgeted by its Cost.
+type Engine = batching.Logiter
 
 // Errors returned by Submit and Close. Test them with errors.Is: most come
 // wrapped with detail.
@@ -117,7 +118,7 @@ func New(engine Engine, cfg Config, obs Observer) (*Scheduler, error) {
 		obs = nopObserver{}
 	}
 	cost := paddedCost
-	if c, ok := engine.(Coster); ok {
+	if c, ok := engine.(batching.Coster); ok {
 		cost = c.Cost
 	}
 	if w, ok := engine.(WholeRequester); ok && w.WholeRequests() {

@@ -78,15 +78,18 @@ func newError(k Kind, format string, a ...any) *Error {
 	return &Error{Kind: k, Msg: fmt.Sprintf(format, a...)}
 }
 
-// classify maps errors from the backends to kinds. Unknown errors are
-// internal, and their text is not shown to clients.
+// classify maps errors from the backends to kinds. An unknown error is
+// the scoring backend's failure (KindBackend: 424), answered as "scoring
+// failed" without its text.
 func classify(err error) *Error {
 	var e *Error
-	switch {
-	case errors.As(err, &e):
+	if errors.As(err, &e) {
 		return e
-	case classifyRetrieval(err) != nil:
-		return classifyRetrieval(err)
+	}
+	if r := classifyRetrieval(err); r != nil {
+		return r
+	}
+	switch {
 	case errors.Is(err, scheduler.ErrOverloaded):
 		return &Error{Kind: KindOverloaded, Msg: "server overloaded: queue full, retry later", Err: err}
 	case errors.Is(err, scheduler.ErrTooLarge):

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/retrieval"
-	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // TestLogsCarryNoMemoryText: at the default level (info) nothing a user
@@ -22,7 +22,7 @@ func TestLogsCarryNoMemoryText(t *testing.T) {
 	const secret = "zebracorn-4417"
 	var logs testenv.SyncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	st, err := store.Open(filepath.Join(t.TempDir(), "m.db"), store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "m.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

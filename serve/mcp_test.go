@@ -15,13 +15,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/retrieval"
-	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // startMCP runs a server with the memory API and /mcp over a fresh store.
 func startMCP(tb testing.TB, cfg Config) (string, *Server) {
 	tb.Helper()
-	st, err := store.Open(filepath.Join(tb.TempDir(), "m.db"), store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(tb.TempDir(), "m.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
@@ -406,8 +407,8 @@ func (s *Server) searchRequest(r *api.SearchRequest, now time.Time) (retrieval.S
 
 // rankingOf maps the API's ranking onto retrieval's: the named ranking,
 // then each field given; every problem is reported at once.
-func rankingOf(p *api.RankingParams) (retrieval.Ranking, error) {
-	rk, err := retrieval.RankingByName(p.Name)
+func rankingOf(p *api.RankingParams) (lexrank.Ranking, error) {
+	rk, err := lexrank.RankingByName(p.Name)
 	if err != nil {
 		return rk, err
 	}
@@ -418,8 +419,8 @@ func rankingOf(p *api.RankingParams) (retrieval.Ranking, error) {
 		rk.QueryWords = *p.QueryWords
 	}
 	if x := p.Expansion; x != nil {
-		if rk.Expansion == (retrieval.Expansion{}) {
-			rk.Expansion = retrieval.DefaultExpansion()
+		if rk.Expansion == (lexrank.Expansion{}) {
+			rk.Expansion = lexrank.DefaultExpansion()
 		}
 		setI(&rk.Expansion.Docs, x.Docs)
 		setI(&rk.Expansion.Terms, x.Terms)
@@ -431,8 +432,8 @@ func rankingOf(p *api.RankingParams) (retrieval.Ranking, error) {
 		setF(&rk.Context.Source, c.Source)
 	}
 	if f := p.Fields; f != nil {
-		if rk.Fields == (retrieval.Fields{}) {
-			rk.Fields = retrieval.DefaultFields()
+		if rk.Fields == (lexrank.Fields{}) {
+			rk.Fields = lexrank.DefaultFields()
 		}
 		setF(&rk.Fields.Speaker, f.Speaker)
 		setF(&rk.Fields.Time, f.Time)

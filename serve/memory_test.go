@@ -11,13 +11,13 @@ import (
 
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/retrieval"
-	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // startMemory runs a server with the memory API over a fresh store.
 func startMemory(t *testing.T, cfg Config, b Backend, rcfg retrieval.Config) string {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "m.db"), store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "m.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

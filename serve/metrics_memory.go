@@ -58,7 +58,7 @@ func (s *Server) memoryInfo() *api.MemoryInfo {
 	mi := &api.MemoryInfo{Shared: e.Shared(), VectorDim: e.Dim()}
 	if mi.Shared {
 		cfg, f := e.Config(), e.Follow()
-		mi.IndexMemoryBytes, mi.CatchUpS = cfg.IndexMemory, cfg.CatchUp.Seconds()
+		mi.IndexMemoryBytes, mi.CatchUpS = cfg.Follow.IndexMemory, cfg.Follow.CatchUp.Seconds()
 		mi.ResidentNamespaces, mi.IndexBytes = f.Loaded, f.Bytes
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

@@ -15,7 +15,8 @@ import (
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/retrieval"
-	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // cvGrids are the settings `eval locomo --cv NAME` chooses among, each a
@@ -232,7 +233,7 @@ func runLocomoCV(args []string, job locomoJob, ds *locomo.Dataset, stdout, stder
 // (TestCVSharedEngine: the same runs). Any other grid runs job by job.
 func cvRuns(jobs []locomoJob, ds *locomo.Dataset, qrels metrics.Qrels, stderr io.Writer,
 	visit func(i int, qid string, ranked []metrics.Ranked) error) (map[string]locomo.Category, error) {
-	rankings := make([]retrieval.Ranking, len(jobs))
+	rankings := make([]lexrank.Ranking, len(jobs))
 	shared := true
 	for i, j := range jobs {
 		rankings[i] = j.po.ranking
@@ -262,7 +263,7 @@ func cvRuns(jobs []locomoJob, ds *locomo.Dataset, qrels metrics.Qrels, stderr io
 // executeRankings is execute for several rankings at once, over one
 // engine (see cvRuns): visit gets each judged question's ranking under
 // rankings[i].
-func (j locomoJob) executeRankings(ds *locomo.Dataset, qrels metrics.Qrels, rankings []retrieval.Ranking,
+func (j locomoJob) executeRankings(ds *locomo.Dataset, qrels metrics.Qrels, rankings []lexrank.Ranking,
 	visit func(i int, qid string, ranked []metrics.Ranked) error, stderr io.Writer) (map[string]locomo.Category, error) {
 	fail := func(err error) (map[string]locomo.Category, error) { return nil, err }
 	m, err := openModels(j.spec, j.po)
@@ -276,7 +277,7 @@ func (j locomoJob) executeRankings(ds *locomo.Dataset, qrels metrics.Qrels, rank
 		return fail(err)
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	st, err := store.Open(filepath.Join(dir, "eval.db"), store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(dir, "eval.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		return fail(err)
 	}

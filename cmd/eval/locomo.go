@@ -16,7 +16,7 @@ import (
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/lexical"
-	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/post"
 )
 
@@ -122,7 +122,7 @@ func parseLocomo(args []string, stderr io.Writer) (locomoJob, error) {
 	pipeline := fs.String("pipeline", "bm25", "bm25, dense or hybrid, plus any of +rerank, +recency, +mmr (e.g. hybrid+rerank+mmr)")
 	unitName := fs.String("unit", "turn", "retrieval unit: turn, session, observation or summary")
 	depth := fs.Int("depth", 100, "documents kept per query in the run")
-	rankingName := fs.String("ranking", retrieval.RankingDefault, "lexical ranking to start from: default (the cross-validated choice) or bm25 (plain BM25); the flags below override its fields")
+	rankingName := fs.String("ranking", lexrank.RankingDefault, "lexical ranking to start from: default (the cross-validated choice) or bm25 (plain BM25); the flags below override its fields")
 	ranking := rankingFlags(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object (summary keys plus per_category)")
 	runOut := fs.String("run", "", "also write the TREC run to this file")

@@ -18,9 +18,11 @@ import (
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // pipelineSpec is a parsed --pipeline: a retrieval base plus stages.
@@ -63,7 +65,7 @@ func (p pipelineSpec) needsEmbedder() bool { return p.base != "bm25" }
 
 // pipelineOptions are the stage parameters from the command line.
 type pipelineOptions struct {
-	ranking            retrieval.Ranking
+	ranking            lexrank.Ranking
 	depth, rerankDepth int
 	model, embedModel  string
 	ortLib, tokenizer  string
@@ -129,7 +131,7 @@ func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p
 		return nil, nil, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	st, err := store.Open(filepath.Join(dir, "eval.db"), store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(dir, "eval.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
-	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/post"
 )
 
@@ -63,7 +63,7 @@ func TestEngineBM25MatchesDirect(t *testing.T) {
 	// docid order there, the index's ID order here).
 	const all = 100000
 	direct, _ := bm25Run(ds, locomo.UnitTurn, lexical.Default(), all, qrels, io.Discard)
-	o := pipelineOptions{depth: all, fusion: post.DefaultFusionConfig(), recency: post.DefaultRecencyConfig(), mmr: post.DefaultMMRConfig(), ranking: retrieval.PlainBM25()}
+	o := pipelineOptions{depth: all, fusion: post.DefaultFusionConfig(), recency: post.DefaultRecencyConfig(), mmr: post.DefaultMMRConfig(), ranking: lexrank.PlainBM25()}
 	viaEngine, _, err := enginePipeline(context.Background(), ds, locomo.UnitTurn, pipelineSpec{base: "bm25"}, o, models{}, qrels, io.Discard)
 	if err != nil {
 		t.Fatal(err)

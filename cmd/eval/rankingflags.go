@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 )
 
 // rankingFlagNames are the flags rankingFlags defines, space-separated
@@ -14,10 +14,10 @@ const rankingFlagNames = " k1 b query-words name-weight expand-terms expand-docs
 
 // rankingFlags defines the lexical ranking's flags on fs (eval locomo and
 // eval zh share them). The returned function, called after parsing, gives
-// the named ranking ("default" or "bm25", retrieval.RankingByName) with
+// the named ranking ("default" or "bm25", lexrank.RankingByName) with
 // each flag given on top, validated.
-func rankingFlags(fs *flag.FlagSet) func(name string) (retrieval.Ranking, error) {
-	var rk retrieval.Ranking // flags override the named ranking's fields
+func rankingFlags(fs *flag.FlagSet) func(name string) (lexrank.Ranking, error) {
+	var rk lexrank.Ranking // flags override the named ranking's fields
 	fs.Float64Var(&rk.K1, "k1", 0, "BM25 k1 (default: the ranking's)")
 	fs.Float64Var(&rk.B, "b", 0, "BM25 b (default: the ranking's)")
 	fs.BoolVar(&rk.QueryWords, "query-words", false, "query analysis: drop question boilerplate (default: the ranking's)")
@@ -32,8 +32,8 @@ func rankingFlags(fs *flag.FlagSet) func(name string) (retrieval.Ranking, error)
 	fs.Float64Var(&rk.Fields.Time, "field-time", 0, "fields (BM25F): weight of the time field (year, month, day), matched by the dates a question names, 0 off (default: the ranking's)")
 	fs.Float64Var(&rk.Fields.SpeakerB, "field-speaker-b", 0, "fields (BM25F): length normalisation within the speaker field (default: the ranking's)")
 	fs.Float64Var(&rk.Fields.TimeB, "field-time-b", 0, "fields (BM25F): length normalisation within the time field (default: the ranking's)")
-	return func(name string) (retrieval.Ranking, error) {
-		base, err := retrieval.RankingByName(name)
+	return func(name string) (lexrank.Ranking, error) {
+		base, err := lexrank.RankingByName(name)
 		if err != nil {
 			return base, fmt.Errorf("--ranking: %w", err)
 		}

@@ -17,8 +17,10 @@ import (
 	"github.com/rerankd/rerankd/lexical"
 	_ "github.com/rerankd/rerankd/lexical/gse" // eval zh measures the gse modes, so it links the segmenter
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // zhResult is the --json output of `eval zh`: locomoResult's shape, with
@@ -101,7 +103,7 @@ func runZh(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if len(stages) > 0 {
 			return usageErr("%s: a ranking stage, only with --ranking (through the engine)", strings.Join(stages, ", "))
 		}
-		rk, err := ranking(retrieval.RankingBM25)
+		rk, err := ranking(lexrank.RankingBM25)
 		if err != nil {
 			return usageErr("%v", err)
 		}
@@ -178,14 +180,14 @@ func zhRun(ds *zh.Dataset, s *lexical.Scorer, depth int) metrics.Run {
 // search, with ranking rk: the memories are one namespace of a throwaway
 // store, each with its time and its speaker ("user" or "assistant") as
 // metadata speaker; they have no source, so context has no neighbours.
-func zhEngineRun(ds *zh.Dataset, an *lexical.Analyzer, rk retrieval.Ranking, depth int) (metrics.Run, error) {
+func zhEngineRun(ds *zh.Dataset, an *lexical.Analyzer, rk lexrank.Ranking, depth int) (metrics.Run, error) {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "rerankd-eval-zh-")
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	st, err := store.Open(filepath.Join(dir, "zh.db"), store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(dir, "zh.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		return nil, err
 	}

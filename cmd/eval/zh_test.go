@@ -10,7 +10,7 @@ import (
 
 	"github.com/rerankd/rerankd/benchmarks/zh"
 	"github.com/rerankd/rerankd/lexical"
-	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 )
 
 // TestZh: the default mode runs on the embedded set, reports every tag,
@@ -126,7 +126,7 @@ func TestZhEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := zhEngineRun(ds, an, retrieval.PlainBM25(), len(ds.Memories))
+	engine, err := zhEngineRun(ds, an, lexrank.PlainBM25(), len(ds.Memories))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/rerankd/rerankd/internal/msgcheck"
 	"github.com/rerankd/rerankd/internal/testenv"
-	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // cliCase is one bad invocation and the documented answer (docs/bad-input.md):
@@ -187,7 +187,7 @@ func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
 	tmp := t.TempDir()
 	bad := "\xff\xfe\x00bad"
 	locked := filepath.Join(tmp, "locked.db")
-	st, err := store.Open(locked, store.Options{NoSync: true})
+	st, err := bolt.Open(locked, bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,7 +34,7 @@ type memoryFlags struct {
 	snapshotDir   string
 	snapshotIdle  time.Duration
 	backfill      bool
-	backfillBatch int // 0: the engine's default
+	backfillBatch int
 	// indexMemory (bytes, "" or 0: no bound), catchUp and poll: the
 	// shared store's follower (retrieval.Config).
 	indexMemory   string
@@ -50,16 +52,16 @@ func defineMemoryFlags(fs *flag.FlagSet) *memoryFlags {
 	def := retrieval.DefaultConfig()
 	fs.StringVar(&m.store, "store", defaultStorePath(), "memory store: a file (bbolt, this process alone), a postgres:// URL (PostgreSQL, shared by any number of replicas; the password may also come from PGPASSWORD or a passfile), or \"none\" (no memory API)")
 	fs.StringVar(&m.indexMemory, "index-memory", "0", "with a postgres:// store: bound on this replica's in-memory indexes (bytes, or with KiB/MiB/GiB/KB/MB/GB); least recently used namespaces are dropped and rebuilt on next use (0: no bound)")
-	fs.DurationVar(&m.catchUp, "catch-up", def.CatchUp, "with a postgres:// store: how long a search may wait for its namespace's indexes to reach every acknowledged write (a first build included) before answering 503 with Retry-After")
-	fs.DurationVar(&m.tombstones, "tombstone-retention", def.TombstoneRetention, "with a postgres:// store: how long the records of deletes are kept for replicas to follow; older ones are purged hourly, and a replica further behind rebuilds the namespace (0: kept forever)")
-	fs.DurationVar(&m.poll, "follow-poll", def.Poll, "with a postgres:// store: how often to poll every namespace's change sequence (notifications usually come first)")
+	fs.DurationVar(&m.catchUp, "catch-up", def.Follow.CatchUp, "with a postgres:// store: how long a search may wait for its namespace's indexes to reach every acknowledged write (a first build included) before answering 503 with Retry-After")
+	fs.DurationVar(&m.tombstones, "tombstone-retention", def.Follow.TombstoneRetention, "with a postgres:// store: how long the records of deletes are kept for replicas to follow; older ones are purged hourly, and a replica further behind rebuilds the namespace (0: kept forever)")
+	fs.DurationVar(&m.poll, "follow-poll", def.Follow.Poll, "with a postgres:// store: how often to poll every namespace's change sequence (notifications usually come first)")
 	fs.IntVar(&m.vectorDim, "vector-dim", 0, "dimension of client-supplied memory vectors (0: no vector index, or the --embed-model's)")
 	fs.StringVar(&m.analyzer, "analyzer", string(lexical.DefaultCJK), "how memory search splits Chinese, Japanese and Korean text into terms: "+cjkModeNames()+" (gse modes need a binary built with -tags gse; see README)")
 	fs.StringVar(&m.embedModel, "embed-model", "", "Qwen3-Embedding-style ONNX folder: memories and queries are embedded for hybrid search")
 	fs.StringVar(&m.snapshotDir, "snapshot-dir", "", "directory of memory vector index snapshots, loaded at start instead of rebuilding (empty: STORE.snapshots next to --store; with a postgres:// store the snapshots live in the database; \"none\" disables)")
-	fs.DurationVar(&m.snapshotIdle, "snapshot-idle", def.SnapshotIdle, "re-save a namespace's vector index snapshot once its writes have been quiet this long (0: only after the start-up build and at shutdown)")
-	fs.BoolVar(&m.backfill, "backfill", def.Backfill, "with --embed-model, embed stored memories that have no vector (added before it was configured) in the background after start")
-	fs.IntVar(&m.backfillBatch, "backfill-batch", def.BackfillBatch, "memories per embedding call during the back-fill")
+	fs.DurationVar(&m.snapshotIdle, "snapshot-idle", def.Owner.SnapshotIdle, "re-save a namespace's vector index snapshot once its writes have been quiet this long (0: only after the start-up build and at shutdown)")
+	fs.BoolVar(&m.backfill, "backfill", def.Owner.Backfill, "with --embed-model, embed stored memories that have no vector (added before it was configured) in the background after start")
+	fs.IntVar(&m.backfillBatch, "backfill-batch", def.Owner.BackfillBatch, "memories per embedding call during the back-fill")
 	return m
 }
 
@@ -92,6 +94,36 @@ func memoryAnalyzer(mode string) (*lexical.Analyzer, error) {
 // gseLinked is set by gse.go, in binaries built with -tags gse.
 var gseLinked bool
 
+// configFlags names the flag each Config field that Validate checks is
+// set from, so that a refused value is reported by the flag's name.
+var configFlags = map[string]string{
+	"Dim":                       "--vector-dim",
+	"Owner.SnapshotIdle":        "--snapshot-idle",
+	"Follow.SnapshotIdle":       "--snapshot-idle",
+	"Owner.BackfillBatch":       "--backfill-batch",
+	"Follow.CatchUp":            "--catch-up",
+	"Follow.Poll":               "--follow-poll",
+	"Follow.TombstoneRetention": "--tombstone-retention",
+	"Follow.IndexMemory":        "--index-memory",
+}
+
+// flagErrors restates the problems retrieval.Config.Validate found as
+// usage errors, naming the flag a refused field came from, each once.
+func flagErrors(err error) error {
+	var msgs []string
+	for _, p := range retrieval.Problems(err) {
+		msg := p.Error()
+		var fe *retrieval.FieldError
+		if errors.As(p, &fe) && configFlags[fe.Field] != "" {
+			msg = fmt.Sprintf("%s %v must be %s", configFlags[fe.Field], fe.Value, fe.Want)
+		}
+		if !slices.Contains(msgs, msg) {
+			msgs = append(msgs, msg)
+		}
+	}
+	return fmt.Errorf("%w: %s", errUsage, strings.Join(msgs, "; "))
+}
+
 // snapshotDirFor resolves --snapshot-dir against --store: empty means
 // next to the store file, "none" means no snapshots ("").
 func snapshotDirFor(storePath, flagValue string) string {
@@ -120,15 +152,6 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	if m.vectorDim < 0 {
-		return nil, nil, fmt.Errorf("%w: --vector-dim %d must be >= 0", errUsage, m.vectorDim)
-	}
-	if m.backfillBatch < 0 || m.backfillBatch > retrieval.MaxBatch {
-		return nil, nil, fmt.Errorf("%w: --backfill-batch %d must be in 1..%d", errUsage, m.backfillBatch, retrieval.MaxBatch)
-	}
-	if m.snapshotIdle < 0 {
-		return nil, nil, fmt.Errorf("%w: --snapshot-idle %v must be >= 0", errUsage, m.snapshotIdle)
-	}
 	an, err := memoryAnalyzer(m.analyzer)
 	if err != nil {
 		return nil, nil, err
@@ -137,34 +160,20 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 	cfg.BM25.Analyzer = an
 	cfg.Dim = m.vectorDim
 	cfg.Logger = log
-	if loc.kind == storePostgres {
-		// A shared store keeps the snapshots itself; "none" still means none.
-		cfg.SharedSnapshots = m.snapshotDir != "none"
-	} else {
-		cfg.SnapshotDir = snapshotDirFor(m.store, m.snapshotDir)
+	// A shared store keeps the snapshots itself; "none" still means none.
+	cfg.Follow.SharedSnapshots = m.snapshotDir != "none"
+	if loc.kind != storePostgres {
+		cfg.Owner.SnapshotDir = snapshotDirFor(m.store, m.snapshotDir)
 	}
-	cfg.SnapshotIdle = m.snapshotIdle
-	cfg.Backfill = m.backfill
-	if m.backfillBatch != 0 {
-		cfg.BackfillBatch = m.backfillBatch
-	}
-
-	if m.catchUp < 0 || m.poll < 0 {
-		return nil, nil, fmt.Errorf("%w: --catch-up %v and --follow-poll %v must be > 0", errUsage, m.catchUp, m.poll)
-	}
-	if cfg.IndexMemory, err = parseBytes(m.indexMemory); err != nil {
+	cfg.Owner.SnapshotIdle, cfg.Follow.SnapshotIdle = m.snapshotIdle, m.snapshotIdle
+	cfg.Owner.Backfill, cfg.Owner.BackfillBatch = m.backfill, m.backfillBatch
+	cfg.Follow.CatchUp, cfg.Follow.Poll, cfg.Follow.TombstoneRetention = m.catchUp, m.poll, m.tombstones
+	if cfg.Follow.IndexMemory, err = parseBytes(m.indexMemory); err != nil {
 		return nil, nil, fmt.Errorf("%w: --index-memory: %w", errUsage, err)
 	}
-	if m.catchUp > 0 {
-		cfg.CatchUp = m.catchUp
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, flagErrors(err)
 	}
-	if m.poll > 0 {
-		cfg.Poll = m.poll
-	}
-	if m.tombstones < 0 {
-		return nil, nil, fmt.Errorf("%w: --tombstone-retention %v must be >= 0", errUsage, m.tombstones)
-	}
-	cfg.TombstoneRetention = m.tombstones
 	st, where, err := openStore("--store", m.store, m.vectorDim, log)
 	if err != nil {
 		return nil, nil, err
@@ -211,9 +220,9 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 			log.Error("memory index build skipped damaged records (they are not searchable); stop rerankd and run `rerankd store check`", "err", err)
 		}
 	}()
-	snaps := cfg.SnapshotDir
+	snaps := cfg.Owner.SnapshotDir
 	switch {
-	case e.Dim() == 0 || (e.Shared() && !cfg.SharedSnapshots) || (!e.Shared() && snaps == ""):
+	case e.Dim() == 0 || (e.Shared() && !cfg.Follow.SharedSnapshots) || (!e.Shared() && snaps == ""):
 		snaps = "off"
 	case e.Shared():
 		snaps = "in the database"

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
@@ -26,7 +28,8 @@ func TestServeMemoryWithEmbedder(t *testing.T) {
 		t.Fatalf("testmodel: %s", errs)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	m := &memoryFlags{store: filepath.Join(t.TempDir(), "m.db"), embedModel: dir, ortLib: testenv.ORTLib(), tokenizer: defaultTokenizer()}
+	m := testMemoryFlags(t)
+	m.embedModel, m.ortLib, m.tokenizer = dir, testenv.ORTLib(), defaultTokenizer()
 	e, closeMem, err := openMemory(m, log, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +84,8 @@ func TestSnapshotDirFor(t *testing.T) {
 // rebuilds it.
 func TestServeMemorySnapshots(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	m := &memoryFlags{store: filepath.Join(t.TempDir(), "m.db"), vectorDim: 4}
+	m := testMemoryFlags(t)
+	m.vectorDim = 4
 	ctx := context.Background()
 	open := func(m *memoryFlags) (*retrieval.Engine, func()) {
 		t.Helper()
@@ -123,12 +127,13 @@ func TestServeMemorySnapshots(t *testing.T) {
 func TestServeMemoryAnalyzer(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx := context.Background()
-	rk := retrieval.Ranking{K1: 0, B: 0}
+	rk := lexrank.Ranking{K1: 0, B: 0}
 	for _, tc := range []struct {
 		analyzer string
 		want     []string
 	}{{"", []string{"d", "t"}}, {"bigram", []string{"t"}}} {
-		m := &memoryFlags{store: filepath.Join(t.TempDir(), "m.db"), analyzer: tc.analyzer}
+		m := testMemoryFlags(t)
+		m.analyzer = tc.analyzer
 		e, closeMem, err := openMemory(m, log, io.Discard)
 		if err != nil {
 			t.Fatal(err)
@@ -157,9 +162,21 @@ func TestServeMemoryAnalyzer(t *testing.T) {
 		bads = append(bads, "gse")
 	}
 	for _, bad := range bads {
-		m := &memoryFlags{store: filepath.Join(t.TempDir(), "m.db"), analyzer: bad}
+		m := testMemoryFlags(t)
+		m.analyzer = bad
 		if _, _, err := openMemory(m, log, io.Discard); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--analyzer") {
 			t.Errorf("--analyzer %s: %v, want a usage error naming --analyzer", bad, err)
 		}
 	}
+}
+
+// testMemoryFlags returns the memory flags as serve leaves them when none
+// is given, with a store in a temporary folder, no idle snapshots and no
+// back-fill (each test turns on what it exercises).
+func testMemoryFlags(t *testing.T) *memoryFlags {
+	t.Helper()
+	m := defineMemoryFlags(flag.NewFlagSet("serve", flag.ContinueOnError))
+	m.store = filepath.Join(t.TempDir(), "m.db")
+	m.snapshotIdle, m.backfill = 0, false
+	return m
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // runStore implements `rerankd store check|salvage|copy`: tools for the
@@ -78,7 +79,7 @@ func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			}
 		}
 		var bar *progress.Bar
-		st, err := store.SalvageProgress(*path, *out, collect, func(done, total int64) {
+		st, err := bolt.SalvageProgress(*path, *out, collect, func(done, total int64) {
 			if bar == nil {
 				bar = progress.New(stderr, total, "store salvage", progress.Items)
 			}

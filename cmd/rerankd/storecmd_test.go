@@ -11,12 +11,13 @@ import (
 
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 func TestStoreCheckAndSalvage(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.db")
-	s, err := store.Open(path, store.Options{})
+	s, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -154,15 +154,17 @@ func runStoreCopy(args []string, stdout, stderr io.Writer) error {
 // copyNamespace copies ns page by page, writing only the records the
 // target lacks or holds differently.
 func copyNamespace(ctx context.Context, src, dst store.Backend, ns string, batch int, rep *copyReport, bar *progress.Bar) error {
-	after := ""
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		recs, next, err := src.Page(ns, after, batch, true)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for pg, err := range store.Pages(src, ns, batch, true) {
 		if err != nil {
 			return fmt.Errorf("reading the source: %w", err)
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		recs := pg.Records
 		ids := make([]string, len(recs))
 		for i, r := range recs {
 			ids[i] = r.Memory.ID
@@ -188,11 +190,8 @@ func copyNamespace(ctx context.Context, src, dst store.Backend, ns string, batch
 		}
 		rep.Copied += len(items)
 		bar.Add(int64(len(recs)))
-		if next == "" {
-			return nil
-		}
-		after = next
 	}
+	return nil
 }
 
 // sameRecord reports whether two records hold the same memory and vector.

@@ -15,6 +15,7 @@ import (
 	"github.com/rerankd/rerankd/internal/pgtest"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 	"github.com/rerankd/rerankd/retrieval/store/pgstore"
 )
 
@@ -60,7 +61,7 @@ func copyCLI(t *testing.T, from, to string) copyReport {
 func TestStoreCopy(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.db")
-	bs, err := store.Open(src, store.Options{NoSync: true})
+	bs, err := bolt.Open(src, bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,12 +103,12 @@ func TestStoreCopy(t *testing.T) {
 	if rep := copyCLI(t, url, back); rep.Copied != 450 {
 		t.Fatalf("copy back: %+v", rep)
 	}
-	a, err := store.Open(src, store.Options{ReadOnly: true})
+	a, err := bolt.Open(src, bolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = a.Close() }()
-	b, err := store.Open(back, store.Options{ReadOnly: true})
+	b, err := bolt.Open(back, bolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,17 +157,17 @@ func TestStoreCopy(t *testing.T) {
 func TestStoreCopyInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	src, dst := filepath.Join(dir, "src.db"), filepath.Join(dir, "dst.db")
-	bs, err := store.Open(src, store.Options{NoSync: true})
+	bs, err := bolt.Open(src, bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fillStore(t, bs, 40)
 	_ = bs.Close()
-	from, err := store.Open(src, store.Options{ReadOnly: true})
+	from, err := bolt.Open(src, bolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	to, err := store.Open(dst, store.Options{NoSync: true})
+	to, err := bolt.Open(dst, bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestStoreCopyInterrupted(t *testing.T) {
 func TestStoreJSONNames(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.db")
-	bs, err := store.Open(src, store.Options{NoSync: true})
+	bs, err := bolt.Open(src, bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

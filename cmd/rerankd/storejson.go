@@ -1,6 +1,9 @@
 package main
 
-import "github.com/rerankd/rerankd/retrieval/store"
+import (
+	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
+)
 
 // The store commands' --json reports. The store package carries no wire
 // names (its types are Go values), so the snake_case fields scripts read
@@ -25,6 +28,6 @@ type salvageJSON struct {
 	Skipped int `json:"skipped"`
 }
 
-func salvageView(s store.SalvageStats) salvageJSON {
+func salvageView(s bolt.SalvageStats) salvageJSON {
 	return salvageJSON{Copied: s.Copied, Vectors: s.Vectors, Skipped: s.Skipped}
 }

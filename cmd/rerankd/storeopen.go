@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 	"github.com/rerankd/rerankd/retrieval/store/pgstore"
 )
 
@@ -39,7 +40,7 @@ func openStore(flag, where string, dim int, log *slog.Logger) (store.Backend, st
 	if err := os.MkdirAll(filepath.Dir(where), 0o700); err != nil {
 		return nil, "", fmt.Errorf("memory store: %w", err)
 	}
-	st, err := store.Open(where, store.Options{Dimension: dim})
+	st, err := bolt.Open(where, bolt.Options{Dimension: dim})
 	if err != nil {
 		// The store's error says why (locked by another process, damaged,
 		// not a file); only the way out is added here.
@@ -99,7 +100,7 @@ func openStoreReadOnly(flag, where string) (store.Backend, string, error) {
 		return nil, "", fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if loc.kind == storeFile {
-		st, err := store.Open(where, store.Options{ReadOnly: true})
+		st, err := bolt.Open(where, bolt.Options{ReadOnly: true})
 		if err != nil {
 			return nil, "", err
 		}
@@ -118,7 +119,7 @@ func openStoreReadOnly(flag, where string) (store.Backend, string, error) {
 
 // pingNow checks that a PostgreSQL store answers (and has its schema).
 func pingNow(st store.Backend) error {
-	p, ok := st.(interface{ Ping(context.Context) error })
+	p, ok := st.(store.Pinger)
 	if !ok {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 // runOnTerminal runs the CLI with stderr on a pseudo-terminal and returns
@@ -30,7 +31,7 @@ func runOnTerminal(t *testing.T, args ...string) (int, string) {
 func TestStoreProgressOnTerminal(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.db")
-	s, err := store.Open(path, store.Options{NoSync: true})
+	s, err := bolt.Open(path, bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,20 +1,9 @@
-// Package embed holds the embedders that need no model runtime, and the
-// checks every vector goes through before it reaches the vector index.
-//
-// retrieval declares the Embedder interface it uses:
-//
-//	Embed(ctx context.Context, texts []string, isQuery bool) ([][]float32, error)
-//	Dim() int
-//
-// and rerankd has three implementations of it:
-//
-//   - model.Embedder: a Qwen3-Embedding-style ONNX model run by model/
-//     (the only package allowed cgo). It lives there, not here, so that
-//     this package stays pure Go and importable by anything;
-//   - Supplied: vectors come from the client with each memory and query.
-//     It cannot embed text (Embed returns ErrNoEmbedder) but fixes the
-//     dimension and validates what clients send (Check, Normalize);
-//   - None: no vectors at all; retrieval answers with BM25 only.
+// Package embed holds the checks every vector goes through before it
+// reaches the vector index, and its normalisation. It needs no model
+// runtime: the embedder itself (model.Embedder, a Qwen3-Embedding-style
+// ONNX model) lives in model/, the only package allowed cgo, and meets
+// retrieval's Embedder interface; without one, vectors come from the
+// client (retrieval.Config.Dim) or there are none (BM25 only).
 //
 // Check(v, dim) is rerankd's one vector-validity rule: the HNSW and flat
 // indexes (retrieval/hnsw) refuse exactly what it refuses, and retrieval

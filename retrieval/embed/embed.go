@@ -1,7 +1,6 @@
 package embed
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -9,9 +8,6 @@ import (
 
 // Errors. All are returned wrapped with details; test with errors.Is.
 var (
-	// ErrNoEmbedder is returned by Embed of None and Supplied: there is no
-	// model to turn text into vectors.
-	ErrNoEmbedder = errors.New("no embedding model: vectors must be supplied by the client or retrieval is lexical only")
 	// ErrDimension marks a vector whose length is not the expected one.
 	ErrDimension = errors.New("vector dimension mismatch")
 	// ErrNonFinite marks a vector holding NaN or ±Inf.
@@ -41,66 +37,6 @@ func Check(v []float32, dim int) error {
 	}
 	_, err := norm(v)
 	return err
-}
-
-// None is the embedder of a deployment without vectors.
-type None struct{}
-
-// Embed always fails with ErrNoEmbedder.
-func (None) Embed(_ context.Context, texts []string, _ bool) ([][]float32, error) {
-	return nil, fmt.Errorf("embed %d texts: %w", len(texts), ErrNoEmbedder)
-}
-
-// Dim is 0: there is no vector space.
-func (None) Dim() int { return 0 }
-
-// Supplied is the embedder of a deployment whose clients send vectors of a
-// fixed dimension. It embeds nothing itself; it validates.
-type Supplied struct {
-	dim int
-}
-
-// NewSupplied returns a Supplied for vectors of dim values.
-func NewSupplied(dim int) (Supplied, error) {
-	if dim < 1 {
-		return Supplied{}, fmt.Errorf("supplied vectors: dimension %d, want >= 1", dim)
-	}
-	return Supplied{dim: dim}, nil
-}
-
-// Dim is the dimension every supplied vector must have.
-func (s Supplied) Dim() int { return s.dim }
-
-// Embed fails with ErrNoEmbedder: text cannot be turned into vectors here.
-func (s Supplied) Embed(_ context.Context, texts []string, _ bool) ([][]float32, error) {
-	return nil, fmt.Errorf("embed %d texts: %w", len(texts), ErrNoEmbedder)
-}
-
-// Check validates one client vector by the package's Check rule, with
-// dimension Dim.
-func (s Supplied) Check(v []float32) error { return Check(v, s.dim) }
-
-// CheckAll validates vectors (nil entries, meaning "none supplied", are
-// skipped) and reports every bad one at once, each prefixed with its index.
-func (s Supplied) CheckAll(vs [][]float32) error {
-	var errs []error
-	for i, v := range vs {
-		if v == nil {
-			continue
-		}
-		if err := s.Check(v); err != nil {
-			errs = append(errs, fmt.Errorf("vector %d: %w", i, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// Normalize checks v as Check does and returns a unit-length copy.
-func (s Supplied) Normalize(v []float32) ([]float32, error) {
-	if err := s.Check(v); err != nil {
-		return nil, err
-	}
-	return Normalize(v)
 }
 
 // Normalize returns v scaled to unit L2 norm, as a new slice (summed in

@@ -1,55 +1,13 @@
 package embed
 
 import (
-	"context"
 	"errors"
 	"math"
 	"strings"
 	"testing"
 )
 
-// embedder is retrieval's Embedder interface, restated (this package must
-// not import retrieval): None and Supplied must satisfy it exactly.
-type embedder interface {
-	Embed(ctx context.Context, texts []string, isQuery bool) ([][]float32, error)
-	Dim() int
-}
-
-var (
-	_ embedder = None{}
-	_ embedder = Supplied{}
-)
-
-func TestNone(t *testing.T) {
-	var n None
-	if n.Dim() != 0 {
-		t.Errorf("Dim() = %d", n.Dim())
-	}
-	if v, err := n.Embed(context.Background(), []string{"a"}, true); !errors.Is(err, ErrNoEmbedder) || v != nil {
-		t.Errorf("Embed = %v, %v", v, err)
-	}
-}
-
-func TestNewSupplied(t *testing.T) {
-	for _, dim := range []int{0, -3} {
-		if _, err := NewSupplied(dim); err == nil {
-			t.Errorf("NewSupplied(%d) accepted", dim)
-		}
-	}
-	s, err := NewSupplied(3)
-	if err != nil || s.Dim() != 3 {
-		t.Fatalf("NewSupplied(3) = %v, %v", s, err)
-	}
-	if _, err := s.Embed(context.Background(), []string{"a", "b"}, false); !errors.Is(err, ErrNoEmbedder) || !strings.Contains(err.Error(), "2 texts") {
-		t.Errorf("Embed: %v", err)
-	}
-}
-
-func TestSuppliedCheck(t *testing.T) {
-	s, err := NewSupplied(3)
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestCheck(t *testing.T) {
 	nan, inf := float32(math.NaN()), float32(math.Inf(-1))
 	for _, tc := range []struct {
 		name string
@@ -68,7 +26,7 @@ func TestSuppliedCheck(t *testing.T) {
 		{"denormal", []float32{1e-45, 0, 0}, ErrZeroVector, "norm"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := s.Check(tc.v)
+			err := Check(tc.v, 3)
 			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
 				t.Fatalf("Check(%v) = %v, want %v", tc.v, err, tc.want)
 			}
@@ -93,25 +51,6 @@ func TestCheckBound(t *testing.T) {
 	}
 	if err := Check(nil, 0); !errors.Is(err, ErrDimension) {
 		t.Errorf("dim 0: %v, want ErrDimension", err)
-	}
-}
-
-func TestCheckAll(t *testing.T) {
-	s, err := NewSupplied(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.CheckAll([][]float32{{1, 0}, nil, {0, 1}}); err != nil {
-		t.Errorf("valid vectors: %v", err)
-	}
-	err = s.CheckAll([][]float32{{1, 0}, {1}, nil, {0, 0}})
-	for _, want := range []string{"vector 1: vector dimension mismatch", "vector 3: zero vector"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("CheckAll: %v, want it to say %q", err, want)
-		}
-	}
-	if !errors.Is(err, ErrDimension) || !errors.Is(err, ErrZeroVector) {
-		t.Errorf("joined error loses its causes: %v", err)
 	}
 }
 
@@ -150,12 +89,8 @@ func TestNormalize(t *testing.T) {
 	if _, err := Normalize(nil); !errors.Is(err, ErrZeroVector) {
 		t.Errorf("empty: %v", err)
 	}
-	s, _ := NewSupplied(2)
-	if _, err := s.Normalize([]float32{1, 2, 3}); !errors.Is(err, ErrDimension) {
-		t.Errorf("Supplied.Normalize of the wrong size: %v", err)
-	}
-	if v, err := s.Normalize([]float32{0, 2}); err != nil || v[1] != 1 {
-		t.Errorf("Supplied.Normalize: %v, %v", v, err)
+	if v, err := Normalize([]float32{0, 2}); err != nil || v[1] != 1 {
+		t.Errorf("Normalize: %v, %v", v, err)
 	}
 }
 

@@ -27,13 +27,13 @@ import (
 // Knobs (environment): HNSW_BENCH_N vectors (default 10000; the scale
 // rerankd targets for one namespace is 100000), HNSW_BENCH_DIM (1024),
 // HNSW_BENCH_Q queries (200), HNSW_BENCH_EF efSearch values (default "50,100,200,400"),
-// HNSW_BENCH_IMPLS ("native,coder"), HNSW_BENCH_DATA
+// HNSW_BENCH_IMPLS ("native"), HNSW_BENCH_DATA
 // ("uniform,clustered"), HNSW_BENCH_M and HNSW_BENCH_EFC (the defaults).
 // Builds are cached across sub-benchmarks of one run. The full run:
 //
 //	HNSW_BENCH_N=100000 go test -run '^$' -bench HNSW_ -benchtime 200x -timeout 0 ./retrieval/hnsw
 //
-// Impl "native" is the default configuration (exact-scan fallback on low
+// "native" is the default configuration (exact-scan fallback on low
 // contrast on); "native-graph" is the same graph with ScanContrast 0, i.e.
 // what the graph search alone reaches.
 
@@ -135,7 +135,7 @@ func getDataset(b *testing.B, data string, n, dim, nq int) *dataset {
 	return d
 }
 
-func getBuilt(b *testing.B, data string, im Impl, p benchParams) (*dataset, *built) {
+func getBuilt(b *testing.B, data string, im string, p benchParams) (*dataset, *built) {
 	b.Helper()
 	d := getDataset(b, data, p.n, p.dim, p.nq)
 	benchMu.Lock()
@@ -145,7 +145,7 @@ func getBuilt(b *testing.B, data string, im Impl, p benchParams) (*dataset, *bui
 		return d, x
 	}
 	cfg := DefaultConfig(p.dim)
-	cfg.Impl, cfg.M, cfg.EfConstruction = im, p.m, p.efc
+	cfg.M, cfg.EfConstruction = p.m, p.efc
 	before := heapNow()
 	start := time.Now()
 	x := mustIndex(b, cfg)
@@ -180,17 +180,16 @@ func BenchmarkHNSW_Search(b *testing.B) {
 		slices.Sort(efs)
 	}
 	for _, data := range benchList("HNSW_BENCH_DATA", "uniform,clustered") {
-		for _, imName := range benchList("HNSW_BENCH_IMPLS", "native,coder") {
-			im := Impl(imName)
+		for _, imName := range benchList("HNSW_BENCH_IMPLS", "native") {
 			variants := []string{imName}
-			if im == ImplNative {
+			if imName == "native" {
 				variants = append(variants, "native-graph")
 			}
 			for _, variant := range variants {
 				for _, ef := range efs {
 					name := fmt.Sprintf("%s/N=%d/%s/ef=%d", data, p.n, variant, ef)
 					b.Run(name, func(b *testing.B) {
-						d, bt := getBuilt(b, data, im, p)
+						d, bt := getBuilt(b, data, imName, p)
 						x := bt.x.(searcher)
 						contrast := def.ScanContrast
 						if variant == "native-graph" {
@@ -269,9 +268,9 @@ func benchSearch(b *testing.B, d *dataset, x searcher) {
 func BenchmarkHNSW_Build(b *testing.B) {
 	p := params(b)
 	for _, data := range benchList("HNSW_BENCH_DATA", "uniform,clustered") {
-		for _, imName := range benchList("HNSW_BENCH_IMPLS", "native,coder") {
+		for _, imName := range benchList("HNSW_BENCH_IMPLS", "native") {
 			b.Run(fmt.Sprintf("%s/N=%d/%s", data, p.n, imName), func(b *testing.B) {
-				d, bt := getBuilt(b, data, Impl(imName), p)
+				d, bt := getBuilt(b, data, imName, p)
 				per100k := 1e5 / float64(p.n) / (1 << 20)
 				for b.Loop() { // the build is cached: nothing to repeat
 				}
@@ -296,11 +295,11 @@ func BenchmarkHNSW_Rebuild(b *testing.B) {
 		sizes = append(sizes, p.n)
 	}
 	for _, n := range sizes {
-		for _, imName := range benchList("HNSW_BENCH_IMPLS", "native,coder") {
+		for _, imName := range benchList("HNSW_BENCH_IMPLS", "native") {
 			b.Run(fmt.Sprintf("N=%d/%s", n, imName), func(b *testing.B) {
 				pn := p
 				pn.n = n
-				_, bt := getBuilt(b, "clustered", Impl(imName), pn)
+				_, bt := getBuilt(b, "clustered", imName, pn)
 				var buf bytes.Buffer
 				start := time.Now()
 				if err := bt.x.(Saver).Save(&buf); err != nil {

@@ -5,22 +5,9 @@ import (
 	"fmt"
 )
 
-// Impl names an approximate Index implementation.
-type Impl string
-
-const (
-	// ImplNative is HNSW, this package's implementation (the default).
-	ImplNative Impl = "native"
-	// ImplCoder is Coder, a wrapper around github.com/coder/hnsw.
-	ImplCoder Impl = "coder"
-)
-
 // Config holds the parameters of an approximate index. The defaults and
 // the measurements behind them are in the package documentation.
 type Config struct {
-	// Impl picks the implementation NewIndex builds: ImplNative (also
-	// when empty) or ImplCoder. New and NewCoder ignore it.
-	Impl Impl
 	// Dim is the vector dimension, e.g. 1024. Required, >= 1.
 	Dim int
 	// M is the maximum number of neighbours per node on the upper layers;
@@ -45,7 +32,7 @@ type Config struct {
 	// it; at most 1. Default 0.8: for uniform random vectors of 100k the
 	// ratio is ~0.86 at 1024-d and ~0.84 at 768-d; for clustered vectors
 	// and typical embedding queries (best cosine 0.5-0.9 against ~0.1 for
-	// an unrelated memory) it is ~0.1-0.55. Native implementation only.
+	// an unrelated memory) it is ~0.1-0.55.
 	ScanContrast float64
 	// Seed seeds the level generator, so that the same inserts build the
 	// same graph. Default 0 is a valid seed.
@@ -54,15 +41,12 @@ type Config struct {
 
 // DefaultConfig returns the defaults for vectors of dimension dim.
 func DefaultConfig(dim int) Config {
-	return Config{Impl: ImplNative, Dim: dim, M: 16, EfConstruction: 200, EfSearch: 200, ScanContrast: 0.8}
+	return Config{Dim: dim, M: 16, EfConstruction: 200, EfSearch: 200, ScanContrast: 0.8}
 }
 
 // Validate reports every invalid field, joined.
 func (c Config) Validate() error {
 	var errs []error
-	if c.Impl != "" && c.Impl != ImplNative && c.Impl != ImplCoder {
-		errs = append(errs, fmt.Errorf("hnsw: Impl %q must be %q or %q", c.Impl, ImplNative, ImplCoder))
-	}
 	if c.Dim < 1 {
 		errs = append(errs, fmt.Errorf("hnsw: Dim must be >= 1, got %d", c.Dim))
 	}
@@ -79,16 +63,4 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("hnsw: EfSearch must be >= 1, got %d", c.EfSearch))
 	}
 	return errors.Join(errs...)
-}
-
-// NewIndex returns an empty approximate index of the implementation
-// cfg.Impl names, so callers can swap implementations by configuration.
-func NewIndex(cfg Config) (Index, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("hnsw.NewIndex: %w", err)
-	}
-	if cfg.Impl == ImplCoder {
-		return NewCoder(cfg)
-	}
-	return New(cfg)
 }

@@ -42,24 +42,27 @@ func clustered(r *rand.Rand, n, dim int) [][]float32 {
 	return out
 }
 
-// impls are the approximate implementations every behaviour test runs
-// against.
-var impls = []Impl{ImplNative, ImplCoder}
+// impl names an approximate implementation in test names.
+type impl string
+
+// implNative is HNSW, the one approximate implementation; the behaviour
+// tests run over impls so that another can be compared by adding it.
+const implNative impl = "native"
+
+var impls = []impl{implNative}
 
 func mustIndex(t testing.TB, cfg Config) Index {
 	t.Helper()
-	x, err := NewIndex(cfg)
+	x, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return x
 }
 
-func mustImpl(t testing.TB, im Impl, dim int) Index {
+func mustImpl(t testing.TB, _ impl, dim int) Index {
 	t.Helper()
-	cfg := DefaultConfig(dim)
-	cfg.Impl = im
-	return mustIndex(t, cfg)
+	return mustIndex(t, DefaultConfig(dim))
 }
 
 func mustFlat(t testing.TB, dim int) *Flat {
@@ -147,7 +150,7 @@ func TestTinyEqualsFlat(t *testing.T) {
 					t.Fatal(err)
 				}
 				want, _ := f.Search(q, 5)
-				// Recall may be imperfect for coder even here, so compare
+				// Recall may be imperfect even here, so compare
 				// what was found, exactly, and require most of it.
 				found := 0
 				for _, g := range got {
@@ -160,7 +163,7 @@ func TestTinyEqualsFlat(t *testing.T) {
 						}
 					}
 				}
-				if im == ImplNative && found != len(want) {
+				if im == implNative && found != len(want) {
 					sameHits(t, "native vs flat", got, want)
 				}
 				if found < 3 {
@@ -171,7 +174,7 @@ func TestTinyEqualsFlat(t *testing.T) {
 				t.Fatalf("Len/Dim: %d %d %d %d", h.Len(), f.Len(), h.Dim(), f.Dim())
 			}
 			got, _ := h.Search([]float32{1, 0, 0, 0, 0, 0, 0, 0}, 100)
-			if im == ImplNative && len(got) != 40 {
+			if im == implNative && len(got) != 40 {
 				t.Fatalf("k=100 on 40 vectors: %d hits", len(got))
 			}
 			for i := 1; i < len(got); i++ {
@@ -255,8 +258,8 @@ func TestInvalidVectors(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	err := Config{Impl: "faiss"}.Validate()
-	for _, want := range []string{"Impl", "Dim", "M must", "EfSearch"} {
+	err := Config{}.Validate()
+	for _, want := range []string{"Dim", "M must", "EfSearch"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate(zero) = %v, want %q reported", err, want)
 		}
@@ -267,23 +270,8 @@ func TestConfigValidate(t *testing.T) {
 	if _, err := New(Config{Dim: 4}); err == nil {
 		t.Error("New accepted zero M")
 	}
-	if _, err := NewCoder(Config{Dim: 4}); err == nil {
-		t.Error("NewCoder accepted zero M")
-	}
-	if _, err := NewIndex(Config{Dim: 4, Impl: "x"}); err == nil {
-		t.Error("NewIndex accepted an unknown Impl")
-	}
 	if _, err := NewFlat(0); err == nil {
 		t.Error("NewFlat accepted dim 0")
-	}
-	for _, im := range []Impl{"", ImplNative, ImplCoder} {
-		cfg := DefaultConfig(4)
-		cfg.Impl = im
-		x := mustIndex(t, cfg)
-		_, isCoder := x.(*Coder)
-		if isCoder != (im == ImplCoder) {
-			t.Errorf("NewIndex(Impl %q) = %T", im, x)
-		}
 	}
 }
 
@@ -321,7 +309,7 @@ func TestDeleteAndReplace(t *testing.T) {
 				for _, w := range want {
 					flatScore[w.ID] = w.Score
 				}
-				if len(got) != min(10, len(live)) && im == ImplNative {
+				if len(got) != min(10, len(live)) && im == implNative {
 					t.Fatalf("step %d: %d hits, %d live", step, len(got), len(live))
 				}
 				for i := range got {
@@ -341,7 +329,7 @@ func TestDeleteAndReplace(t *testing.T) {
 			if hits, _ := h.Search(uniform(r, 1, dim)[0], 10); len(hits) != 0 || h.Len() != 0 {
 				t.Fatalf("after deleting all: %d hits, Len %d", len(hits), h.Len())
 			}
-			// Usable again after being emptied (coder/hnsw#10 panics here
+			// Usable again after being emptied (coder/hnsw#10 panicked here
 			// if the graph itself is emptied by Delete).
 			fill1(t, "again", []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, h)
 			if hits, _ := h.Search(uniform(r, 1, dim)[0], 10); len(hits) != 1 || hits[0].ID != "again" {
@@ -353,14 +341,11 @@ func TestDeleteAndReplace(t *testing.T) {
 
 // TestRecall checks recall@10 against Flat at 2k×256 with the default
 // parameters, for uniform (the hard case: no structure) and clustered
-// vectors. coder/hnsw's minimum is what it reaches, not what we want: it
-// pins its behaviour so that a library upgrade that changes it is
-// noticed (see the package documentation).
+// vectors.
 func TestRecall(t *testing.T) {
 	const n, dim, nq = 2000, 256, 100
-	minRecall := map[Impl]map[string]float64{
-		ImplNative: {"clustered": 0.95, "uniform": 0.95},
-		ImplCoder:  {"clustered": 0.3, "uniform": 0.1},
+	minRecall := map[impl]map[string]float64{
+		implNative: {"clustered": 0.95, "uniform": 0.95},
 	}
 	for _, im := range impls {
 		for _, tc := range []struct {
@@ -371,7 +356,7 @@ func TestRecall(t *testing.T) {
 				r := rand.New(rand.NewSource(3))
 				cfg := DefaultConfig(dim)
 				// Measure the graph, not the exact-scan fallback.
-				cfg.Impl, cfg.ScanContrast = im, 0
+				cfg.ScanContrast = 0
 				h, f := mustIndex(t, cfg), mustFlat(t, dim)
 				fill(t, tc.gen(r, n, dim), h, f)
 				rec := recallAt(t, h, f, tc.gen(r, nq, dim), 10)
@@ -457,7 +442,7 @@ func TestSaveLoad(t *testing.T) {
 			r := rand.New(rand.NewSource(13))
 			const dim = 32
 			cfg := DefaultConfig(dim)
-			cfg.Impl, cfg.EfSearch, cfg.Seed = im, 77, 5
+			cfg.EfSearch, cfg.Seed = 77, 5
 			x := mustIndex(t, cfg)
 			fill(t, clustered(r, 600, dim), x)
 			for i := range 50 {

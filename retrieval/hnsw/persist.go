@@ -9,8 +9,6 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-
-	chnsw "github.com/coder/hnsw"
 )
 
 // Saved indexes. Why persist at all: the store keeps every vector, so an
@@ -18,12 +16,12 @@ import (
 // beam searches per vector (minutes for 100k×1024 on two cores, see the
 // package documentation) while loading a saved graph is a sequential read.
 //
-// Layout (little endian), for both implementations:
+// Layout (little endian):
 //
-//	magic   8 bytes: "RRKHNSW" or "RRKCODR", then the format version (1)
+//	magic   8 bytes: "RRKHNSW", then the format version (1)
 //	config  Dim, M, EfConstruction, EfSearch as uvarints, Seed as a varint,
 //	        ScanContrast as float64 bits
-//	body    implementation specific (see writeNative / Coder.Save)
+//	body    nodes, links and vectors (see HNSW.Save)
 //	crc     CRC-32C of every byte before it, 4 bytes
 //
 // Vectors are stored already normalised, so Load does no arithmetic.
@@ -32,7 +30,6 @@ const formatVersion = 1
 
 var (
 	magicNative = [8]byte{'R', 'R', 'K', 'H', 'N', 'S', 'W', formatVersion}
-	magicCoder  = [8]byte{'R', 'R', 'K', 'C', 'O', 'D', 'R', formatVersion}
 
 	castagnoli = crc32.MakeTable(crc32.Castagnoli)
 )
@@ -42,23 +39,20 @@ var (
 // fails its checksum or consistency checks.
 var ErrCorrupt = errors.New("hnsw: corrupt or unsupported saved index")
 
-// Saver is implemented by the indexes whose state Load reads back: HNSW
-// and Coder. (Flat has no graph to save; rebuilding it is a copy.)
+// Saver is implemented by the indexes whose state Load reads back: HNSW.
+// (Flat has no graph to save; rebuilding it is a copy.)
 type Saver interface {
 	Save(w io.Writer) error
 }
 
-var (
-	_ Saver = (*HNSW)(nil)
-	_ Saver = (*Coder)(nil)
-)
+var _ Saver = (*HNSW)(nil)
 
 // maxLevelLimit bounds a node's level on Load: with P(level >= l) = M^-l
 // and M >= 2, a level above 64 needs more than 2^64 nodes.
 const maxLevelLimit = 64
 
-// Load reads an index written by HNSW.Save or Coder.Save and returns it
-// with the saved configuration (and implementation).
+// Load reads an index written by HNSW.Save and returns it with the saved
+// configuration.
 func Load(r io.Reader) (Index, error) {
 	d := newDecoder(r)
 	var magic [8]byte
@@ -77,18 +71,11 @@ func Load(r io.Reader) (Index, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("hnsw.Load: %w: %w", ErrCorrupt, err)
 	}
-	switch magic {
-	case magicNative:
-		cfg.Impl = ImplNative
-		h, _ := New(cfg)
-		x = h
-	case magicCoder:
-		cfg.Impl = ImplCoder
-		c, _ := NewCoder(cfg)
-		x = c
-	default:
+	if magic != magicNative {
 		return nil, fmt.Errorf("hnsw.Load: %w: unknown magic %q", ErrCorrupt, magic[:])
 	}
+	h, _ := New(cfg)
+	x = h
 	if err := x.load(d); err != nil {
 		return nil, fmt.Errorf("hnsw.Load: %w: %w", ErrCorrupt, err)
 	}
@@ -198,84 +185,6 @@ func (h *HNSW) load(d *decoder) error {
 	return nil
 }
 
-// Save writes the index to w in the format Load reads: the wrapper's node
-// ids and tombstones, then the library's own Graph.Export. It holds the
-// read lock, so searches continue while it writes.
-func (c *Coder) Save(w io.Writer) error {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	e := newEncoder(w)
-	e.bytes(magicCoder[:])
-	e.config(c.cfg)
-	e.uvarint(uint64(len(c.ids)))
-	for n, id := range c.ids {
-		e.str(id)
-		e.bool(c.alive[n])
-	}
-	if e.err == nil {
-		if err := c.g.Export(e); err != nil {
-			e.err = fmt.Errorf("coder export: %w", err)
-		}
-	}
-	return e.finish()
-}
-
-func (c *Coder) load(d *decoder) error {
-	n := d.count("nodes", math.MaxUint32)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i := range n {
-		id, alive := d.str(), d.bool()
-		if d.err != nil {
-			return fmt.Errorf("node %d: %w", i, d.err)
-		}
-		c.ids = append(c.ids, id)
-		c.alive = append(c.alive, alive)
-		if alive {
-			if _, dup := c.byID[id]; dup {
-				return fmt.Errorf("id %q is live twice", id)
-			}
-			c.byID[id] = uint32(i)
-		} else {
-			c.dead++
-		}
-	}
-	if d.err != nil {
-		return d.err
-	}
-	if err := importGraph(c.g, d); err != nil {
-		return err
-	}
-	// Import takes M, Ml, EfSearch and the distance from the stream; keep
-	// ours, and check the graph is the one the ids describe.
-	c.g.M, c.g.Ml, c.g.EfSearch = c.cfg.M, 1/float64(c.cfg.M), max(c.cfg.EfConstruction, c.cfg.EfSearch)
-	if c.g.Len() != n {
-		return fmt.Errorf("coder graph has %d nodes, ids describe %d", c.g.Len(), n)
-	}
-	for i := range n {
-		v, ok := c.g.Lookup(uint32(i))
-		if !ok || len(v) != c.cfg.Dim {
-			return fmt.Errorf("coder graph: node %d missing or of the wrong dimension", i)
-		}
-	}
-	return nil
-}
-
-// importGraph runs coder's Graph.Import, turning a panic into an error:
-// Import trusts the lengths it reads (a corrupt negative one panics in
-// make), and our checksum can only be checked after it returns.
-func importGraph(g *chnsw.Graph[uint32], d *decoder) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("coder import: panic: %v", p)
-		}
-	}()
-	if err := g.Import(d); err != nil {
-		return fmt.Errorf("coder import: %w", err)
-	}
-	return nil
-}
-
 // encoder writes the format with a running CRC and a sticky error.
 type encoder struct {
 	w   *bufio.Writer
@@ -289,7 +198,7 @@ func newEncoder(w io.Writer) *encoder {
 	return &encoder{w: bufio.NewWriterSize(w, 1<<16), crc: crc32.New(castagnoli)}
 }
 
-// Write makes the encoder an io.Writer (for coder's Export).
+// Write makes the encoder an io.Writer.
 func (e *encoder) Write(p []byte) (int, error) {
 	if e.err != nil {
 		return 0, e.err
@@ -350,8 +259,8 @@ func (e *encoder) finish() error {
 	return nil
 }
 
-// decoder reads the format with a running CRC and a sticky error. It is an
-// io.ByteReader and io.Reader for coder's Import, which needs both.
+// decoder reads the format with a running CRC and a sticky error; it is
+// an io.Reader and io.ByteReader over the checksummed bytes.
 type decoder struct {
 	r   *bufio.Reader
 	crc hash.Hash32

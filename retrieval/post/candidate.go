@@ -12,7 +12,7 @@ import (
 const (
 	ScoreBM25 = "bm25"
 	// ScoreLexical is the lexical stage's score when query analysis,
-	// expansion or context changed it from BM25's (retrieval.Ranking).
+	// expansion or context changed it from BM25's (lexrank.Ranking).
 	ScoreLexical = "lexical"
 	ScoreVector  = "vector"
 	ScoreFused   = "fused"

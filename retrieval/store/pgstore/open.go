@@ -272,3 +272,5 @@ func (s *Store) failed(parent context.Context, err error) error {
 	}
 	return err
 }
+
+var _ store.Shared = (*Store)(nil)

@@ -15,7 +15,7 @@ import (
 )
 
 // Opener opens a new, empty backend for one test; dim is
-// store.Options.Dimension's meaning (0: any dimension). The opener registers
+// bolt.Options.Dimension's meaning (0: any dimension). The opener registers
 // its own cleanup (Close, removing files / databases) with t.Cleanup.
 // Reopen, when non-nil, closes b and opens the same data again (for
 // persistence tests).
