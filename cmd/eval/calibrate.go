@@ -15,7 +15,7 @@ import (
 	"github.com/rerankd/rerankd/calibrate"
 	"github.com/rerankd/rerankd/calibrate/plots"
 	"github.com/rerankd/rerankd/cmd/internal/cli"
-	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 )
 
 // calibrateResult is the --json output of `eval calibrate`.
@@ -63,7 +63,7 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.data, "data", "", "LoCoMo directory or locomo10.json: pairs from the bm25 pipeline, grouped by conversation")
 	fs.StringVar(&f.unit, "unit", "turn", "with --data: retrieval unit (turn, session, observation, summary)")
 	fs.StringVar(&f.score, "score", "served", "with --data: served (the (0, 1) score rerankd's lexical /rerank backend returns for each candidate) or raw (the lexical score of eval locomo's run)")
-	fs.StringVar(&f.ranking, "ranking", retrieval.RankingDefault, "with --data: lexical ranking the candidates come from, as in eval locomo: default (the cross-validated choice) or bm25 (plain BM25); the ranking flags (--k1, --b, ...) override its fields")
+	fs.StringVar(&f.ranking, "ranking", lexrank.RankingDefault, "with --data: lexical ranking the candidates come from, as in eval locomo: default (the cross-validated choice) or bm25 (plain BM25); the ranking flags (--k1, --b, ...) override its fields")
 	ranking := rankingFlags(fs)
 	fs.StringVar(&f.run, "run", "", "TREC run `file` (instead of --data); needs --qrels")
 	fs.StringVar(&f.qrels, "qrels", "", "TREC qrels `file` for --run")

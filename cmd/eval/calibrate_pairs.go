@@ -14,7 +14,7 @@ import (
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/calibrate"
 	"github.com/rerankd/rerankd/lexical"
-	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/post"
 )
 
@@ -26,7 +26,7 @@ import (
 // the mapped BM25 in (0, 1) that a threshold on /rerank applies to, which
 // needs a second, silent scoring pass; otherwise it is the run's raw
 // lexical score.
-func locomoPairs(ds *locomo.Dataset, unit locomo.Unit, rk retrieval.Ranking, depth int, served bool, stderr io.Writer) ([]calibrate.Pair, error) {
+func locomoPairs(ds *locomo.Dataset, unit locomo.Unit, rk lexrank.Ranking, depth int, served bool, stderr io.Writer) ([]calibrate.Pair, error) {
 	qrels := metrics.Qrels(ds.Qrels(unit))
 	o := pipelineOptions{ranking: rk, depth: depth, fusion: post.DefaultFusionConfig()}
 	run, _, err := enginePipeline(context.Background(), ds, unit, pipelineSpec{base: "bm25"}, o, models{}, qrels, stderr)
