@@ -18,11 +18,14 @@ import (
 )
 
 // quantScoreTol bounds |quantised - float32| scores on the tiny random
-// model (hidden size 64). Measured: int8 0.027 (TestQuantMatchesFloat logs
-// it). Random weights have none of a trained model's activation
+// model (hidden size 64). Measured: int8 0.027, int8-block32 0.015,
+// int8-group128 0.027 (its groups of 128 are the whole row at this
+// width), int8-mixed 0.029 (TestQuantMatchesFloat logs them). Random weights have none of a trained model's activation
 // outliers, so this bounds our arithmetic, not the error on real weights:
 // `rerankd bench --quant` measures that on the model it is given.
-var quantScoreTol = map[onnx.Quant]float64{onnx.QuantInt8: 0.05}
+var quantScoreTol = map[onnx.Quant]float64{
+	onnx.QuantInt8: 0.05, onnx.QuantInt8Block32: 0.03, onnx.QuantInt8Group128: 0.05, onnx.QuantInt8Mixed: 0.05,
+}
 
 // quantSameTol bounds |logit - logit| of one quantised variant between its
 // plain and shared-prefix graphs, or alone and in a batch. Float32 agrees
@@ -31,8 +34,16 @@ var quantScoreTol = map[onnx.Quant]float64{onnx.QuantInt8: 0.05}
 // one activation, measured up to 2.4e-5 on the tiny model (which of its
 // ~1e5 activations land near a step changes with the graph's form).
 // Quantising per tensor, what the bound guards against, moves a logit by
-// ~1e-2.
-const quantSameTol = 1e-4
+// ~1e-2. MatMulNBits (int8-block32) moved one logit by 2.2e-4 between a
+// shared-prefix batch and the same row alone (plain and alone agree
+// within 1e-6), so it gets its own bound, still 70x below its
+// quantisation error there.
+func quantSameTol(q onnx.Quant) float64 {
+	if q == onnx.QuantInt8Block32 {
+		return 5e-4
+	}
+	return 1e-4
+}
 
 // tinyQuantModel writes (once per run) a tiny model with every quantised
 // variant.
@@ -95,7 +106,7 @@ func TestQuantMatchesFloat(t *testing.T) {
 				if d > quantScoreTol[q] {
 					t.Errorf("doc %d: %v score %.6f, float32 %.6f (|d| %.2g > %g)", i, q, got[i].Score, ref[i].Score, d, quantScoreTol[q])
 				}
-				if math.Abs(gotShared[i].Logit-got[i].Logit) > quantSameTol {
+				if math.Abs(gotShared[i].Logit-got[i].Logit) > quantSameTol(q) {
 					t.Errorf("doc %d: shared-prefix logit %.7f, plain %.7f", i, gotShared[i].Logit, got[i].Logit)
 				}
 			}
@@ -113,7 +124,7 @@ func TestQuantMatchesFloat(t *testing.T) {
 			}
 			alone := scoreAll(t, single, req)
 			for i := range alone {
-				if d := math.Abs(alone[i].Logit - gotShared[i].Logit); d > quantSameTol {
+				if d := math.Abs(alone[i].Logit - gotShared[i].Logit); d > quantSameTol(q) {
 					t.Errorf("doc %d: logit alone %.7f, in a batch %.7f", i, alone[i].Logit, gotShared[i].Logit)
 				}
 			}

@@ -205,7 +205,7 @@ func (d *decoder) layerWeights(l int) (map[string]string, error) {
 	}
 	for _, n := range names {
 		full := arch.LayerTensor(l, n)
-		if d.quant != QuantNone && projections[n] {
+		if projections[n] && d.quant.forTensor(full) != QuantNone {
 			if _, ok := d.w.Tensors[full]; !ok {
 				return nil, fmt.Errorf("missing tensor %s", full)
 			}
@@ -229,14 +229,15 @@ func (d *decoder) layerWeights(l int) (map[string]string, error) {
 func (d *decoder) proj(x string, ws map[string]string, which string) string {
 	tensor := ws[which]
 	bias := ws[arch.ProjBias(which)]
-	if d.quant == QuantNone {
+	q := d.quant.forTensor(tensor)
+	if q == QuantNone {
 		if bias != "" {
 			return d.op("Gemm", []string{x, tensor, bias}, attrInt("transB", 1))
 		}
 		return d.linear(x, tensor)
 	}
 	t := d.w.Tensors[tensor]
-	y := d.quantLinear(x, tensor, t.Shape, t.Data, d.quant)
+	y := d.quantLinear(x, tensor, t.Shape, t.Data, q)
 	if bias != "" {
 		y = d.op("Add", []string{y, bias})
 	}

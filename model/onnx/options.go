@@ -205,7 +205,7 @@ func (o Options) Validate() error {
 	if err := o.Storage.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if o.Quant < QuantNone || o.Quant > QuantInt8 {
+	if !o.Quant.Valid() {
 		errs = append(errs, fmt.Errorf("unknown weight quantisation %v", o.Quant))
 	}
 	if o.Fusion&^fuseAll != 0 {
