@@ -24,7 +24,7 @@ import (
 // outliers, so this bounds our arithmetic, not the error on real weights:
 // `rerankd bench --quant` measures that on the model it is given.
 var quantScoreTol = map[onnx.Quant]float64{
-	onnx.QuantInt8: 0.05, onnx.QuantInt8Block32: 0.03, onnx.QuantInt8Group128: 0.05, onnx.QuantInt8Mixed: 0.05,
+	onnx.QuantInt8: 0.05, onnx.QuantInt8Block32: 0.03, onnx.QuantInt8Group128: 0.05, onnx.QuantInt8Mixed: 0.05, onnx.QuantInt8Smooth: 0.05,
 }
 
 // quantSameTol bounds |logit - logit| of one quantised variant between its

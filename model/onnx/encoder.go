@@ -46,8 +46,12 @@ func NewEncoderOptions() EncoderOptions { return EncoderOptions{Storage: Default
 // Validate reports every problem at once.
 func (o EncoderOptions) Validate() error {
 	var errs []error
-	if !o.Quant.Valid() {
+	switch {
+	case !o.Quant.Valid():
 		errs = append(errs, fmt.Errorf("unknown quantisation %v", o.Quant))
+	case o.Quant == QuantInt8Mixed || o.Quant == QuantInt8Smooth:
+		// Both name decoder tensors (down_proj, the RMSNorm gains).
+		errs = append(errs, fmt.Errorf("quantisation %v is for decoder rerankers, not encoders", o.Quant))
 	}
 	if err := o.Storage.Validate(); err != nil {
 		errs = append(errs, err)

@@ -31,6 +31,9 @@ type decoder struct {
 	// RotaryEmbedding's tables [positions, head_dim/2] (FuseRotary).
 	cosCache, sinCache string
 	shapes             map[string]string
+	// renamed lists the tensors of w that a weight transform changed
+	// (prepareWeights): their initializers are named smoothName(name).
+	renamed map[string]bool
 }
 
 // ropeAt says where a set of rows sits for RoPE: cos and sin tables
@@ -47,15 +50,19 @@ type ropeAt struct {
 
 // weight adds a tensor of w as an initializer (once) and returns its name.
 func (d *decoder) weight(name string) (string, error) {
-	if _, ok := d.consts["w:"+name]; ok {
-		return name, nil
+	if init, ok := d.consts["w:"+name]; ok {
+		return init, nil
 	}
 	t, ok := d.w.Tensors[name]
 	if !ok {
 		return "", fmt.Errorf("missing tensor %s", name)
 	}
-	d.consts["w:"+name] = name
-	return d.floatInit(name, t.Shape, t.Data), nil
+	init := name
+	if d.renamed[name] {
+		init = smoothName(name)
+	}
+	d.consts["w:"+name] = init
+	return d.floatInit(init, t.Shape, t.Data), nil
 }
 
 // shapeBS returns the shape vector [batch, seq, rest...].

@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/rerankd/rerankd/model/arch"
@@ -44,9 +45,18 @@ const (
 	// widest per-row range, and measured per projection it carries most
 	// of QuantInt8's logit error (docs/int8-precision.md).
 	QuantInt8Mixed
+	// QuantInt8Smooth is QuantInt8 after SmoothQuant-style smoothing: each
+	// channel of the q/k/v and gate/up inputs is divided by a factor
+	// folded into the preceding RMSNorm gain, the weights' input columns
+	// multiplied by it (the same function in real arithmetic), so that an
+	// activation channel with outliers no longer sets its row's scale.
+	// The factors come from calibration text (Options.Calibration) and
+	// the strength from ChooseSmoothAlpha (Options.SmoothAlpha). o_proj
+	// and down_proj are QuantInt8's.
+	QuantInt8Smooth
 )
 
-var quantNames = [...]string{"fp32", "int8", "int8-block32", "int8-group128", "int8-mixed"}
+var quantNames = [...]string{"fp32", "int8", "int8-block32", "int8-group128", "int8-mixed", "int8-smooth"}
 
 // quantGroup is QuantInt8Group128's group size along the input dimension.
 const quantGroup = 128
@@ -79,17 +89,60 @@ func ParseQuant(s string) (Quant, error) {
 // graph of kind q: QuantNone for the projections QuantInt8Mixed keeps in
 // float32, QuantInt8 for its others, q itself otherwise.
 func (q Quant) forTensor(tensor string) Quant {
-	if q != QuantInt8Mixed {
-		return q
+	switch q {
+	case QuantInt8Mixed:
+		if strings.HasSuffix(tensor, arch.DownProj) {
+			return QuantNone
+		}
+		return QuantInt8
+	case QuantInt8Smooth:
+		// Smoothing changes only the projections after a norm: the others
+		// are QuantInt8's, stored once for both variants.
+		if strings.HasSuffix(tensor, arch.OProj) || strings.HasSuffix(tensor, arch.DownProj) {
+			return QuantInt8
+		}
 	}
-	if strings.HasSuffix(tensor, arch.DownProj) {
-		return QuantNone
-	}
-	return QuantInt8
+	return q
 }
 
 // MetaQuant records a quantised graph's Quant.String(); absent means float32.
 const MetaQuant = "rerankd.quant"
+
+// MetaSmoothAlpha records QuantInt8Smooth's alpha ("none": the
+// calibration found no alpha better than no smoothing).
+const MetaSmoothAlpha = "rerankd.smooth_alpha"
+
+// prepareWeights applies opts' weight transforms before a graph is built:
+// QuantInt8Smooth's smoothing, returning the tensors it changed (their
+// initializers get their own names: the float32 graphs keep theirs).
+func prepareWeights(w *arch.Weights, opts Options) (*arch.Weights, map[string]bool, error) {
+	if opts.Quant != QuantInt8Smooth {
+		return w, nil, nil
+	}
+	if err := opts.Calibration.check(w); err != nil {
+		return nil, nil, err
+	}
+	if opts.SmoothAlpha < 0 {
+		return w, nil, nil
+	}
+	sw, changed := smoothWeights(w, opts.Calibration, opts.SmoothAlpha)
+	return sw, changed, nil
+}
+
+// setQuantMeta records opts' quantisation in m's metadata.
+func setQuantMeta(m *Model, opts Options) {
+	if opts.Quant == QuantNone {
+		return
+	}
+	m.setMeta(MetaQuant, opts.Quant.String())
+	if opts.Quant == QuantInt8Smooth {
+		a := "none"
+		if opts.SmoothAlpha >= 0 {
+			a = strconv.FormatFloat(opts.SmoothAlpha, 'g', -1, 64)
+		}
+		m.setMeta(MetaSmoothAlpha, a)
+	}
+}
 
 // quantLinear computes x·Wᵀ for x [rows, in] and W [out, in] (float32,
 // Hugging Face layout) with weights stored per q. name is the weight's
@@ -102,7 +155,7 @@ func (g *graph) quantLinear(x, name string, shape []int, w []float32, q Quant) s
 	_, done := g.consts["q:"+b]
 	g.consts["q:"+b] = b
 	switch q {
-	case QuantInt8:
+	case QuantInt8, QuantInt8Smooth:
 		if !done {
 			qw, scales := quantizeInt8(w, out, in)
 			g.rawInit(b, onnxpb.TensorProto_INT8, []int{in, out}, qw)
@@ -278,7 +331,7 @@ func QuantFile(base string, q Quant) string {
 
 // Quants lists the quantised kinds (every Quant but QuantNone).
 func Quants() []Quant {
-	return []Quant{QuantInt8, QuantInt8Block32, QuantInt8Group128, QuantInt8Mixed}
+	return []Quant{QuantInt8, QuantInt8Block32, QuantInt8Group128, QuantInt8Mixed, QuantInt8Smooth}
 }
 
 // quantizeRows returns x [rows, in] quantised per row for MatMulInteger:

@@ -39,9 +39,22 @@ func FinalHidden(w *arch.Weights, ids []int) ([]float32, error) {
 	return rmsNorm(hs[len(hs)-1], w.Tensors[arch.FinalNorm].Data, w.Config.RMSNormEps), nil
 }
 
+// NormOutputs runs ids through the model and calls visit with every
+// layer's two RMSNorm outputs, the rows the projections read: norm is the
+// gain's tensor name (arch.LayerTensor(l, arch.InputNorm) for q/k/v,
+// arch.PostNorm for gate/up), rows one per position. visit must not keep
+// rows past its return. Quantisation calibration (activation ranges per
+// channel) is its use.
+func NormOutputs(w *arch.Weights, ids []int, visit func(norm string, rows [][]float32)) error {
+	_, err := forwardVisit(w, ids, visit)
+	return err
+}
+
 // forward returns the residual stream after the last layer (before the
 // final norm) at every position.
-func forward(w *arch.Weights, ids []int) ([][]float32, error) {
+func forward(w *arch.Weights, ids []int) ([][]float32, error) { return forwardVisit(w, ids, nil) }
+
+func forwardVisit(w *arch.Weights, ids []int, visit func(norm string, rows [][]float32)) ([][]float32, error) {
 	if w == nil {
 		return nil, errors.New("ref: nil weights")
 	}
@@ -65,9 +78,15 @@ func forward(w *arch.Weights, ids []int) ([][]float32, error) {
 	for l := range c.NumHiddenLayers {
 		t := func(name string) []float32 { return w.Tensors[arch.LayerTensor(l, name)].Data }
 		a := normRows(h, t(arch.InputNorm), c.RMSNormEps)
+		if visit != nil {
+			visit(arch.LayerTensor(l, arch.InputNorm), a)
+		}
 		o := linear(attention(c, a, t), t(arch.OProj), c.HiddenSize)
 		addRows(h, o)
 		m := normRows(h, t(arch.PostNorm), c.RMSNormEps)
+		if visit != nil {
+			visit(arch.LayerTensor(l, arch.PostNorm), m)
+		}
 		addRows(h, mlp(m, t(arch.GateProj), t(arch.UpProj), t(arch.DownProj), c.IntermediateSize, c.HiddenSize))
 	}
 	return h, nil
