@@ -19,6 +19,7 @@ import (
 
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/model/ref"
 	"github.com/rerankd/rerankd/rerank"
 )
 
@@ -41,6 +42,11 @@ type quantCheckResult struct {
 	// relative to how far apart the scores are.
 	RefLogitStd float64           `json:"ref_logit_std"`
 	Variants    []variantAccuracy `json:"variants"`
+	// Projections is --per-projection's measurement: each projection's
+	// int8 product error on the first prompts' activations (reference
+	// pass), per-row int8 and blocks of 32; Worst names the kind with the
+	// largest mean error over layers.
+	Projections []projectionRow `json:"projections,omitempty"`
 	Note        string            `json:"note"`
 }
 
@@ -62,6 +68,15 @@ type variantAccuracy struct {
 	// this variant's (robust to a slow stretch on a shared machine).
 	SpeedRatio       float64 `json:"speed_ratio"`
 	SpeedRatioMedian float64 `json:"speed_ratio_median_per_request"`
+}
+
+// projectionRow is one projection kind's error over the layers.
+type projectionRow struct {
+	Kind         string  `json:"kind"`
+	MeanInt8     float64 `json:"mean_relative_error_int8"`
+	MaxInt8      float64 `json:"max_relative_error_int8"`
+	MaxLayerInt8 int     `json:"max_layer_int8"`
+	MeanBlock32  float64 `json:"mean_relative_error_block32"`
 }
 
 // textsRequest is one line of a --texts file.
@@ -151,6 +166,8 @@ func runQuantCheck(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "generated workload seed")
 	threads := fs.Int("threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	perProj := fs.Int("per-projection", 0, "also measure every projection's int8 error on the activations of the first N prompts, "+
+		"through the plain-Go reference pass (slow: ~1 min per 100 tokens at 0.6B; 0: skip)")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library (env ORT_LIB)")
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -163,8 +180,8 @@ func runQuantCheck(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if *candidates < 2 || *requests < 1 {
 		problems = append(problems, "--candidates must be >= 2 and --requests >= 1")
 	}
-	if *rounds < 0 || *threads < 0 {
-		problems = append(problems, "--rounds and --threads must be >= 0")
+	if *rounds < 0 || *threads < 0 || *perProj < 0 {
+		problems = append(problems, "--rounds, --threads and --per-projection must be >= 0")
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", errUsage, strings.Join(problems, "; "))
@@ -267,10 +284,70 @@ func runQuantCheck(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 		res.Variants = append(res.Variants, v)
 	}
+	if *perProj > 0 {
+		prompts, err := scorers[0].Prompts(reqs[0])
+		if err != nil {
+			return err
+		}
+		for _, s := range scorers { // the reference pass needs the memory
+			_ = s.Close()
+		}
+		scorers = nil
+		fmt.Fprintf(stderr, "measuring every projection's error on %d prompts through the reference pass...\n", min(*perProj, len(prompts)))
+		if res.Projections, err = projectionErrors(*dir, prompts[:min(*perProj, len(prompts))]); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(res)
 	}
 	return printQuantCheck(stdout, res)
+}
+
+// projectionErrors reads the folder's float32 weights, runs prompts
+// through the reference pass and returns each projection kind's int8
+// error over the layers (onnx.ProjectionErrors).
+func projectionErrors(dir string, prompts []rerank.Prompt) ([]projectionRow, error) {
+	m, err := onnx.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	w, _, err := m.Weights()
+	if err != nil {
+		return nil, err
+	}
+	cal := &onnx.Calibration{}
+	for _, p := range prompts {
+		if err := ref.ProjectionInputs(w, p.IDs, cal.Add); err != nil {
+			return nil, err
+		}
+	}
+	perRow, err := onnx.ProjectionErrors(w, cal, onnx.QuantInt8)
+	if err != nil {
+		return nil, err
+	}
+	block, err := onnx.ProjectionErrors(w, cal, onnx.QuantInt8Block32)
+	if err != nil {
+		return nil, err
+	}
+	var rows []projectionRow
+	at := map[string]int{}
+	for i, e := range perRow {
+		k, ok := at[e.Kind]
+		if !ok {
+			k = len(rows)
+			at[e.Kind] = k
+			rows = append(rows, projectionRow{Kind: e.Kind})
+		}
+		r := &rows[k]
+		layers := float64(w.Config.NumHiddenLayers)
+		r.MeanInt8 += e.RelErr / layers
+		r.MeanBlock32 += block[i].RelErr / layers
+		if e.RelErr > r.MaxInt8 {
+			r.MaxInt8, r.MaxLayerInt8 = e.RelErr, e.Layer
+		}
+	}
+	return rows, nil
 }
 
 // explicitFlag reports whether name was set on the command line.
@@ -375,6 +452,17 @@ func printQuantCheck(w io.Writer, r quantCheckResult) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(r.Projections) > 0 {
+		fmt.Fprintln(w, "projection int8 error on the reference pass's activations (relative RMS, mean over layers):")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "projection\tint8 mean\tint8 max\tat layer\tblock32 mean\t\n")
+		for _, p := range r.Projections {
+			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%d\t%.4f\t\n", p.Kind, p.MeanInt8, p.MaxInt8, p.MaxLayerInt8, p.MeanBlock32)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	_, err := fmt.Fprintln(w, r.Note)
 	return err

@@ -83,12 +83,14 @@ func TestQuantCheckTiny(t *testing.T) {
 			}
 		})
 	}
-	// The table form names every variant and column.
-	code, out, errs := runCLI(t, "quant-check", "--model", dir, "--quant", "int8-block32", "--rounds", "0", "--requests", "1", "--candidates", "3")
+	// The table form names every variant and column, and
+	// --per-projection every projection kind with its error.
+	code, out, errs := runCLI(t, "quant-check", "--model", dir, "--quant", "int8-block32", "--rounds", "0", "--requests", "1", "--candidates", "3",
+		"--per-projection", "2")
 	if code != 0 {
 		t.Fatalf("table: exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"max|dlogit|", "mean|dscore|", "tau", "top5", "int8-block32"} {
+	for _, want := range []string{"max|dlogit|", "mean|dscore|", "tau", "top5", "int8-block32", "self_attn.q_proj", "mlp.down_proj", "block32 mean"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -105,7 +107,7 @@ func TestQuantCheckErrors(t *testing.T) {
 	for _, c := range []cliCase{
 		{name: "no model", args: []string{"quant-check"}, code: 2, want: []string{"--model required"}},
 		{name: "every usage problem at once", args: []string{"quant-check", "--candidates", "1", "--rounds", "-1"}, code: 2,
-			want: []string{"--model required", "--candidates must be >= 2", "--rounds and --threads must be >= 0"}},
+			want: []string{"--model required", "--candidates must be >= 2", "--rounds, --threads and --per-projection must be >= 0"}},
 		{name: "model missing", args: []string{"quant-check", "--model", filepath.Join(tmp, "nomodel")}, code: 1, want: []string{"nomodel"}},
 		{name: "bad speed base", args: []string{"quant-check", "--model", only, "--speed-base", "int3"}, code: 2, want: []string{"--speed-base", "int3"}},
 		{name: "unknown variant", args: []string{"quant-check", "--model", only, "--quant", "int3,fp32"}, code: 2,

@@ -47,7 +47,7 @@ func calibrate(w *arch.Weights, tok *tokenizer.Tokenizer, o BuildOptions) (*onnx
 			return nil, 0, fmt.Errorf("%v: calibration text %d encodes to no tokens", onnx.QuantInt8Smooth, i)
 		}
 		tokens += len(ids)
-		if err := ref.NormOutputs(w, ids, cal.Add); err != nil {
+		if err := ref.ProjectionInputs(w, ids, cal.Add); err != nil {
 			return nil, 0, fmt.Errorf("%v calibration: %w", onnx.QuantInt8Smooth, err)
 		}
 	}

@@ -10,15 +10,18 @@ import (
 	"github.com/rerankd/rerankd/model/arch"
 )
 
-// Calibration holds what QuantInt8Smooth learns from calibration text:
-// for each RMSNorm whose output feeds projections (by its gain's tensor
-// name), the largest |value| of every channel and a sample of its rows.
-// Add fills it from model/ref.NormOutputs.
+// Calibration holds what calibration text shows of a model's projection
+// inputs, keyed as model/ref.ProjectionInputs names them (an RMSNorm's
+// output by its gain's tensor name, o_proj's and down_proj's inputs by
+// theirs): the largest |value| of every channel and a sample of rows.
+// Add fills it from ProjectionInputs. QuantInt8Smooth needs the norms';
+// ProjectionErrors uses all.
 type Calibration struct {
-	// ActMax is the per-channel max |x| of each norm's output.
+	// ActMax is the per-channel max |x| of each input.
 	ActMax map[string][]float32
-	// Rows keeps up to maxCalibRows rows per norm: the data the smoothing
-	// strength (alpha) is chosen on.
+	// Rows keeps up to maxCalibRows rows per input: the data the
+	// smoothing strength (alpha) is chosen on and ProjectionErrors
+	// measures.
 	Rows map[string][][]float32
 }
 
@@ -36,7 +39,7 @@ var smoothed = map[string][]string{
 	arch.PostNorm:  {arch.GateProj, arch.UpProj},
 }
 
-// Add records one sequence's rows of the norm named norm.
+// Add records one sequence's rows of the input named norm.
 func (c *Calibration) Add(norm string, rows [][]float32) {
 	if c.ActMax == nil {
 		c.ActMax, c.Rows = map[string][]float32{}, map[string][][]float32{}
@@ -211,4 +214,103 @@ func ChooseSmoothAlpha(w *arch.Weights, c *Calibration) (float64, []float64) {
 // smoothName is the initializer name of a tensor smoothWeights changed.
 func smoothName(name string) string {
 	return strings.TrimSuffix(name, ".weight") + ".smooth.weight"
+}
+
+// ProjectionError is one projection's int8 error on calibration rows.
+type ProjectionError struct {
+	Tensor string  `json:"tensor"`
+	Layer  int     `json:"layer"`
+	Kind   string  `json:"kind"` // arch suffix without ".weight": "self_attn.q_proj", ...
+	RelErr float64 `json:"relative_rms_error"`
+}
+
+// ProjectionErrors measures, for every projection of w, the relative RMS
+// error of q's product (QuantInt8: per-row activations, per-channel
+// weights; QuantInt8Block32: both per block of 32) against float32 on
+// the calibration rows of its input (a stride of at most 256 output
+// channels). It says which projections' quantisation is worst, the
+// evidence QuantInt8Mixed's float32 choice rests on; it does not weigh
+// how far each error travels to the logit.
+func ProjectionErrors(w *arch.Weights, c *Calibration, q Quant) ([]ProjectionError, error) {
+	inputs := map[string]string{arch.QProj: arch.InputNorm, arch.KProj: arch.InputNorm, arch.VProj: arch.InputNorm,
+		arch.GateProj: arch.PostNorm, arch.UpProj: arch.PostNorm, arch.OProj: arch.OProj, arch.DownProj: arch.DownProj}
+	kinds := []string{arch.QProj, arch.KProj, arch.VProj, arch.OProj, arch.GateProj, arch.UpProj, arch.DownProj}
+	var out []ProjectionError
+	for l := range w.Config.NumHiddenLayers {
+		for _, k := range kinds {
+			name := arch.LayerTensor(l, k)
+			rows := c.Rows[arch.LayerTensor(l, inputs[k])]
+			t := w.Tensors[name]
+			if t == nil || len(rows) == 0 {
+				return nil, fmt.Errorf("projection errors: no tensor or no calibration rows for %s", name)
+			}
+			e, err := productError(t, rows, q)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			out = append(out, ProjectionError{Tensor: name, Layer: l, Kind: strings.TrimSuffix(k, ".weight"), RelErr: e})
+		}
+	}
+	return out, nil
+}
+
+// productError is the relative RMS error of x·Wᵀ computed as q would.
+func productError(t *arch.Tensor, rows [][]float32, q Quant) (float64, error) {
+	out, in := t.Shape[0], t.Shape[1]
+	bs := in
+	switch q {
+	case QuantInt8:
+	case QuantInt8Block32:
+		bs = quantBlock
+	default:
+		return 0, fmt.Errorf("product error of %v not modelled", q)
+	}
+	if in%bs != 0 {
+		return 0, fmt.Errorf("width %d is not a multiple of %d", in, bs)
+	}
+	stride := max(1, out/256)
+	// Weights per output channel and block, quantised once.
+	wq := make([]float64, 0, (out/stride+1)*in)
+	var idx []int
+	for o := 0; o < out; o += stride {
+		idx = append(idx, o)
+		for b := 0; b < in; b += bs {
+			blk := t.Data[o*in+b : o*in+b+bs]
+			sc := float64(absMax(blk)) / 127
+			for _, v := range blk {
+				if sc > 0 {
+					wq = append(wq, clampRound(float32(float64(v)/sc), -127, 127)*sc)
+				} else {
+					wq = append(wq, 0)
+				}
+			}
+		}
+	}
+	var se, ref float64
+	xq := make([]float64, in)
+	for _, x := range rows {
+		for b := 0; b < in; b += bs {
+			sc := float64(absMax(x[b:b+bs])) / 127
+			for j := b; j < b+bs; j++ {
+				xq[j] = 0
+				if sc > 0 {
+					xq[j] = clampRound(float32(float64(x[j])/sc), -127, 127) * sc
+				}
+			}
+		}
+		for i, o := range idx {
+			var exact, got float64
+			wr := wq[i*in : (i+1)*in]
+			for j := range in {
+				exact += float64(x[j]) * float64(t.Data[o*in+j])
+				got += xq[j] * wr[j]
+			}
+			se += (got - exact) * (got - exact)
+			ref += exact * exact
+		}
+	}
+	if ref == 0 {
+		return 0, nil
+	}
+	return math.Sqrt(se / ref), nil
 }

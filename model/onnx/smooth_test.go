@@ -19,7 +19,7 @@ func calibrate(t testing.TB, w *arch.Weights, seqs int) *Calibration {
 		for i := range ids {
 			ids[i] = rng.IntN(w.Config.VocabSize)
 		}
-		if err := ref.NormOutputs(w, ids, c.Add); err != nil {
+		if err := ref.ProjectionInputs(w, ids, c.Add); err != nil {
 			t.Fatal(err)
 		}
 	}
