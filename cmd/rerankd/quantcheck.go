@@ -47,7 +47,7 @@ type quantCheckResult struct {
 	// pass), per-row int8 and blocks of 32; Worst names the kind with the
 	// largest mean error over layers.
 	Projections []projectionRow `json:"projections,omitempty"`
-	Note        string            `json:"note"`
+	Note        string          `json:"note"`
 }
 
 // variantAccuracy is one variant against float32 over the same pairs.
