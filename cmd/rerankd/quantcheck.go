@@ -44,8 +44,7 @@ type quantCheckResult struct {
 	Variants    []variantAccuracy `json:"variants"`
 	// Projections is --per-projection's measurement: each projection's
 	// int8 product error on the first prompts' activations (reference
-	// pass), per-row int8 and blocks of 32; Worst names the kind with the
-	// largest mean error over layers.
+	// pass), per-row int8 and blocks of 32, per projection kind.
 	Projections []projectionRow `json:"projections,omitempty"`
 	Note        string          `json:"note"`
 }

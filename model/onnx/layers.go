@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"fmt"
+	"strings"
 	"math"
 
 	"github.com/rerankd/rerankd/model/arch"
@@ -243,12 +244,72 @@ func (d *decoder) proj(x string, ws map[string]string, which string) string {
 		}
 		return d.linear(x, tensor)
 	}
-	t := d.w.Tensors[tensor]
-	y := d.quantLinear(x, tensor, t.Shape, t.Data, q)
+	var y string
+	if q.blockSize() > 0 {
+		y = d.fusedProj(x, ws, which, q)
+	} else {
+		t := d.w.Tensors[tensor]
+		y = d.quantLinear(x, tensor, t.Shape, t.Data, q)
+	}
 	if bias != "" {
 		y = d.op("Add", []string{y, bias})
 	}
 	return y
+}
+
+// fusedWith lists, for the first projection of a group that reads the
+// same input, the group: one MatMulNBits over the concatenated weights
+// quantises the input once (MatMulNBits quantises its input per call)
+// and runs one wider product. k starts a group of its own where a graph
+// computes keys and values without queries (the shared-prefix graph's
+// last layer).
+var fusedWith = map[string][]string{
+	arch.QProj:    {arch.QProj, arch.KProj, arch.VProj},
+	arch.KProj:    {arch.KProj, arch.VProj},
+	arch.GateProj: {arch.GateProj, arch.UpProj},
+}
+
+// fusedProj is proj for the MatMulNBits kinds: the group of which (see
+// fusedWith) is computed by one node on its first member's call, split,
+// and the other members' outputs kept for their calls on the same x.
+func (d *decoder) fusedProj(x string, ws map[string]string, which string, q Quant) string {
+	key := "fz:" + x + ":" + ws[which]
+	if y, ok := d.consts[key]; ok {
+		return y
+	}
+	group := fusedWith[which]
+	if len(group) == 0 {
+		group = []string{which}
+	}
+	names := make([]string, len(group))
+	var data []float32
+	var sizes []int64
+	in := 0
+	for i, m := range group {
+		names[i] = ws[m]
+		t := d.w.Tensors[ws[m]]
+		in = t.Shape[1]
+		sizes = append(sizes, int64(t.Shape[0]))
+		if len(group) > 1 {
+			data = append(data, t.Data...)
+		} else {
+			data = t.Data
+		}
+	}
+	out := 0
+	for _, s := range sizes {
+		out += int(s)
+	}
+	name := strings.Join(names, "+")
+	y := d.quantLinear(x, name, []int{out, in}, data, q)
+	if len(group) == 1 {
+		return y
+	}
+	parts := d.opN("Split", len(group), []string{y, d.ints(sizes...)}, attrInt("axis", -1))
+	for i, n := range names {
+		d.consts["fz:"+x+":"+n] = parts[i]
+	}
+	return parts[0]
 }
 
 // qkNorm applies a q_norm/k_norm gain to x [..., head_dim]; without one

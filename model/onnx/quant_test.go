@@ -116,13 +116,13 @@ func checkQuantGraphs(t *testing.T, w *arch.Weights, q Quant, fusion Fusion, con
 			case n.GetDomain() == "":
 			case n.GetDomain() == msDomain && fusion != 0 && contrib[n.GetOpType()]:
 				used[n.GetOpType()] = true
-			case n.GetDomain() == msDomain && q == QuantInt8Block32 && n.GetOpType() == "MatMulNBits":
+			case n.GetDomain() == msDomain && q.blockSize() > 0 && n.GetOpType() == "MatMulNBits":
 			default:
 				t.Errorf("%v %s: node %s (%s) in domain %q", q, name, n.GetName(), n.GetOpType(), n.GetDomain())
 			}
 		}
 		imported := slices.ContainsFunc(m.Proto.GetOpsetImport(), func(o *onnxpb.OperatorSetIdProto) bool { return o.GetDomain() == msDomain })
-		if imported != (fusion != 0 || q == QuantInt8Block32) || (fusion != 0 && len(used) != len(contrib)) {
+		if imported != (fusion != 0 || q.blockSize() > 0) || (fusion != 0 && len(used) != len(contrib)) {
 			t.Errorf("%v %s: %s imported %v, contrib ops used %v", q, name, msDomain, imported, used)
 		}
 		var meta string
