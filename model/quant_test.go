@@ -24,7 +24,7 @@ import (
 // outliers, so this bounds our arithmetic, not the error on real weights:
 // `rerankd bench --quant` measures that on the model it is given.
 var quantScoreTol = map[onnx.Quant]float64{
-	onnx.QuantInt8: 0.05, onnx.QuantInt8Block32: 0.03, onnx.QuantInt8Group128: 0.05, onnx.QuantInt8Mixed: 0.05, onnx.QuantInt8Smooth: 0.05,
+	onnx.QuantInt8: 0.05, onnx.QuantInt8Block32: 0.03, onnx.QuantInt8Group128: 0.05, onnx.QuantInt8Mixed: 0.05, onnx.QuantInt8Smooth: 0.05, onnx.QuantInt8SmoothBlock32: 0.03,
 }
 
 // quantSameTol bounds |logit - logit| of one quantised variant between its
@@ -34,13 +34,18 @@ var quantScoreTol = map[onnx.Quant]float64{
 // one activation, measured up to 2.4e-5 on the tiny model (which of its
 // ~1e5 activations land near a step changes with the graph's form).
 // Quantising per tensor, what the bound guards against, moves a logit by
-// ~1e-2. MatMulNBits (int8-block32) moved one logit by 2.2e-4 between a
-// shared-prefix batch and the same row alone (plain and alone agree
-// within 1e-6), so it gets its own bound, still 70x below its
-// quantisation error there.
+// ~1e-2. The MatMulNBits variants moved a logit more between a
+// shared-prefix batch and the same row alone: int8-block32 by 2.2e-4,
+// int8-smooth-block32 by 3.9e-3 (the one-letter document); for block32,
+// plain and alone agree within 1e-6, and a MatMul chain's row gives the same output
+// at every row count (1-64). The cause is not isolated; the bounds are
+// the measured values with headroom, below each variant's score error.
 func quantSameTol(q onnx.Quant) float64 {
-	if q == onnx.QuantInt8Block32 {
+	switch q {
+	case onnx.QuantInt8Block32:
 		return 5e-4
+	case onnx.QuantInt8SmoothBlock32:
+		return 8e-3
 	}
 	return 1e-4
 }

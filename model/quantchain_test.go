@@ -49,7 +49,7 @@ func TestQuantChainOutliers(t *testing.T) {
 		bound float64
 	}{
 		{onnx.QuantInt8, 0.08}, {onnx.QuantInt8Mixed, 0.08}, {onnx.QuantInt8Smooth, 0.08}, // a chain has no down projection or norm
-		{onnx.QuantInt8Block32, 0.03}, {onnx.QuantInt8Group128, 0.05},
+		{onnx.QuantInt8Block32, 0.03}, {onnx.QuantInt8SmoothBlock32, 0.03}, {onnx.QuantInt8Group128, 0.05},
 	} {
 		if relErr[c.q] > c.bound {
 			t.Errorf("%v: relative error %.3g > %.3g", c.q, relErr[c.q], c.bound)

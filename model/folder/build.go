@@ -185,7 +185,7 @@ func writeFolder(out string, w *arch.Weights, tokDir, src string, o BuildOptions
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	if slices.Contains(o.Quants, onnx.QuantInt8Smooth) {
+	if slices.Contains(o.Quants, onnx.QuantInt8Smooth) || slices.Contains(o.Quants, onnx.QuantInt8SmoothBlock32) {
 		if opts.Calibration, opts.SmoothAlpha, err = calibrate(w, tok, o); err != nil {
 			return err
 		}

@@ -49,7 +49,7 @@ func (o EncoderOptions) Validate() error {
 	switch {
 	case !o.Quant.Valid():
 		errs = append(errs, fmt.Errorf("unknown quantisation %v", o.Quant))
-	case o.Quant == QuantInt8Mixed || o.Quant == QuantInt8Smooth:
+	case o.Quant == QuantInt8Mixed || o.Quant.smooths():
 		// Both name decoder tensors (down_proj, the RMSNorm gains).
 		errs = append(errs, fmt.Errorf("quantisation %v is for decoder rerankers, not encoders", o.Quant))
 	}

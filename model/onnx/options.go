@@ -217,7 +217,7 @@ func (o Options) Validate() error {
 	if !o.Quant.Valid() {
 		errs = append(errs, fmt.Errorf("unknown weight quantisation %v", o.Quant))
 	}
-	if o.Quant == QuantInt8Smooth && o.Calibration == nil {
+	if o.Quant.smooths() && o.Calibration == nil {
 		errs = append(errs, fmt.Errorf("%v needs a calibration (Options.Calibration)", o.Quant))
 	}
 	if o.SmoothAlpha > 1 || math.IsNaN(o.SmoothAlpha) {

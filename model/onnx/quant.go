@@ -54,9 +54,12 @@ const (
 	// the strength from ChooseSmoothAlpha (Options.SmoothAlpha). o_proj
 	// and down_proj are QuantInt8's.
 	QuantInt8Smooth
+	// QuantInt8SmoothBlock32 is QuantInt8Block32 on QuantInt8Smooth's
+	// smoothed weights (the same calibration and alpha).
+	QuantInt8SmoothBlock32
 )
 
-var quantNames = [...]string{"fp32", "int8", "int8-block32", "int8-group128", "int8-mixed", "int8-smooth"}
+var quantNames = [...]string{"fp32", "int8", "int8-block32", "int8-group128", "int8-mixed", "int8-smooth", "int8-smooth-block32"}
 
 // quantGroup is QuantInt8Group128's group size along the input dimension.
 const quantGroup = 128
@@ -69,11 +72,14 @@ const quantBlock = 32
 // blocks of 32 and a row's logit by 1.7e-3 between batch layouts, so the
 // kernel at that size was not pursued.)
 func (q Quant) blockSize() int {
-	if q == QuantInt8Block32 {
+	if q == QuantInt8Block32 || q == QuantInt8SmoothBlock32 {
 		return quantBlock
 	}
 	return 0
 }
+
+// smooths reports whether q's graphs are built on smoothed weights.
+func (q Quant) smooths() bool { return q == QuantInt8Smooth || q == QuantInt8SmoothBlock32 }
 
 // String returns the name used in metadata, flags and file names.
 func (q Quant) String() string {
@@ -106,11 +112,14 @@ func (q Quant) forTensor(tensor string) Quant {
 			return QuantNone
 		}
 		return QuantInt8
-	case QuantInt8Smooth:
+	case QuantInt8Smooth, QuantInt8SmoothBlock32:
 		// Smoothing changes only the projections after a norm: the others
-		// are QuantInt8's, stored once for both variants.
+		// are the unsmoothed variant's, stored once for both.
 		if strings.HasSuffix(tensor, arch.OProj) || strings.HasSuffix(tensor, arch.DownProj) {
-			return QuantInt8
+			if q == QuantInt8Smooth {
+				return QuantInt8
+			}
+			return QuantInt8Block32
 		}
 	}
 	return q
@@ -127,7 +136,7 @@ const MetaSmoothAlpha = "rerankd.smooth_alpha"
 // QuantInt8Smooth's smoothing, returning the tensors it changed (their
 // initializers get their own names: the float32 graphs keep theirs).
 func prepareWeights(w *arch.Weights, opts Options) (*arch.Weights, map[string]bool, error) {
-	if opts.Quant != QuantInt8Smooth {
+	if !opts.Quant.smooths() {
 		return w, nil, nil
 	}
 	if err := opts.Calibration.check(w); err != nil {
@@ -146,7 +155,7 @@ func setQuantMeta(m *Model, opts Options) {
 		return
 	}
 	m.setMeta(MetaQuant, opts.Quant.String())
-	if opts.Quant == QuantInt8Smooth {
+	if opts.Quant.smooths() {
 		a := "none"
 		if opts.SmoothAlpha >= 0 {
 			a = strconv.FormatFloat(opts.SmoothAlpha, 'g', -1, 64)
@@ -176,7 +185,7 @@ func (g *graph) quantLinear(x, name string, shape []int, w []float32, q Quant) s
 		y := g.op("MatMulInteger", []string{xq, b, g.zp128()})
 		yf := g.op("DequantizeLinear", []string{y, rs}, attrInt("axis", 0))
 		return g.op("Mul", []string{yf, s})
-	case QuantInt8Block32:
+	case QuantInt8Block32, QuantInt8SmoothBlock32:
 		bs := q.blockSize()
 		if in%bs != 0 {
 			// MatMulNBits pads a short last block itself, but every
@@ -343,7 +352,7 @@ func QuantFile(base string, q Quant) string {
 
 // Quants lists the quantised kinds (every Quant but QuantNone).
 func Quants() []Quant {
-	return []Quant{QuantInt8, QuantInt8Block32, QuantInt8Group128, QuantInt8Mixed, QuantInt8Smooth}
+	return []Quant{QuantInt8, QuantInt8Block32, QuantInt8Group128, QuantInt8Mixed, QuantInt8Smooth, QuantInt8SmoothBlock32}
 }
 
 // quantizeRows returns x [rows, in] quantised per row for MatMulInteger:

@@ -96,7 +96,7 @@ func checkQuantGraphs(t *testing.T, w *arch.Weights, q Quant, fusion Fusion, con
 	t.Helper()
 	opts := NewOptions(5, 6)
 	opts.Quant, opts.Fusion = q, fusion
-	if q == QuantInt8Smooth {
+	if q.smooths() {
 		opts.Calibration, opts.SmoothAlpha = calibrate(t, w, 1), 0.5
 	}
 	for name, build := range map[string]func(*arch.Weights, Options) (*Model, error){
