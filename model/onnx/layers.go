@@ -2,8 +2,8 @@ package onnx
 
 import (
 	"fmt"
-	"strings"
 	"math"
+	"strings"
 
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/onnx/onnxpb"
