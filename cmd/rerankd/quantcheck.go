@@ -161,7 +161,7 @@ func runQuantCheck(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	candidates := fs.Int("candidates", 20, "generated workload: documents per request")
 	requests := fs.Int("requests", 5, "generated workload: requests")
 	rounds := fs.Int("rounds", 1, "timed passes over the requests (each variant in turn per request; 0: errors only)")
-	speedBase := fs.String("speed-base", "int8", "variant the speed ratios divide by (fp32 or a checked variant)")
+	speedBase := fs.String("speed-base", "int8", "variant the speed ratios divide by: fp32 or a checked variant (by default int8, or fp32 when int8 is not checked)")
 	seed := fs.Uint64("seed", 1, "generated workload seed")
 	threads := fs.Int("threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
