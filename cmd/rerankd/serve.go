@@ -206,7 +206,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 // random-weight model, 20-memory requests, a 2-core AVX-512 machine).
 const engineReason = "float32 by default: int8 runs ~2x faster (its MatMul chain ~3x) but moved scores by 0.03 on average (Kendall tau 0.92) on random " +
 	"weights, and its error on trained weights is unmeasured here: run `rerankd quant-check` on your model and texts first. int8-block32 " +
-	"(q8_0's blocks of 32) moved logits ~5x less than int8 on the same weights (max 0.081 against 0.41) but ran at 0.6-0.86x int8's speed, so " +
+	"(q8_0's blocks of 32) moved logits ~5x less than int8 on the same weights (max 0.081 against 0.41) but ran at ~0.7x int8's speed, so " +
 	"neither int8 layout is the recommended CPU default (docs/int8-precision.md). Float16 and bfloat16 " +
 	"are not offered: ONNX Runtime's float16 MatMul ran at 0.99-1.01x float32 on this CPU and it has no bfloat16 one " +
 	"(BenchmarkMatMulChain_Precision). One worker with one thread per core gives the lowest latency at one client; at 4 concurrent " +
