@@ -125,6 +125,17 @@ bench-encoders: setup build
 			$(BIN) convert --from $(ENC_MODELS)/$$a-ckpt --out $(ENC_MODELS)/$$a && rm -rf $(ENC_MODELS)/$$a-ckpt; } || exit 1; \
 		$(BIN) bench --model $(ENC_MODELS)/$$a --json && $(BIN) bench --model $(ENC_MODELS)/$$a --quant int8 --json || exit 1; done
 
+## bench-quant: every quantised variant of the full-size random-weight model against its float32
+## in one run: max/mean |dlogit| and |dscore|, Kendall tau, top-5 agreement, pairs/s as same-run
+## ratios to int8 (docs/int8-precision.md). The variants go into their own folder, written once
+## (int8-smooth's calibration runs the plain-Go reference pass: minutes at this size).
+FULL_QUANT_MODEL ?= $(CACHE)/models/testmodel-full-seed1-quant
+QUANT_VARIANTS ?= int8,int8-block32,int8-group128,int8-mixed,int8-smooth,int8-smooth-block32
+.PHONY: bench-quant
+bench-quant: setup build
+	@test -f $(FULL_QUANT_MODEL)/model.int8-smooth-block32.onnx || $(BIN) testmodel --size full --seed 1 --out $(FULL_QUANT_MODEL) --quant $(QUANT_VARIANTS)
+	$(BIN) quant-check --model $(FULL_QUANT_MODEL) --rounds 2 --json
+
 ## loadtest: HTTP throughput/latency at 1, 8, 64 clients, server overhead vs raw model time, and
 ## overload behaviour (429s), for the tiny and the full-size random-weight models
 TINY_MODEL ?= $(CACHE)/models/testmodel-tiny-seed1

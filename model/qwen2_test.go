@@ -142,7 +142,7 @@ func TestQwen2ConvertScore(t *testing.T) {
 				if d := math.Abs(q[j].Score - float[j].Score); d > quantScoreTol[onnx.QuantInt8] {
 					t.Errorf("int8 doc %d: score %.6f, float32 %.6f", j, q[j].Score, float[j].Score)
 				}
-				if d := math.Abs(q[j].Logit - qs[j].Logit); d > quantSameTol {
+				if d := math.Abs(q[j].Logit - qs[j].Logit); d > quantSameTol(onnx.QuantInt8) {
 					t.Errorf("int8 doc %d: shared-prefix logit %.7f, plain %.7f", j, qs[j].Logit, q[j].Logit)
 				}
 			}

@@ -111,6 +111,7 @@ type benchResult struct {
 	Top5Agree          float64 `json:"top5_same_set"`
 	MaxAbsScoreError   float64 `json:"max_abs_score_error"` // ours vs uncached, same pairs
 	MaxAbsLogitError   float64 `json:"max_abs_logit_error"` // ours vs uncached
+	MeanAbsLogitError  float64 `json:"mean_abs_logit_error"`
 	BaselineScoreError float64 `json:"max_abs_score_error_vs_baseline"`
 	// Tokens through the decoder's matrices per useful token (prefix once
 	// per request, continuation per pair): padding and prefix recomputation
@@ -156,19 +157,25 @@ type benchResult struct {
 	ReadyCachedStartsS   []float64 `json:"ready_starts_session_cache_s,omitempty"`
 	ReadyCachedPeakRSSMB float64   `json:"ready_peak_rss_session_cache_mb,omitempty"`
 	// ScoreError is this run's variant (Quant) against the uncached
-	// float32 reference: the same figures as MaxAbsScoreError and
-	// MeanAbsScoreError, under the name other tooling reads.
+	// float32 reference: the same figures as the error and ranking fields
+	// above, in the layout `rerankd quant-check` prints per variant.
 	ScoreError         *variantError `json:"score_error,omitempty"`
 	Threads            int           `json:"threads"`
 	Engine             string        `json:"engine"`
 	RandomWeightsNotes string        `json:"note"`
 }
 
-// variantError is one variant's score error against float32.
+// variantError is one variant's error against float32: score (max_abs,
+// mean_abs) and logit differences over the same pairs, and the ranking
+// agreement per request.
 type variantError struct {
-	Variant string  `json:"variant"`
-	MaxAbs  float64 `json:"max_abs"`
-	MeanAbs float64 `json:"mean_abs"`
+	Variant      string  `json:"variant"`
+	MaxAbs       float64 `json:"max_abs"`
+	MeanAbs      float64 `json:"mean_abs"`
+	MaxAbsLogit  float64 `json:"max_abs_logit"`
+	MeanAbsLogit float64 `json:"mean_abs_logit"`
+	KendallTau   float64 `json:"mean_kendall_tau"`
+	Top5Agree    float64 `json:"top5_same_set"`
 }
 
 // runBench implements `rerankd bench`: replays LoCoMo-like requests (a ~15
@@ -183,7 +190,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	requests := fs.Int("requests", 5, "requests to replay")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	threads := fs.Int("threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
-	quant := fs.String("quant", "fp32", "weights of our path: fp32 or int8 (the folder's variant, written by testmodel/convert); the baseline stays fp32")
+	quant := fs.String("quant", "fp32", "weights of our path: fp32 or a quantised variant the folder has (int8, int8-block32, ...: written by testmodel/convert); the baseline stays fp32. `rerankd quant-check` compares every variant in one run")
 	spinning := fs.Bool("spinning", true, "keep ONNX Runtime's idle threads spinning between runs (lower latency, busy cores)")
 	seed := fs.Uint64("seed", 1, "workload seed")
 	cacheMB := fs.Int("prefix-cache-mb", model.DefaultPrefixCacheMB, "our path's cross-request prefix K/V cache in MiB (0: off, to measure without it)")
@@ -423,6 +430,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		r.MaxAbsLogitError = math.Max(r.MaxAbsLogitError, math.Abs(sc.Logit-uncached[i].Logit))
 		r.BaselineScoreError = math.Max(r.BaselineScoreError, math.Abs(sc.Score-baseline[i].Score))
 		r.MeanAbsScoreError += math.Abs(sc.Score-uncached[i].Score) / float64(len(ours))
+		r.MeanAbsLogitError += math.Abs(sc.Logit-uncached[i].Logit) / float64(len(ours))
 	}
 	r.KendallTau, r.Top5Agree = rankAgreement(ours, uncached, *candidates)
 	var sum, sumSq float64
@@ -454,7 +462,8 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			r.ServedMaxAbsLogitDiff = math.Max(r.ServedMaxAbsLogitDiff, math.Abs(sc.Logit-ours[i].Logit))
 		}
 	}
-	r.ScoreError = &variantError{Variant: r.Quant, MaxAbs: r.MaxAbsScoreError, MeanAbs: r.MeanAbsScoreError}
+	r.ScoreError = &variantError{Variant: r.Quant, MaxAbs: r.MaxAbsScoreError, MeanAbs: r.MeanAbsScoreError,
+		MaxAbsLogit: r.MaxAbsLogitError, MeanAbsLogit: r.MeanAbsLogitError, KendallTau: r.KendallTau, Top5Agree: r.Top5Agree}
 	r.SpeedupBound = float64(acct.realTokens) / float64(acct.useful)
 	r.ComputedPerUseful = float64(acct.shared) / float64(acct.useful)
 	if !r.SharedPrefix {
@@ -502,10 +511,12 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return json.NewEncoder(stdout).Encode(r)
 	}
 	_, err = fmt.Fprintf(stdout, "%s weights: pairs/s %.2f (baseline %.2f, uncached %.2f; speedup %.2fx, %.2fx vs uncached); "+
-		"useful %.1f GFLOP/s of peak %.1f (efficiency %.2f, %.2f counting only what ran); %.0f tokens/pair, prefix %.0f (%.0f from the cache); max score error %.2g; "+
+		"useful %.1f GFLOP/s of peak %.1f (efficiency %.2f, %.2f counting only what ran); %.0f tokens/pair, prefix %.0f (%.0f from the cache); "+
+		"vs float32: |dlogit| max %.3g mean %.3g, |dscore| max %.2g mean %.2g, Kendall tau %.3f, top-5 same %.2f; "+
 		"peak RSS %.0f MB (%.0f MB with model.onnx open too; weight files %.0f MB)\n",
 		r.Quant, r.PairsPerS, r.BaselinePairsPerS, r.UncachedPairsPerS, r.Speedup, r.SpeedupVsUncached, r.UsefulGFLOPs, r.PeakGFLOPs,
-		r.Efficiency, r.EfficiencyComputed, r.MeanTokensPerPair, r.MeanPrefixTokens, r.MeanPrefixReused, r.MaxAbsScoreError, r.PeakRSSMB, r.PeakRSSAllMB, r.WeightFilesMB)
+		r.Efficiency, r.EfficiencyComputed, r.MeanTokensPerPair, r.MeanPrefixTokens, r.MeanPrefixReused,
+		r.MaxAbsLogitError, r.MeanAbsLogitError, r.MaxAbsScoreError, r.MeanAbsScoreError, r.KendallTau, r.Top5Agree, r.PeakRSSMB, r.PeakRSSAllMB, r.WeightFilesMB)
 	if err == nil && r.ServedPairsPerS > 0 {
 		_, err = fmt.Fprintf(stdout, "served (HTTP + scheduler, one client): pairs/s %.2f, ratio to direct %.3f (median per request %.3f); engine calls per request %.0f (direct %.0f); max logit difference %.2g\n",
 			r.ServedPairsPerS, r.ServedRatio, r.ServedRatioMedian, r.EngineCallsPerRequest, r.DirectEngineCallsPerRequest, r.ServedMaxAbsLogitDiff)

@@ -62,6 +62,9 @@ func TestBenchTiny(t *testing.T) {
 			{"quant", r.Quant == c.quant && (c.quant == "fp32") == (r.QuantPeakGFLOPs == 0)},
 			{"score error", (c.quant != "fp32" || r.MaxAbsScoreError <= 1e-5 && r.BaselineScoreError <= 1e-5) &&
 				(c.quant == "fp32" || r.MaxAbsScoreError > 1e-6 && r.MaxAbsScoreError < 0.05 && r.MeanAbsScoreError <= r.MaxAbsScoreError)},
+			{"logit error", r.MeanAbsLogitError <= r.MaxAbsLogitError && (c.quant == "fp32") == (r.MaxAbsLogitError < 1e-4) &&
+				r.ScoreError != nil && r.ScoreError.MaxAbsLogit == r.MaxAbsLogitError && r.ScoreError.MeanAbsLogit == r.MeanAbsLogitError &&
+				r.ScoreError.KendallTau == r.KendallTau && r.ScoreError.Top5Agree == r.Top5Agree},
 			{"ranking", r.RefLogitStd > 0 && r.KendallTau > 0.5 && r.KendallTau <= 1 && (c.quant != "fp32" || r.KendallTau > 0.99 && r.Top5Agree == 1)},
 			{"speedup bound", r.SpeedupBound > 1 && (noShared || r.SpeedupBound > r.MeanTokensPerPair/(r.MeanTokensPerPair-r.MeanPrefixTokens+r.MeanPrefixTokens/4)-1e-9)},
 			{"rates", r.PairsPerS > 0 && r.BaselinePairsPerS > 0 && r.UncachedPairsPerS > 0 && r.Speedup > 0 && r.PeakGFLOPs > 0},

@@ -28,7 +28,8 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the checkpoint has none (env RERANKD_TOKENIZER)")
 	external := fs.Bool("external-data", false, "always write weights to model.onnx.data (always done above 1.5 GB)")
 	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
-	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs: int8 (per-channel int8 weights, per-row int8 activations), or none")
+	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs, comma-separated: int8 (per-channel int8 weights, per-row int8 activations), "+
+		quantList(onnx.Quants()[1:])+" (docs/int8-precision.md), or none")
 	setGraph := graphFlags(fs)
 	kind := fs.String("kind", "auto", "auto (Qwen3Model architecture or sentence-transformers embedding files mean embedding), reranker or embedding")
 	tmplFlag := fs.String("template", "", "prompt template: "+rerank.TemplateQwen3Reranker+", "+rerank.TemplateMxbaiV2+

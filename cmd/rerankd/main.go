@@ -29,6 +29,7 @@ func program() cli.Program {
 		{Name: "testmodel", Summary: "write a model folder with seeded random weights (tests, speed work)", Run: runTestModel},
 		{Name: "loadtest", Summary: "drive an in-process server over loopback: throughput, latency, overhead, overload", Run: runLoadtest},
 		{Name: "bench", Summary: "measure scoring speed against a one-pair-per-call baseline and the machine's MatMul peak", Run: runBench},
+		{Name: "quant-check", Summary: "every quantised variant of a model folder against its float32 on your texts: logit/score error, ranking agreement, speed", Run: runQuantCheck},
 		{Name: "tune", Summary: "compare ONNX Runtime thread, spinning and session layouts on one model, same run", Run: runTune},
 		{Name: "convert", Summary: "convert a Hugging Face checkpoint (folder or hub repo) to a model folder", Run: runConvert},
 		{Name: "store", Summary: "check the memory store (file or postgres:// URL), salvage a damaged file's valid records, or copy every memory between stores", Run: runStore},

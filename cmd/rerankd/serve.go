@@ -76,7 +76,8 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.StringVar(&f.ortLib, "ort-lib", defaultORTLib(), "ONNX Runtime shared library (also ORT_LIB)")
 	fs.StringVar(&f.tok, "tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	fs.StringVar(&f.provider, "provider", "cpu", "execution provider: cpu, cuda or tensorrt")
-	fs.StringVar(&f.quant, "quant", "fp32", "weights to run: fp32, or int8 (the folder's int8 variant: faster on CPU; measure its score error on your model with `rerankd bench --quant int8` first)")
+	fs.StringVar(&f.quant, "quant", "fp32", "weights to run: fp32, or a quantised variant the folder has: int8 (faster on CPU), int8-block32 (~5x less error, slower; docs/int8-precision.md), ... "+
+		"Measure the error on your model and texts with `rerankd quant-check` first")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&f.device, "device", 0, "GPU device id")
 	fs.IntVar(&f.threads, "threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
@@ -204,7 +205,9 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 // from README's model runtime section (rerankd bench and tune, full-size
 // random-weight model, 20-memory requests, a 2-core AVX-512 machine).
 const engineReason = "float32 by default: int8 runs ~2x faster (its MatMul chain ~3x) but moved scores by 0.03 on average (Kendall tau 0.92) on random " +
-	"weights, and its error on trained weights is unmeasured here: run `rerankd bench --quant int8` on your model first. Float16 and bfloat16 " +
+	"weights, and its error on trained weights is unmeasured here: run `rerankd quant-check` on your model and texts first. int8-block32 " +
+	"(q8_0's blocks of 32) moved logits ~5x less than int8 on the same weights (max 0.081 against 0.41) but ran at ~0.7x int8's speed, so " +
+	"neither int8 layout is the recommended CPU default (docs/int8-precision.md). Float16 and bfloat16 " +
 	"are not offered: ONNX Runtime's float16 MatMul ran at 0.99-1.01x float32 on this CPU and it has no bfloat16 one " +
 	"(BenchmarkMatMulChain_Precision). One worker with one thread per core gives the lowest latency at one client; at 4 concurrent " +
 	"clients --workers 2 --threads 1 served ~2x the pairs/s (rerankd tune, rerankd loadtest). The scheduler budgets an engine call by " +

@@ -53,6 +53,11 @@ type BuildOptions struct {
 	// of rows padded to their own longest (onnx.Options.AttentionBuckets);
 	// 0 takes onnx.DefaultAttentionBuckets.
 	AttentionBuckets int
+	// CalibrationTexts are what onnx.QuantInt8Smooth measures activation
+	// ranges on (through the reference pass, model/ref), raw text with
+	// the chat markers; nil uses DefaultCalibrationTexts. Each costs a
+	// float32 forward pass in plain Go (~1 min per 100 tokens at 0.6B).
+	CalibrationTexts []string
 	// Template is the prompt template written into the folder
 	// (TemplateFile) and whose answer tokens fold into the head; nil reads
 	// the source's (LoadTemplate), or for WriteTestModel the family's
@@ -179,6 +184,11 @@ func writeFolder(out string, w *arch.Weights, tokDir, src string, o BuildOptions
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
+	}
+	if slices.Contains(o.Quants, onnx.QuantInt8Smooth) || slices.Contains(o.Quants, onnx.QuantInt8SmoothBlock32) {
+		if opts.Calibration, opts.SmoothAlpha, err = calibrate(w, tok, o); err != nil {
+			return err
+		}
 	}
 	extra, err := variants(w, opts, o)
 	if err != nil {

@@ -95,8 +95,8 @@ func convertEncoder(src, out string, o BuildOptions) error {
 	}
 	extra := map[string]*onnx.Model{}
 	for _, q := range o.Quants {
-		if q == onnx.QuantNone || !c.Classifier() {
-			continue // embedding models: float32 only, as the decoder embedders
+		if q == onnx.QuantNone || !c.Classifier() || q == onnx.QuantInt8Mixed || q == onnx.QuantInt8Smooth || q == onnx.QuantInt8SmoothBlock32 {
+			continue // embedding models: float32 only, as the decoder embedders; mixed and smooth name decoder tensors
 		}
 		qo := opts
 		qo.Quant = q

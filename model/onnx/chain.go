@@ -43,7 +43,7 @@ func BuildQuantChain(n, dim int, q Quant) *Model {
 					wt[c*dim+r] = w[r*dim+c]
 				}
 			}
-			x = g.quantLinear(x, name, []int{dim, dim}, wt, q)
+			x = g.quantLinear(x, name, []int{dim, dim}, wt, q.forTensor(name))
 		}
 	}
 	g.opTo("y", "Identity", []string{x})

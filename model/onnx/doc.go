@@ -10,7 +10,8 @@
 // graph can name it (Options.Fusion, off by default: RotaryEmbedding,
 // SkipSimplifiedLayerNormalization, FusedMatMul from ONNX Runtime's
 // com.microsoft domain); Fusion 0, the default, writes standard ONNX ops
-// only.
+// only, except in the quantised variants that are built on a contrib kernel
+// (QuantInt8Block32 and QuantInt8SmoothBlock32: MatMulNBits).
 //
 // The default head computes dot(final hidden state at the last real token,
 // head[yes] - head[no]) instead of full-vocabulary logits: the reranker's

@@ -46,8 +46,12 @@ func NewEncoderOptions() EncoderOptions { return EncoderOptions{Storage: Default
 // Validate reports every problem at once.
 func (o EncoderOptions) Validate() error {
 	var errs []error
-	if o.Quant < QuantNone || o.Quant > QuantInt8 {
+	switch {
+	case !o.Quant.Valid():
 		errs = append(errs, fmt.Errorf("unknown quantisation %v", o.Quant))
+	case o.Quant == QuantInt8Mixed || o.Quant.smooths():
+		// Both name decoder tensors (down_proj, the RMSNorm gains).
+		errs = append(errs, fmt.Errorf("quantisation %v is for decoder rerankers, not encoders", o.Quant))
 	}
 	if err := o.Storage.Validate(); err != nil {
 		errs = append(errs, err)
@@ -173,9 +177,9 @@ func (e *encoder) layerNorm(x, gain, bias string) string {
 // affine computes x·Wᵀ + b for the tensor pair (weight, bias), quantised
 // per e.quant for the layers' projections (layer true).
 func (e *encoder) affine(x, weight, bias string, layer bool) string {
-	if layer && e.quant != QuantNone {
+	if q := e.quant.forTensor(weight); layer && q != QuantNone {
 		t := e.w.Tensors[weight]
-		return e.op("Add", []string{e.quantLinear(x, weight, t.Shape, t.Data, e.quant), e.weight(bias)})
+		return e.op("Add", []string{e.quantLinear(x, weight, t.Shape, t.Data, q), e.weight(bias)})
 	}
 	return e.op("Gemm", []string{x, e.weight(weight), e.weight(bias)}, attrInt("transB", 1))
 }

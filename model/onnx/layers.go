@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/onnx/onnxpb"
@@ -31,6 +32,9 @@ type decoder struct {
 	// RotaryEmbedding's tables [positions, head_dim/2] (FuseRotary).
 	cosCache, sinCache string
 	shapes             map[string]string
+	// renamed lists the tensors of w that a weight transform changed
+	// (prepareWeights): their initializers are named smoothName(name).
+	renamed map[string]bool
 }
 
 // ropeAt says where a set of rows sits for RoPE: cos and sin tables
@@ -47,15 +51,19 @@ type ropeAt struct {
 
 // weight adds a tensor of w as an initializer (once) and returns its name.
 func (d *decoder) weight(name string) (string, error) {
-	if _, ok := d.consts["w:"+name]; ok {
-		return name, nil
+	if init, ok := d.consts["w:"+name]; ok {
+		return init, nil
 	}
 	t, ok := d.w.Tensors[name]
 	if !ok {
 		return "", fmt.Errorf("missing tensor %s", name)
 	}
-	d.consts["w:"+name] = name
-	return d.floatInit(name, t.Shape, t.Data), nil
+	init := name
+	if d.renamed[name] {
+		init = smoothName(name)
+	}
+	d.consts["w:"+name] = init
+	return d.floatInit(init, t.Shape, t.Data), nil
 }
 
 // shapeBS returns the shape vector [batch, seq, rest...].
@@ -205,7 +213,7 @@ func (d *decoder) layerWeights(l int) (map[string]string, error) {
 	}
 	for _, n := range names {
 		full := arch.LayerTensor(l, n)
-		if d.quant != QuantNone && projections[n] {
+		if projections[n] && d.quant.forTensor(full) != QuantNone {
 			if _, ok := d.w.Tensors[full]; !ok {
 				return nil, fmt.Errorf("missing tensor %s", full)
 			}
@@ -229,18 +237,79 @@ func (d *decoder) layerWeights(l int) (map[string]string, error) {
 func (d *decoder) proj(x string, ws map[string]string, which string) string {
 	tensor := ws[which]
 	bias := ws[arch.ProjBias(which)]
-	if d.quant == QuantNone {
+	q := d.quant.forTensor(tensor)
+	if q == QuantNone {
 		if bias != "" {
 			return d.op("Gemm", []string{x, tensor, bias}, attrInt("transB", 1))
 		}
 		return d.linear(x, tensor)
 	}
-	t := d.w.Tensors[tensor]
-	y := d.quantLinear(x, tensor, t.Shape, t.Data, d.quant)
+	var y string
+	if q.blockSize() > 0 {
+		y = d.fusedProj(x, ws, which, q)
+	} else {
+		t := d.w.Tensors[tensor]
+		y = d.quantLinear(x, tensor, t.Shape, t.Data, q)
+	}
 	if bias != "" {
 		y = d.op("Add", []string{y, bias})
 	}
 	return y
+}
+
+// fusedWith lists, for the first projection of a group that reads the
+// same input, the group: one MatMulNBits over the concatenated weights
+// quantises the input once (MatMulNBits quantises its input per call)
+// and runs one wider product. k starts a group of its own where a graph
+// computes keys and values without queries (the shared-prefix graph's
+// last layer).
+var fusedWith = map[string][]string{
+	arch.QProj:    {arch.QProj, arch.KProj, arch.VProj},
+	arch.KProj:    {arch.KProj, arch.VProj},
+	arch.GateProj: {arch.GateProj, arch.UpProj},
+}
+
+// fusedProj is proj for the MatMulNBits kinds: the group of which (see
+// fusedWith) is computed by one node on its first member's call, split,
+// and the other members' outputs kept for their calls on the same x.
+func (d *decoder) fusedProj(x string, ws map[string]string, which string, q Quant) string {
+	key := "fz:" + x + ":" + ws[which]
+	if y, ok := d.consts[key]; ok {
+		return y
+	}
+	group := fusedWith[which]
+	if len(group) == 0 {
+		group = []string{which}
+	}
+	names := make([]string, len(group))
+	var data []float32
+	var sizes []int64
+	in := 0
+	for i, m := range group {
+		names[i] = ws[m]
+		t := d.w.Tensors[ws[m]]
+		in = t.Shape[1]
+		sizes = append(sizes, int64(t.Shape[0]))
+		if len(group) > 1 {
+			data = append(data, t.Data...)
+		} else {
+			data = t.Data
+		}
+	}
+	out := 0
+	for _, s := range sizes {
+		out += int(s)
+	}
+	name := strings.Join(names, "+")
+	y := d.quantLinear(x, name, []int{out, in}, data, q)
+	if len(group) == 1 {
+		return y
+	}
+	parts := d.opN("Split", len(group), []string{y, d.ints(sizes...)}, attrInt("axis", -1))
+	for i, n := range names {
+		d.consts["fz:"+x+":"+n] = parts[i]
+	}
+	return parts[0]
 }
 
 // qkNorm applies a q_norm/k_norm gain to x [..., head_dim]; without one

@@ -3,6 +3,7 @@ package onnx
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -60,6 +61,14 @@ type Options struct {
 	// (QuantNone: float32 Gemm, the reference). Quantised graphs record the
 	// choice in MetaQuant.
 	Quant Quant
+	// Calibration is QuantInt8Smooth's activation statistics (required
+	// for it, ignored otherwise): model/folder fills it from calibration
+	// text through the reference pass.
+	Calibration *Calibration
+	// SmoothAlpha is QuantInt8Smooth's strength, in [0, 1]
+	// (ChooseSmoothAlpha picks it); negative: no smoothing (the variant is
+	// then QuantInt8 under another name).
+	SmoothAlpha float64
 	// Fusion selects ONNX Runtime kernels (domain com.microsoft) written in
 	// place of standard-op subgraphs; 0 writes standard ONNX ops only.
 	// NewOptions sets DefaultFusion.
@@ -205,8 +214,14 @@ func (o Options) Validate() error {
 	if err := o.Storage.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if o.Quant < QuantNone || o.Quant > QuantInt8 {
+	if !o.Quant.Valid() {
 		errs = append(errs, fmt.Errorf("unknown weight quantisation %v", o.Quant))
+	}
+	if o.Quant.smooths() && o.Calibration == nil {
+		errs = append(errs, fmt.Errorf("%v needs a calibration (Options.Calibration)", o.Quant))
+	}
+	if o.SmoothAlpha > 1 || math.IsNaN(o.SmoothAlpha) {
+		errs = append(errs, fmt.Errorf("smooth alpha %v: want <= 1 (negative: none)", o.SmoothAlpha))
 	}
 	if o.Fusion&^fuseAll != 0 {
 		errs = append(errs, fmt.Errorf("unknown fusion %v", o.Fusion))

@@ -125,7 +125,11 @@ func BuildSharedPrefix(w *arch.Weights, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("onnx: build shared prefix: %w", err)
 	}
 	c := w.Config
-	d := &prefixDecoder{decoder: &decoder{graph: newGraph(), cfg: c, w: w, shapes: map[string]string{}, quant: opts.Quant, fuse: opts.Fusion},
+	w, renamed, err := prepareWeights(w, opts)
+	if err != nil {
+		return nil, fmt.Errorf("onnx: build shared prefix: %w", err)
+	}
+	d := &prefixDecoder{decoder: &decoder{graph: newGraph(), cfg: c, w: w, shapes: map[string]string{}, quant: opts.Quant, fuse: opts.Fusion, renamed: renamed},
 		attnBuckets: opts.AttentionBuckets}
 	pids := d.input(PrefixIDs, onnxpb.TensorProto_INT64, "prefix")
 	ids := d.input(PackedIDs, onnxpb.TensorProto_INT64, "tokens")
@@ -181,9 +185,7 @@ func BuildSharedPrefix(w *arch.Weights, opts Options) (*Model, error) {
 	m.setMeta(MetaHead, opts.Head.String())
 	m.setMeta(MetaYesID, strconv.Itoa(opts.YesID))
 	m.setMeta(MetaNoID, strconv.Itoa(opts.NoID))
-	if opts.Quant != QuantNone {
-		m.setMeta(MetaQuant, opts.Quant.String())
-	}
+	setQuantMeta(m, opts)
 	m.setMeta(MetaVariant, VariantSharedPrefix)
 	return m, nil
 }

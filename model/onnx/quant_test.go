@@ -71,7 +71,8 @@ func TestQuantizeInt8(t *testing.T) {
 
 // TestQuantGraphs: quantised reranker and shared-prefix graphs pass Check,
 // use standard ONNX ops only without fusions (with the default ones, only
-// the contrib kernels Fusion names, with their opset imported), record
+// the contrib kernels Fusion names, with their opset imported; the block
+// variant's MatMulNBits is a contrib kernel too), record
 // MetaQuant, and keep no float32 copy of a projection.
 func TestQuantGraphs(t *testing.T) {
 	w, err := arch.Random(arch.Tiny(), 3)
@@ -95,6 +96,9 @@ func checkQuantGraphs(t *testing.T, w *arch.Weights, q Quant, fusion Fusion, con
 	t.Helper()
 	opts := NewOptions(5, 6)
 	opts.Quant, opts.Fusion = q, fusion
+	if q.smooths() {
+		opts.Calibration, opts.SmoothAlpha = calibrate(t, w, 1), 0.5
+	}
 	for name, build := range map[string]func(*arch.Weights, Options) (*Model, error){
 		"reranker": BuildReranker, "shared_prefix": BuildSharedPrefix,
 	} {
@@ -112,12 +116,13 @@ func checkQuantGraphs(t *testing.T, w *arch.Weights, q Quant, fusion Fusion, con
 			case n.GetDomain() == "":
 			case n.GetDomain() == msDomain && fusion != 0 && contrib[n.GetOpType()]:
 				used[n.GetOpType()] = true
+			case n.GetDomain() == msDomain && q.blockSize() > 0 && n.GetOpType() == "MatMulNBits":
 			default:
 				t.Errorf("%v %s: node %s (%s) in domain %q", q, name, n.GetName(), n.GetOpType(), n.GetDomain())
 			}
 		}
 		imported := slices.ContainsFunc(m.Proto.GetOpsetImport(), func(o *onnxpb.OperatorSetIdProto) bool { return o.GetDomain() == msDomain })
-		if imported != (fusion != 0) || (fusion != 0 && len(used) != len(contrib)) {
+		if imported != (fusion != 0 || q.blockSize() > 0) || (fusion != 0 && len(used) != len(contrib)) {
 			t.Errorf("%v %s: %s imported %v, contrib ops used %v", q, name, msDomain, imported, used)
 		}
 		var meta string

@@ -57,7 +57,11 @@ func BuildReranker(w *arch.Weights, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("onnx: yes/no ids %d/%d outside vocabulary of %d", opts.YesID, opts.NoID, c.VocabSize)
 	}
 
-	d := &decoder{graph: newGraph(), cfg: c, w: w, shapes: map[string]string{}, quant: opts.Quant, fuse: opts.Fusion}
+	w, renamed, err := prepareWeights(w, opts)
+	if err != nil {
+		return nil, fmt.Errorf("onnx: build reranker: %w", err)
+	}
+	d := &decoder{graph: newGraph(), cfg: c, w: w, shapes: map[string]string{}, quant: opts.Quant, fuse: opts.Fusion, renamed: renamed}
 	ids := d.input(InputIDs, onnxpb.TensorProto_INT64, "batch", "seq")
 	mask := d.input(AttentionMask, onnxpb.TensorProto_INT64, "batch", "seq")
 	d.prologue(ids, mask)
@@ -90,9 +94,7 @@ func BuildReranker(w *arch.Weights, opts Options) (*Model, error) {
 	m.setMeta(MetaHead, opts.Head.String())
 	m.setMeta(MetaYesID, strconv.Itoa(opts.YesID))
 	m.setMeta(MetaNoID, strconv.Itoa(opts.NoID))
-	if opts.Quant != QuantNone {
-		m.setMeta(MetaQuant, opts.Quant.String())
-	}
+	setQuantMeta(m, opts)
 	return m, nil
 }
 

@@ -39,9 +39,23 @@ func FinalHidden(w *arch.Weights, ids []int) ([]float32, error) {
 	return rmsNorm(hs[len(hs)-1], w.Tensors[arch.FinalNorm].Data, w.Config.RMSNormEps), nil
 }
 
+// ProjectionInputs runs ids through the model and calls visit with the
+// rows every projection reads, one per position, keyed by where they come
+// from: each layer's two RMSNorm outputs by the gain's tensor name
+// (arch.LayerTensor(l, arch.InputNorm) for q/k/v, arch.PostNorm for
+// gate/up), the attention output by o_proj's and the MLP's SiLU(gate)·up
+// by down_proj's. visit must not keep rows past its return. Quantisation
+// calibration (activation ranges per channel) is its use.
+func ProjectionInputs(w *arch.Weights, ids []int, visit func(input string, rows [][]float32)) error {
+	_, err := forwardVisit(w, ids, visit)
+	return err
+}
+
 // forward returns the residual stream after the last layer (before the
 // final norm) at every position.
-func forward(w *arch.Weights, ids []int) ([][]float32, error) {
+func forward(w *arch.Weights, ids []int) ([][]float32, error) { return forwardVisit(w, ids, nil) }
+
+func forwardVisit(w *arch.Weights, ids []int, visit func(norm string, rows [][]float32)) ([][]float32, error) {
 	if w == nil {
 		return nil, errors.New("ref: nil weights")
 	}
@@ -65,10 +79,24 @@ func forward(w *arch.Weights, ids []int) ([][]float32, error) {
 	for l := range c.NumHiddenLayers {
 		t := func(name string) []float32 { return w.Tensors[arch.LayerTensor(l, name)].Data }
 		a := normRows(h, t(arch.InputNorm), c.RMSNormEps)
-		o := linear(attention(c, a, t), t(arch.OProj), c.HiddenSize)
+		if visit != nil {
+			visit(arch.LayerTensor(l, arch.InputNorm), a)
+		}
+		att := attention(c, a, t)
+		if visit != nil {
+			visit(arch.LayerTensor(l, arch.OProj), att)
+		}
+		o := linear(att, t(arch.OProj), c.HiddenSize)
 		addRows(h, o)
 		m := normRows(h, t(arch.PostNorm), c.RMSNormEps)
-		addRows(h, mlp(m, t(arch.GateProj), t(arch.UpProj), t(arch.DownProj), c.IntermediateSize, c.HiddenSize))
+		if visit != nil {
+			visit(arch.LayerTensor(l, arch.PostNorm), m)
+		}
+		var seen func([][]float32)
+		if visit != nil {
+			seen = func(rows [][]float32) { visit(arch.LayerTensor(l, arch.DownProj), rows) }
+		}
+		addRows(h, mlp(m, t(arch.GateProj), t(arch.UpProj), t(arch.DownProj), c.IntermediateSize, c.HiddenSize, seen))
 	}
 	return h, nil
 }
@@ -148,13 +176,16 @@ func causalGQA(q, k, v [][]float32, nh, nkv, hd int) [][]float32 {
 }
 
 // mlp is SwiGLU: down(silu(gate(x)) * up(x)).
-func mlp(x [][]float32, gate, up, down []float32, inter, hidden int) [][]float32 {
+func mlp(x [][]float32, gate, up, down []float32, inter, hidden int, seen func([][]float32)) [][]float32 {
 	g, u := linear(x, gate, inter), linear(x, up, inter)
 	for p := range g {
 		for i, gv := range g[p] {
 			s := float64(gv)
 			g[p][i] = float32(s / (1 + math.Exp(-s)) * float64(u[p][i]))
 		}
+	}
+	if seen != nil {
+		seen(g)
 	}
 	return linear(g, down, hidden)
 }

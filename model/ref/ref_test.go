@@ -86,7 +86,7 @@ func TestMLP(t *testing.T) {
 	silu := func(x float64) float64 { return x / (1 + math.Exp(-x)) }
 	x := []float32{1, -1}
 	a, b := silu(1)*2, silu(-1)*-2
-	got := mlp([][]float32{x}, []float32{1, 0, 0, 1}, []float32{2, 0, 0, 2}, []float32{1, 1, 0, 1}, 2, 2)
+	got := mlp([][]float32{x}, []float32{1, 0, 0, 1}, []float32{2, 0, 0, 2}, []float32{1, 1, 0, 1}, 2, 2, nil)
 	near(t, "mlp", got[0], []float64{a + b, b}, 1e-6)
 }
 
