@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"time"
 
 	"github.com/rerankd/rerankd/cmd/internal/progress"
@@ -68,12 +69,18 @@ type encoderBenchResult struct {
 	Efficiency       float64 `json:"efficiency"`
 	EfficiencyMedian float64 `json:"efficiency_median"`
 	BaselineEff      float64 `json:"baseline_efficiency_median"`
+	// QuantPeakGFLOPs is the same chain's peak in the quantised variant's
+	// arithmetic, and QuantEfficiency ours over it (only with --quant).
+	QuantPeakGFLOPs float64 `json:"quant_peak_gflops,omitempty"`
+	QuantEfficiency float64 `json:"quant_efficiency,omitempty"`
 	// The quantised graph's error against the float32 reference (only
 	// with --quant other than fp32).
 	Error *quantError `json:"quant_error,omitempty"`
 	// PeakRSSMB is this process's VmHWM after our path alone scored one
 	// request: the model, its tokenizer and one request's activations.
-	PeakRSSMB     float64   `json:"peak_rss_mb"`
+	PeakRSSMB float64 `json:"peak_rss_mb"`
+	// WeightFilesMB is the weight data our graph uses (its initializers,
+	// inline or in the data file the variants share).
 	WeightFilesMB float64   `json:"weight_files_mb"`
 	RSSOverMB     float64   `json:"rss_over_weights_mb"`
 	ReadyS        float64   `json:"ready_s,omitempty"`
@@ -125,8 +132,13 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 	}
 	r := encoderBenchResult{Family: cfg.Family(), Params: cfg.Params(), Layers: cfg.NumHiddenLayers, Hidden: cfg.HiddenSize,
 		Quant: b.quant.String(), Requests: b.requests, Candidates: b.candidates, MaxLength: info.MaxLength,
-		PeakRSSMB: peakRSSMB(), WeightFilesMB: float64(quantFileBytes(b.dir, b.quant)) / 1e6,
-		Notes: "speed only: scores of a random-weight model carry no meaning; same-run ratios are what to compare across machines"}
+		PeakRSSMB: peakRSSMB(),
+		Notes:     "speed only: scores of a random-weight model carry no meaning; same-run ratios are what to compare across machines"}
+	weights, err := variantWeightBytes(b.dir, b.quant)
+	if err != nil {
+		return err
+	}
+	r.WeightFilesMB = float64(weights) / 1e6
 	r.RSSOverMB = r.PeakRSSMB - r.WeightFilesMB
 	if b.starts > 0 {
 		fmt.Fprintf(stderr, "timing %d starts of rerankd serve to /ready...\n", b.starts)
@@ -168,11 +180,17 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	meters, err := benchMeters(b.opts.Session, onnx.QuantNone, cfg.HiddenSize)
+	meterSess := b.opts.Session
+	meterSess.ProfilePrefix = ""
+	meters, err := benchMeters(meterSess, b.quant, cfg.HiddenSize)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = meters[0].Close() }()
+	defer func() {
+		for _, m := range meters {
+			_ = m.Close()
+		}
+	}()
 
 	var ours, refScores, servedScores []rerank.Score
 	var oursT, baseT, servedT []time.Duration
@@ -252,6 +270,11 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 	if r.PeakGFLOPs, err = meters[0].Measure(3 * time.Second); err != nil {
 		return err
 	}
+	if len(meters) > 1 {
+		if r.QuantPeakGFLOPs, err = meters[1].Measure(3 * time.Second); err != nil {
+			return err
+		}
+	}
 
 	r.Pairs = len(ours)
 	r.TokensPerPair = float64(real) / float64(r.Pairs)
@@ -263,6 +286,9 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 	r.SpeedupMedian = medianRatio(baseT, oursT)
 	r.UsefulGFLOPs = usefulFLOPs / sum(oursT).Seconds() / 1e9
 	r.Efficiency = r.UsefulGFLOPs / r.PeakGFLOPs
+	if r.QuantPeakGFLOPs > 0 {
+		r.QuantEfficiency = r.UsefulGFLOPs / r.QuantPeakGFLOPs
+	}
 	r.EfficiencyMedian, r.BaselineEff = median(effs), median(baseEffs)
 	if srv != nil {
 		r.ServedPairsPerS = float64(r.Pairs) / sum(servedT).Seconds()
@@ -312,6 +338,9 @@ func printEncoderBench(w io.Writer, r encoderBenchResult) error {
 		_, err = fmt.Fprintf(w, "served (HTTP + scheduler, one client): pairs/s %.2f, ratio to direct %.3f (median per request %.3f); engine calls per request %.0f; max logit difference %.2g\n",
 			r.ServedPairsPerS, r.ServedRatio, r.ServedRatioMedian, r.ServedEngineCalls, r.ServedMaxAbsLogitDiff)
 	}
+	if err == nil && r.QuantPeakGFLOPs > 0 {
+		_, err = fmt.Fprintf(w, "%s peak %.1f GFLOP/s: efficiency %.2f against it\n", r.Quant, r.QuantPeakGFLOPs, r.QuantEfficiency)
+	}
 	if err == nil && r.Error != nil {
 		_, err = fmt.Fprintf(w, "%s vs float32: max |dlogit| %.3g (mean %.3g; float32 logits spread %.3g), max |dscore| %.3g (mean %.3g), Kendall tau %.3f, top-5 agreement %.2f\n",
 			r.Quant, r.Error.MaxAbsLogit, r.Error.MeanAbsLogit, r.Error.RefLogitStd, r.Error.MaxAbsScore, r.Error.MeanAbsScore, r.Error.KendallTau, r.Error.Top5Agree)
@@ -333,16 +362,10 @@ func encoderFLOPs(c arch.EncoderConfig, n int) float64 {
 	return c.FLOPsPerToken()*float64(n) + attn
 }
 
-// quantFileBytes is the size of the graph of variant q in dir: float32's
-// model.onnx and its external data file; a quantised variant's own graph
-// file only (its external tensors, if any, live in the float32 data file
-// and are not counted, so RSS over this is the conservative figure).
-func quantFileBytes(dir string, q onnx.Quant) int64 {
-	names := []string{onnx.QuantFile(onnx.ModelFile, q)}
-	if q == onnx.QuantNone {
-		names = append(names, onnx.DataFile)
-	}
-	return fileBytes(dir, names...)
+// variantWeightBytes is the initializer data the graph of variant q
+// uses (variants share one data file; each counts only its own tensors).
+func variantWeightBytes(dir string, q onnx.Quant) (int64, error) {
+	return onnx.WeightBytes(filepath.Join(dir, onnx.QuantFile(onnx.ModelFile, q)))
 }
 
 func sum(ds []time.Duration) time.Duration {

@@ -50,6 +50,7 @@ func TestBenchEncoder(t *testing.T) {
 					r.Error.MaxAbsLogit > 0 && r.Error.MaxAbsLogit < 0.5 && r.Error.MeanAbsLogit <= r.Error.MaxAbsLogit &&
 						r.Error.MaxAbsScore <= r.Error.MaxAbsLogit && r.Error.KendallTau > 0 && r.Error.KendallTau <= 1 && r.Error.RefLogitStd > 0)},
 				{"memory", r.PeakRSSMB > 0 && r.WeightFilesMB > 0 && math.Abs(r.RSSOverMB-(r.PeakRSSMB-r.WeightFilesMB)) < 1e-9},
+				{"quant peak", (c.quant == "fp32") == (r.QuantPeakGFLOPs == 0) && (r.QuantPeakGFLOPs == 0 || math.Abs(r.QuantEfficiency-r.UsefulGFLOPs/r.QuantPeakGFLOPs) < 1e-9)},
 				{"ready", len(r.ReadyStartsS) == 1 && r.ReadyS > 0 && r.ReadyPeakMB > 0},
 			} {
 				if !check.ok {

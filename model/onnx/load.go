@@ -51,3 +51,30 @@ func Load(dir string) (*Model, error) {
 	}
 	return &Model{Proto: p, Storage: DefaultStorage()}, nil
 }
+
+// WeightBytes is the size of the initializer data the graph file at path
+// uses, inline or external, without reading the external files: what a
+// variant sharing a data file with others needs of it.
+func WeightBytes(path string) (int64, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("onnx: %w", err)
+	}
+	p := &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(raw, p); err != nil {
+		return 0, fmt.Errorf("onnx: %s: %w", path, err)
+	}
+	var n int64
+	for _, t := range p.GetGraph().GetInitializer() {
+		if t.GetDataLocation() != onnxpb.TensorProto_EXTERNAL {
+			n += int64(len(t.GetRawData()))
+			continue
+		}
+		ref, err := externalRef(t)
+		if err != nil {
+			return 0, fmt.Errorf("onnx: %s: %w", path, err)
+		}
+		n += ref.length
+	}
+	return n, nil
+}

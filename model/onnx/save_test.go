@@ -65,6 +65,10 @@ func TestSaveLayout(t *testing.T) {
 			if !proto.Equal(back.Proto, m.Proto) {
 				t.Error("loaded model differs from the saved one")
 			}
+			// WeightBytes counts the same data from the graph file alone.
+			if n, err := WeightBytes(filepath.Join(dir, ModelFile)); err != nil || n != m.InitializerBytes() || n == 0 {
+				t.Errorf("WeightBytes = %d, %v; initializers hold %d", n, err, m.InitializerBytes())
+			}
 			// Saving again over the existing files works and is stable.
 			if err := m.Save(dir); err != nil {
 				t.Fatal(err)
