@@ -129,8 +129,8 @@
 // rerank.NewPairScorer: pairs from the folder's EncoderTokenizer, cut to
 // the asked-for length lowered to the model's positions (Info.MaxLength),
 // token types packed into the sequences (rerank.TypeShift), cost rows ×
-// longest row, one engine call per request that fits the budget
-// (scheduler.WholeRequester). A bare encoder runs as an Embedder: the
+// longest row, a request's pairs split where padding would exceed the
+// MaxPadRatio. A bare encoder runs as an Embedder: the
 // text through EncoderTokenizer.Encode, pooled as its 1_Pooling says,
 // L2-normalised, no instruction. The text is only ever encoded by
 // LoadOptions.EncoderTokenizer or the folder's own tokenizer.json

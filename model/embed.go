@@ -391,7 +391,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string, isQuery bool) ([][
 	}
 	out := make([][]float32, len(texts))
 	// Padded: the engine pads every row to the longest and computes it.
-	for _, batch := range batching.Plan(seqs, e.cfg.MaxBatch, e.cfg.BatchTokens, batching.Padded, e.engine.SameLengthBatches()) {
+	for _, batch := range batching.Plan(seqs, e.cfg.MaxBatch, e.cfg.BatchTokens, 0, batching.Padded, e.engine.SameLengthBatches()) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -127,9 +127,9 @@ type encoderClassifier interface {
 // EncoderEngine is the rerank.Engine (and scheduler.Engine) of a
 // cross-encoder: its sequences are rerank.PackTypes(ids, typeIDs), which
 // it unpacks into Encoded rows. Its Cost is rows × longest row, what the
-// right-padded graph computes (as text-embeddings-inference budgets), and
-// the scheduler keeps a request that fits the budget in one call
-// (WholeRequests).
+// right-padded graph computes (as text-embeddings-inference budgets); the
+// scheduler and the scorer split a request's pairs where padding would
+// exceed their MaxPadRatio.
 type EncoderEngine struct {
 	e   encoderClassifier
 	cfg arch.EncoderConfig
@@ -146,10 +146,6 @@ func (e *EncoderEngine) Logits(ctx context.Context, seqs [][]int) ([]float32, er
 
 // Cost implements batching.Coster: rows × longest row.
 func (e *EncoderEngine) Cost(seqs [][]int) int { return batching.Padded(seqs) }
-
-// WholeRequests implements scheduler.WholeRequester: a request's pairs
-// are one engine call when they fit the budget, padding counted.
-func (e *EncoderEngine) WholeRequests() bool { return true }
 
 // Config returns the encoder's architecture.
 func (e *EncoderEngine) Config() arch.EncoderConfig { return e.cfg }

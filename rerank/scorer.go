@@ -44,11 +44,17 @@ type ScorerConfig struct {
 	BatchTokens int
 	// MaxBatch bounds the rows of one engine call.
 	MaxBatch int
+	// MaxPadRatio stops an engine call from growing once its computed
+	// tokens would exceed MaxPadRatio × its real tokens (0: no limit), as
+	// the server's scheduler.Config.MaxPadRatio does: on CPU, padding is
+	// wasted compute, and a cross-encoder's pairs of 15 and 65 words in one
+	// call measured slower than one call per pair.
+	MaxPadRatio float64
 }
 
 // DefaultScorerConfig returns the defaults.
 func DefaultScorerConfig() ScorerConfig {
-	return ScorerConfig{Prompt: DefaultPromptConfig(), BatchTokens: 8192, MaxBatch: 32}
+	return ScorerConfig{Prompt: DefaultPromptConfig(), BatchTokens: 8192, MaxBatch: 32, MaxPadRatio: 1.25}
 }
 
 // Validate reports every problem at once.
@@ -59,6 +65,9 @@ func (c ScorerConfig) Validate() error {
 	}
 	if c.MaxBatch < 1 {
 		errs = append(errs, fmt.Errorf("max batch %d: want >= 1", c.MaxBatch))
+	}
+	if c.MaxPadRatio != 0 && !(c.MaxPadRatio >= 1) {
+		errs = append(errs, fmt.Errorf("max pad ratio %v: want 0 (no limit) or >= 1", c.MaxPadRatio))
 	}
 	return errors.Join(errs...)
 }
@@ -204,7 +213,7 @@ func (s *Scorer) Batches(prompts []Prompt) [][]int {
 	for i, p := range prompts {
 		seqs[i] = p.IDs
 	}
-	return batching.Plan(seqs, s.cfg.MaxBatch, s.cfg.BatchTokens, batching.CostOf(s.engine), false)
+	return batching.Plan(seqs, s.cfg.MaxBatch, s.cfg.BatchTokens, s.cfg.MaxPadRatio, batching.CostOf(s.engine), false)
 }
 
 // Sigmoid maps a logit to a probability without overflow.

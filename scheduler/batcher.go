@@ -12,15 +12,6 @@ import (
 // not keep or change seqs.
 type CostFunc = batching.Cost
 
-// WholeRequester is implemented by padding engines (the BERT / XLM-R
-// encoders) whose requests should each be one engine call when they fit
-// MaxBatch and BatchTokens, as text-embeddings-inference batches: for
-// them MaxPadRatio only stops pairs of different requests from joining a
-// batch, never one request's own pairs.
-type WholeRequester interface {
-	WholeRequests() bool
-}
-
 // paddedCost is the cost of engines that are not Costers: rows × longest
 // row, what an engine that pads every row to the longest computes.
 var paddedCost CostFunc = batching.Padded
@@ -44,15 +35,20 @@ func plan(pending []pair, cfg *Config, cost CostFunc, buf [][]int) (a, lo, hi in
 			a = i
 		}
 	}
+	// The oldest pair's request goes first, from its shortest pair
+	// (pending is sorted by length): its own pairs then join in length
+	// order, as batching.Plan groups them for the direct path, rather than
+	// around whichever document happened to come first.
+	for i := range pending {
+		if pending[i].req == pending[a].req {
+			a = i
+			break
+		}
+	}
 	lo, hi = a, a+1
 	rows, real := 1, len(pending[a].seq)
 	computed = cost([][]int{pending[a].seq})
-	// one: the window holds the oldest pair's request alone.
-	one := cfg.wholeRequests
-	fits := func(c, real int, next pair) bool {
-		if one && next.req == pending[a].req {
-			return c <= cfg.BatchTokens
-		}
+	fits := func(c, real int) bool {
 		return c <= cfg.BatchTokens && float64(c) <= cfg.MaxPadRatio*float64(real)
 	}
 	for {
@@ -70,13 +66,13 @@ func plan(pending []pair, cfg *Config, cost CostFunc, buf [][]int) (a, lo, hi in
 		pick, pickCost, waste := -1, 0, 0
 		if lo > 0 {
 			n := len(pending[lo-1].seq)
-			if c := cost(buf[0 : hi-first]); fits(c, real+n, pending[lo-1]) {
+			if c := cost(buf[0 : hi-first]); fits(c, real+n) {
 				pick, pickCost, waste = lo-1, c, c-computed-n
 			}
 		}
 		if hi < len(pending) {
 			n := len(pending[hi].seq)
-			if c := cost(buf[lo-first : hi+1-first]); fits(c, real+n, pending[hi]) && (pick < 0 || c-computed-n < waste) {
+			if c := cost(buf[lo-first : hi+1-first]); fits(c, real+n) && (pick < 0 || c-computed-n < waste) {
 				pick, pickCost = hi, c
 			}
 		}
@@ -89,7 +85,6 @@ func plan(pending []pair, cfg *Config, cost CostFunc, buf [][]int) (a, lo, hi in
 			lo--
 		}
 		rows++
-		one = one && pending[pick].req == pending[a].req
 		real += len(pending[pick].seq)
 		computed = pickCost
 	}

@@ -37,10 +37,6 @@ type Config struct {
 	// that packs rows computes no more than the real tokens, so this never
 	// splits its batches.
 	MaxPadRatio float64
-
-	// wholeRequests is set by New for an engine that is a WholeRequester:
-	// MaxPadRatio then never splits one request's own pairs.
-	wholeRequests bool
 }
 
 // DefaultConfig returns the defaults.

@@ -64,11 +64,10 @@
 //     first it fails the remaining requests with ErrClosed, cancels the
 //     engine calls' context and returns without waiting for them.
 //
-// An engine that is a WholeRequester (the BERT / XLM-R encoders, which pad
-// every row to the longest like text-embeddings-inference) keeps one
-// request's pairs in one engine call whenever they fit MaxBatch and
-// BatchTokens (rows × longest row): for it MaxPadRatio only keeps other
-// requests' pairs of a different length out of the batch.
+// An engine that pads every row to the longest (the BERT / XLM-R encoders,
+// the plain decoder graph) gets its request's pairs split by MaxPadRatio
+// like any other pairs: on CPU a request of 15- and 65-word memories in
+// one call measured slower than one call per pair (docs/encoders.md).
 //
 // Workers (concurrent engine calls) defaults to 1 because ONNX Runtime
 // already spreads one call over every CPU core; more workers only help

@@ -4,13 +4,20 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/rerankd/rerankd/internal/batching"
 )
 
-// mkPending builds a sorted queue from (length, arrival rank) pairs.
-func mkPending(r *request, spec ...[2]int) []pair {
+// mkPending builds a sorted queue from (length, arrival rank) pairs, each
+// rank its own request (as pairs arriving apart are).
+func mkPending(spec ...[2]int) []pair {
 	var ps []pair
+	reqs := map[int]*request{}
 	for i, s := range spec {
-		ps = append(ps, pair{req: r, seq: seq(1, s[0]), idx: i, order: uint64(s[1])})
+		if reqs[s[1]] == nil {
+			reqs[s[1]] = &request{ctx: context.Background()}
+		}
+		ps = append(ps, pair{req: reqs[s[1]], seq: seq(1, s[0]), idx: i, order: uint64(s[1])})
 	}
 	slices.SortFunc(ps, cmpPair)
 	return ps
@@ -40,10 +47,9 @@ func TestPlan(t *testing.T) {
 		{"pad ratio keeps far lengths apart", cfg(8192, 32, 1.25), [][2]int{{4, 1}, {4, 2}, {400, 0}}, []int{400}, false},
 		{"large pad ratio still groups by length", cfg(8192, 3, 100), [][2]int{{4, 1}, {4, 2}, {300, 3}, {400, 0}, {410, 4}}, []int{300, 400, 410}, true},
 	}
-	r := &request{ctx: context.Background()}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ps := mkPending(r, tt.spec...)
+			ps := mkPending(tt.spec...)
 			a, lo, hi, full, _, _ := plan(ps, &tt.cfg, paddedCost, nil)
 			if ps[a].order != 0 {
 				t.Errorf("anchor has rank %d, want the oldest (0)", ps[a].order)
@@ -160,34 +166,32 @@ func TestPlanPackedCost(t *testing.T) {
 	}
 }
 
-// TestPlanWholeRequests: for a WholeRequester engine, padding never splits
-// one request's pairs (within the budget), but still keeps another
-// request's pairs of a different length out.
-func TestPlanWholeRequests(t *testing.T) {
-	a, b := &request{ctx: context.Background()}, &request{ctx: context.Background()}
+// TestPlanRequestShortestFirst: a request's pairs batch from its shortest
+// up, whatever document came first, into the call batching.Plan (the
+// direct path) makes of them.
+func TestPlanRequestShortestFirst(t *testing.T) {
+	r := &request{ctx: context.Background()}
+	lens := []int{100, 40, 44, 48, 200}
 	var ps []pair
-	for i, n := range []int{2, 5, 9, 20} {
-		ps = append(ps, pair{req: a, seq: seq(1, n), idx: i, order: uint64(i)})
+	for i, n := range lens {
+		ps = append(ps, pair{req: r, seq: seq(1, n), idx: i, order: uint64(i)})
 	}
-	ps = append(ps, pair{req: b, seq: seq(2, 40), idx: 0, order: 10})
 	slices.SortFunc(ps, cmpPair)
-	for _, tc := range []struct {
-		name     string
-		whole    bool
-		budget   int
-		wantRows int
-	}{
-		{"padded engine: the ratio splits the request", false, 8192, 1},
-		{"whole requests: one call, the other request apart", true, 8192, 4},
-		{"whole requests: the budget still binds", true, 3 * 9, 3},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := DefaultConfig()
-			c.BatchTokens, c.wholeRequests = tc.budget, tc.whole
-			_, lo, hi, _, computed, _ := plan(ps, &c, paddedCost, nil)
-			if hi-lo != tc.wantRows || computed > tc.budget {
-				t.Errorf("rows %d (cost %d), want %d within %d", hi-lo, computed, tc.wantRows, tc.budget)
-			}
-		})
+	c := DefaultConfig()
+	a, lo, hi, _, _, _ := plan(ps, &c, paddedCost, nil)
+	var got []int
+	for _, p := range ps[lo:hi] {
+		got = append(got, len(p.seq))
+	}
+	seqs := make([][]int, len(lens))
+	for i, n := range lens {
+		seqs[i] = seq(1, n)
+	}
+	var want []int
+	for _, i := range batching.Plan(seqs, c.MaxBatch, c.BatchTokens, c.MaxPadRatio, batching.Padded, false)[0] {
+		want = append(want, lens[i])
+	}
+	if !slices.Equal(got, want) || len(ps[a].seq) != 40 {
+		t.Errorf("batch %v (anchor %d tokens), want %v from the shortest (40)", got, len(ps[a].seq), want)
 	}
 }

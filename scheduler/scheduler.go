@@ -121,9 +121,6 @@ func New(engine Engine, cfg Config, obs Observer) (*Scheduler, error) {
 	if c, ok := engine.(batching.Coster); ok {
 		cost = c.Cost
 	}
-	if w, ok := engine.(WholeRequester); ok && w.WholeRequests() {
-		cfg.wholeRequests = true
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{
 		engine:    engine,

@@ -169,9 +169,11 @@ func docsJSON(docs []string) []map[string]string {
 	return out
 }
 
-// TestEncoderOneEngineCall: the scheduler budgets an encoder by rows x
-// longest row and carries a request that fits in one engine call.
-func TestEncoderOneEngineCall(t *testing.T) {
+// TestEncoderEngineCalls: the scheduler budgets an encoder by rows x
+// longest row; a request of pairs of one length is one engine call, and
+// one of pairs from 4 to 23 tokens is split where padding would pass the
+// pad ratio, into the calls the scorer plans for the same pairs.
+func TestEncoderEngineCalls(t *testing.T) {
 	src, dir := filepath.Join(t.TempDir(), "ckpt"), filepath.Join(t.TempDir(), "served")
 	if code, _, errs := runCLI(t, "testmodel", "--arch", "bert", "--out", src); code != 0 {
 		t.Fatal(errs)
@@ -197,16 +199,30 @@ func TestEncoderOneEngineCall(t *testing.T) {
 	if got := eng.Cost([][]int{{1, 2}, {1, 2, 3, 4, 5}, {1}}); got != 15 {
 		t.Errorf("cost of rows 2, 5, 1: %d, want 3 x 5", got)
 	}
-	docs := make([]string, 20)
-	for i := range docs {
-		docs[i] = strings.Repeat("memory ", 1+i)
-	}
-	out, err := backend.Score(t.Context(), rerank.Request{Query: "q", Docs: docs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Batches != 1 {
-		t.Errorf("20 pairs of <= 24 tokens: %d engine calls, want 1", out.Batches)
+	for _, tc := range []struct {
+		name string
+		doc  func(i int) string
+		many bool
+	}{
+		{"one length", func(int) string { return "memory memory memory" }, false},
+		{"4 to 23 tokens", func(i int) string { return strings.Repeat("memory ", 1+i) }, true},
+	} {
+		docs := make([]string, 20)
+		for i := range docs {
+			docs[i] = tc.doc(i)
+		}
+		req := rerank.Request{Query: "q", Docs: docs}
+		out, err := backend.Score(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompts, err := scorer.Prompts(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if planned := len(scorer.Batches(prompts)); out.Batches != planned || (out.Batches > 1) != tc.many {
+			t.Errorf("%s: %d engine calls, the scorer plans %d; want several: %v", tc.name, out.Batches, planned, tc.many)
+		}
 	}
 }
 

@@ -289,6 +289,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	}
 	o.Scorer.Prompt.MaxLength = f.maxLength
 	o.Scorer.BatchTokens = max(f.sched.BatchTokens, f.maxLength)
+	o.Scorer.MaxBatch, o.Scorer.MaxPadRatio = f.sched.MaxBatch, f.sched.MaxPadRatio // the scorer plans as the scheduler does
 	if err := o.Validate(); err != nil {
 		return nil, nil, limits, fmt.Errorf("%w: %w", errUsage, err)
 	}

@@ -28,11 +28,14 @@ func Padded(seqs [][]int) int {
 
 // Plan groups seqs into engine calls and returns them as indexes into seqs:
 // shortest first (rows of similar length waste little padding), each call
-// at most maxBatch rows and cost(call) <= budget. A sequence over the
-// budget still runs, alone. With sameLength every call holds sequences of
-// one length only, for engines whose output depends on the padding. A nil
-// cost is Padded.
-func Plan(seqs [][]int, maxBatch, budget int, cost Cost, sameLength bool) [][]int {
+// at most maxBatch rows, cost(call) <= budget and, when maxPad > 0,
+// cost(call) <= maxPad × its real tokens, so that on an engine that pads,
+// rows of very different lengths run apart rather than pay for padding
+// (the server's scheduler applies the same MaxPadRatio). A sequence over
+// the budget still runs, alone. With sameLength every call holds sequences
+// of one length only, for engines whose output depends on the padding. A
+// nil cost is Padded.
+func Plan(seqs [][]int, maxBatch, budget int, maxPad float64, cost Cost, sameLength bool) [][]int {
 	if cost == nil {
 		cost = Padded
 	}
@@ -44,17 +47,19 @@ func Plan(seqs [][]int, maxBatch, budget int, cost Cost, sameLength bool) [][]in
 	var out [][]int
 	var call [][]int
 	for start := 0; start < len(order); {
-		end := start
+		end, real := start, 0
 		call = call[:0]
 		for end < len(order) && end-start < maxBatch {
 			next := seqs[order[end]]
 			if sameLength && len(next) != len(seqs[order[start]]) {
 				break
 			}
-			if cost(append(call, next)) > budget {
+			c := cost(append(call, next))
+			if c > budget || maxPad > 0 && float64(c) > maxPad*float64(real+len(next)) {
 				break
 			}
 			call = append(call, next)
+			real += len(next)
 			end++
 		}
 		end = max(end, start+1)

@@ -28,22 +28,29 @@ func TestPlan(t *testing.T) {
 		name             string
 		lens             []int
 		maxBatch, budget int
+		maxPad           float64
 		cost             Cost
 		same             bool
 		want             [][]int
 	}{
-		{"empty", nil, 4, 100, nil, false, nil},
-		{"sorted by length", []int{5, 1, 3}, 4, 100, nil, false, [][]int{{1, 2, 0}}},
-		{"stable among equals", []int{2, 1, 2, 1}, 4, 100, nil, false, [][]int{{1, 3, 0, 2}}},
-		{"max batch", []int{1, 1, 1, 1, 1}, 2, 100, nil, false, [][]int{{0, 1}, {2, 3}, {4}}},
-		{"token budget counts padding", []int{2, 2, 10, 10}, 8, 20, nil, false, [][]int{{0, 1}, {2, 3}}},
-		{"padding of a longer row", []int{1, 1, 1, 6}, 8, 12, Padded, false, [][]int{{0, 1, 2}, {3}}},
-		{"over-long runs alone", []int{50, 1}, 8, 20, nil, false, [][]int{{1}, {0}}},
-		{"same length", []int{3, 2, 3, 2, 4}, 8, 100, nil, true, [][]int{{1, 3}, {0, 2}, {4}}},
-		{"the engine's cost", []int{1, 1, 1, 6}, 8, 12, sharedOnce, false, [][]int{{0, 1, 2, 3}}},
+		{"empty", nil, 4, 100, 0, nil, false, nil},
+		{"sorted by length", []int{5, 1, 3}, 4, 100, 0, nil, false, [][]int{{1, 2, 0}}},
+		{"stable among equals", []int{2, 1, 2, 1}, 4, 100, 0, nil, false, [][]int{{1, 3, 0, 2}}},
+		{"max batch", []int{1, 1, 1, 1, 1}, 2, 100, 0, nil, false, [][]int{{0, 1}, {2, 3}, {4}}},
+		{"token budget counts padding", []int{2, 2, 10, 10}, 8, 20, 0, nil, false, [][]int{{0, 1}, {2, 3}}},
+		{"padding of a longer row", []int{1, 1, 1, 6}, 8, 12, 0, Padded, false, [][]int{{0, 1, 2}, {3}}},
+		{"over-long runs alone", []int{50, 1}, 8, 20, 0, nil, false, [][]int{{1}, {0}}},
+		{"same length", []int{3, 2, 3, 2, 4}, 8, 100, 0, nil, true, [][]int{{1, 3}, {0, 2}, {4}}},
+		{"the engine's cost", []int{1, 1, 1, 6}, 8, 12, 0, sharedOnce, false, [][]int{{0, 1, 2, 3}}},
+		// 10 and 12 pad to 24 of 22 real (1.09); 20 more would make 60 of
+		// 42 (1.43 > 1.25): it runs apart, as the server's scheduler plans.
+		{"padding ratio", []int{20, 10, 12}, 8, 100, 1.25, nil, false, [][]int{{1, 2}, {0}}},
+		{"padding ratio 1: equal lengths only", []int{3, 3, 4}, 8, 100, 1, nil, false, [][]int{{0, 1}, {2}}},
+		{"padding ratio off", []int{20, 10, 12}, 8, 100, 0, nil, false, [][]int{{1, 2, 0}}},
+		{"packed cost never pads", []int{1, 1, 1, 6}, 8, 12, 1, sharedOnce, false, [][]int{{0, 1, 2, 3}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Plan(seqsOf(tc.lens...), tc.maxBatch, tc.budget, tc.cost, tc.same)
+			got := Plan(seqsOf(tc.lens...), tc.maxBatch, tc.budget, tc.maxPad, tc.cost, tc.same)
 			if !slices.EqualFunc(got, tc.want, slices.Equal[[]int]) {
 				t.Errorf("Plan(%v) = %v, want %v", tc.lens, got, tc.want)
 			}
