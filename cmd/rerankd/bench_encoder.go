@@ -318,12 +318,7 @@ func compareScores(got, want []rerank.Score, n int) *quantError {
 		e.MeanAbsScore += ds / float64(len(got))
 	}
 	e.KendallTau, e.Top5Agree = rankAgreement(got, want, n)
-	var sum, sumSq float64
-	for _, w := range want {
-		sum, sumSq = sum+w.Logit, sumSq+w.Logit*w.Logit
-	}
-	mean := sum / float64(len(want))
-	e.RefLogitStd = math.Sqrt(max(sumSq/float64(len(want))-mean*mean, 0))
+	e.RefLogitStd = logitStd(want)
 	return e
 }
 
