@@ -349,32 +349,11 @@ func checkSearchDeterminism(t *testing.T, url string, exact bool, targets ...str
 func miniNeural(t *testing.T, sc scheduler.Config, cacheMB int) *Neural {
 	t.Helper()
 	src := testenv.TokenizerDir()
-	testenv.Require(t, filepath.Join(src, "tokenizer.json"))
-	data, err := os.ReadFile(filepath.Join(src, "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f map[string]any
-	if err := json.Unmarshal(data, &f); err != nil {
-		t.Fatal(err)
-	}
-	m := f["model"].(map[string]any)
-	vocab := map[string]any{}
-	for k, v := range m["vocab"].(map[string]any) {
-		if v.(float64) < 256 {
-			vocab[k] = v
-		}
-	}
-	vocab["yes"], vocab["no"] = 256, 257
-	m["vocab"], m["merges"] = vocab, []any{}
-	for i, a := range f["added_tokens"].([]any) {
-		a.(map[string]any)["id"] = 258 + i
-	}
+	out := testenv.MiniTokenizer(t, src)
 	tokDir := filepath.Join(t.TempDir(), "tok")
 	if err := os.MkdirAll(tokDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, _ := json.Marshal(f)
 	cfg, err := os.ReadFile(filepath.Join(src, "tokenizer_config.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rerankd/rerankd/internal/testenv"
 )
 
 // evalCase is one bad invocation of eval and the documented answer
@@ -23,33 +24,7 @@ type evalCase struct {
 // test failure.
 func runEvalGuarded(t *testing.T, args []string) (code int, stdout, stderr string) {
 	t.Helper()
-	type result struct {
-		code     int
-		out, err string
-		panicked any
-		stack    []byte
-	}
-	done := make(chan result, 1)
-	go func() {
-		var out, errb bytes.Buffer
-		defer func() {
-			if p := recover(); p != nil {
-				done <- result{panicked: p, stack: debug.Stack()}
-			}
-		}()
-		c := run(args, &out, &errb)
-		done <- result{code: c, out: out.String(), err: errb.String()}
-	}()
-	select {
-	case r := <-done:
-		if r.panicked != nil {
-			t.Fatalf("panic: %v\n%s", r.panicked, r.stack)
-		}
-		return r.code, r.out, r.err
-	case <-time.After(60 * time.Second):
-		t.Fatalf("%q still running after 60 s", args)
-		return 0, "", ""
-	}
+	return testenv.RunGuarded(t, args, 60*time.Second, func(out, errb *bytes.Buffer) int { return run(args, out, errb) })
 }
 
 func evalCatalogue(t *testing.T) []evalCase {

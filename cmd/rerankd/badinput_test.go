@@ -2,14 +2,12 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -36,33 +34,9 @@ type cliCase struct {
 // failure naming the case.
 func runGuarded(t *testing.T, stdin string, args []string) (code int, stdout, stderr string) {
 	t.Helper()
-	type result struct {
-		code     int
-		out, err string
-		panicked any
-		stack    []byte
-	}
-	done := make(chan result, 1)
-	go func() {
-		var out, errb bytes.Buffer
-		defer func() {
-			if p := recover(); p != nil {
-				done <- result{panicked: p, stack: debug.Stack(), err: errb.String()}
-			}
-		}()
-		c := run(args, strings.NewReader(stdin), &out, &errb)
-		done <- result{code: c, out: out.String(), err: errb.String()}
-	}()
-	select {
-	case r := <-done:
-		if r.panicked != nil {
-			t.Fatalf("panic: %v\n%s", r.panicked, r.stack)
-		}
-		return r.code, r.out, r.err
-	case <-time.After(60 * time.Second):
-		t.Fatalf("%q still running after 60 s", args)
-		return 0, "", ""
-	}
+	return testenv.RunGuarded(t, args, 60*time.Second, func(out, errb *bytes.Buffer) int {
+		return run(args, strings.NewReader(stdin), out, errb)
+	})
 }
 
 // miniTokenizer writes a small tokenizer.json with the Qwen3 pipeline, the
@@ -70,32 +44,7 @@ func runGuarded(t *testing.T, stdin string, args []string) (code int, stdout, st
 // milliseconds, so cases that need a valid tokenizer stay fast.
 func miniTokenizer(t *testing.T, tokDir string) string {
 	t.Helper()
-	src := filepath.Join(tokDir, "tokenizer.json")
-	testenv.Require(t, src)
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f map[string]any
-	if err := json.Unmarshal(data, &f); err != nil {
-		t.Fatal(err)
-	}
-	m := f["model"].(map[string]any)
-	vocab := map[string]any{}
-	for k, v := range m["vocab"].(map[string]any) {
-		if v.(float64) < 256 {
-			vocab[k] = v
-		}
-	}
-	vocab["yes"], vocab["no"] = 256, 257
-	m["vocab"], m["merges"] = vocab, []any{}
-	for i, a := range f["added_tokens"].([]any) {
-		a.(map[string]any)["id"] = 258 + i
-	}
-	out, err := json.Marshal(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := testenv.MiniTokenizer(t, tokDir)
 	p := filepath.Join(t.TempDir(), "mini", "tokenizer.json")
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
