@@ -132,7 +132,8 @@
 // longest row, a request's pairs split where padding would exceed the
 // MaxPadRatio. A bare encoder runs as an Embedder: the
 // text through EncoderTokenizer.Encode, pooled as its 1_Pooling says,
-// L2-normalised, no instruction. The text is only ever encoded by
+// L2-normalised, no instruction, a batch of texts split where padding
+// would exceed EmbedConfig.MaxPadRatio. The text is only ever encoded by
 // LoadOptions.EncoderTokenizer or the folder's own tokenizer.json
 // (WordPiece or Unigram with a post-processor, through package
 // tokenizer's EncodePair / EncodeSingle), never by the --tokenizer

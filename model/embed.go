@@ -35,6 +35,13 @@ type EmbedConfig struct {
 	BatchTokens int
 	// MaxBatch bounds the rows of one engine call.
 	MaxBatch int
+	// MaxPadRatio stops an engine call from growing once its computed
+	// tokens would exceed MaxPadRatio × its real tokens (0: no limit), as
+	// rerank.ScorerConfig.MaxPadRatio does for scoring: an engine that pads
+	// computes every row to the longest, and on CPU a call padded far past
+	// its real tokens costs more than two calls. Engines that batch only
+	// equal lengths never pad, so it does not apply to them.
+	MaxPadRatio float64
 	// Dim, when > 0, keeps the first Dim values of every vector and
 	// re-normalises (Matryoshka representation learning: Qwen3-Embedding
 	// is trained so that prefixes from 32 values up remain good
@@ -44,7 +51,7 @@ type EmbedConfig struct {
 
 // DefaultEmbedConfig returns the defaults.
 func DefaultEmbedConfig() EmbedConfig {
-	return EmbedConfig{MaxLength: 512, BatchTokens: 8192, MaxBatch: 32}
+	return EmbedConfig{MaxLength: 512, BatchTokens: 8192, MaxBatch: 32, MaxPadRatio: 1.25}
 }
 
 // Validate reports every problem at once.
@@ -58,6 +65,9 @@ func (c EmbedConfig) Validate() error {
 	}
 	if c.MaxBatch < 1 {
 		errs = append(errs, fmt.Errorf("max batch %d: want >= 1", c.MaxBatch))
+	}
+	if c.MaxPadRatio != 0 && !(c.MaxPadRatio >= 1) {
+		errs = append(errs, fmt.Errorf("max pad ratio %v: want 0 (no limit) or >= 1", c.MaxPadRatio))
 	}
 	if c.Dim < 0 {
 		errs = append(errs, fmt.Errorf("dim %d: want >= 0 (0: the model's size)", c.Dim))
@@ -391,7 +401,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string, isQuery bool) ([][
 	}
 	out := make([][]float32, len(texts))
 	// Padded: the engine pads every row to the longest and computes it.
-	for _, batch := range batching.Plan(seqs, e.cfg.MaxBatch, e.cfg.BatchTokens, 0, batching.Padded, e.engine.SameLengthBatches()) {
+	for _, batch := range batching.Plan(seqs, e.cfg.MaxBatch, e.cfg.BatchTokens, e.cfg.MaxPadRatio, batching.Padded, e.engine.SameLengthBatches()) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -118,9 +118,9 @@ func TestEmbedConfigValidate(t *testing.T) {
 	if err := DefaultEmbedConfig().Validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
-	bad := EmbedConfig{MaxLength: 1, BatchTokens: 0, MaxBatch: 0, Dim: -1}
+	bad := EmbedConfig{MaxLength: 1, BatchTokens: 0, MaxBatch: 0, Dim: -1, MaxPadRatio: 0.5}
 	err := bad.Validate()
-	for _, w := range []string{"max length 1", "batch tokens 0", "max batch 0", "dim -1"} {
+	for _, w := range []string{"max length 1", "batch tokens 0", "max batch 0", "dim -1", "max pad ratio 0.5"} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("Validate() = %v, want it to mention %q", err, w)
 		}
@@ -215,6 +215,28 @@ func TestEmbedderEngineOutput(t *testing.T) {
 	for _, c := range calls {
 		if slices.Min(c) != slices.Max(c) {
 			t.Errorf("mixed lengths %v in one call", c)
+		}
+	}
+	// A padding engine gets rows of very different lengths in separate
+	// calls under the default MaxPadRatio, and in one call without a limit.
+	texts := []string{"a", "b", "a b c d e f g h i j"}
+	for _, tc := range []struct {
+		maxPad float64
+		calls  int
+	}{{1.25, 2}, {0, 1}} {
+		pads := &fakeEngine{dim: 1, out: same.out}
+		cfg := DefaultEmbedConfig()
+		cfg.MaxPadRatio = tc.maxPad
+		e, err := NewEmbedder(tok, pads, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls = nil
+		if _, err := e.Embed(context.Background(), texts, false); err != nil {
+			t.Fatal(err)
+		}
+		if len(calls) != tc.calls {
+			t.Errorf("max pad ratio %v: calls %v, want %d", tc.maxPad, calls, tc.calls)
 		}
 	}
 }
