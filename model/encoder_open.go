@@ -124,7 +124,7 @@ type encoderClassifier interface {
 	Close() error
 }
 
-// EncoderEngine is the rerank.Engine (and scheduler.Engine) of a
+// EncoderEngine is the rerank.Engine (which the scheduler calls) of a
 // cross-encoder: its sequences are rerank.PackTypes(ids, typeIDs), which
 // it unpacks into Encoded rows. Its Cost is rows × longest row, what the
 // right-padded graph computes (as text-embeddings-inference budgets); the

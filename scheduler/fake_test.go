@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rerankd/rerankd/internal/batching"
 )
 
 // fakeEngine scores a sequence as the sum of its ids and records every
@@ -101,7 +103,7 @@ func testConfig() Config {
 	return c
 }
 
-func mustNew(t testing.TB, e Engine, cfg Config) *Scheduler {
+func mustNew(t testing.TB, e batching.Logiter, cfg Config) *Scheduler {
 	t.Helper()
 	s, err := New(e, cfg, nil)
 	if err != nil {

@@ -11,12 +11,6 @@ import (
 	"github.com/rerankd/rerankd/internal/batching"
 )
 
-// Engine is what the scheduler calls: batching.Logiter, the one
-// declaration of an engine call (model.Session and model.ReferenceEngine
-// satisfy it); an engine that is also a batching.Coster has its batches
-// budgeted by its Cost.
-type Engine = batching.Logiter
-
 // Errors returned by Submit and Close. Test them with errors.Is: most come
 // wrapped with detail.
 var (
@@ -93,7 +87,7 @@ type Stats struct {
 // batches under a token budget and runs them on an engine. Safe for
 // concurrent use.
 type Scheduler struct {
-	engine    Engine
+	engine    batching.Logiter
 	cfg       Config
 	obs       Observer
 	q         *queue
@@ -106,8 +100,11 @@ type Scheduler struct {
 	abortOnce sync.Once
 }
 
-// New starts cfg.Workers workers over engine. obs may be nil.
-func New(engine Engine, cfg Config, obs Observer) (*Scheduler, error) {
+// New starts cfg.Workers workers over engine: batching.Logiter, the one
+// declaration of an engine call (the rerank.Engine implementations satisfy
+// it); an engine that is also a batching.Coster has its batches budgeted by
+// its Cost. obs may be nil.
+func New(engine batching.Logiter, cfg Config, obs Observer) (*Scheduler, error) {
 	if engine == nil {
 		return nil, errors.New("scheduler: nil engine")
 	}
