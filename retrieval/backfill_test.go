@@ -82,7 +82,7 @@ func backfillConfig() Config {
 func waitBackfill(t *testing.T, e *Engine) {
 	t.Helper()
 	select {
-	case <-e.backfilled:
+	case <-e.backfilled():
 	case <-time.After(20 * time.Second):
 		t.Fatal("back-fill did not end")
 	}
@@ -187,7 +187,7 @@ func TestBackfillKeepsNewerWrite(t *testing.T) {
 				t.Fatalf("the back-fill overwrote the newer vector: %v, %v", v, err)
 			}
 			sp, _ := e.space("a", false)
-			if sp.ix().Vec.Has("o000") == tc.gone {
+			if sp.Indexes().Vec.Has("o000") == tc.gone {
 				t.Fatalf("index has o000: %v", !tc.gone)
 			}
 			if s := e.Stats("a"); s.Backfilled != 2 {

@@ -147,9 +147,9 @@ func TestCheckRepairsDisagreement(t *testing.T) {
 	}
 	// Break the index behind the engine's back: a ghost entry, a lost one.
 	sp, _ := e.space("a", false)
-	sp.ix().Lex.Add("ghost", "boo")
-	sp.ix().Lex.Delete("m0003")
-	sp.ix().Vec.Delete("m0004")
+	sp.Indexes().Lex.Add("ghost", "boo")
+	sp.Indexes().Lex.Delete("m0003")
+	sp.Indexes().Vec.Delete("m0004")
 	rep, err = e.Check(ctx, false)
 	if err != nil || len(rep.Disagreements) != 1 {
 		t.Fatalf("check: %+v, %v", rep, err)

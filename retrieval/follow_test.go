@@ -209,16 +209,16 @@ func TestSharedCatchUpBound(t *testing.T) {
 	if got.Level != LevelScan || len(got.Candidates) == 0 || got.Candidates[0].ID != "m19999" {
 		t.Fatalf("first search during the build: level %s, %d candidates", got.Level, len(got.Candidates))
 	}
-	<-sp.follow.loaded
+	<-e.loaded("n")
 	if got := retry("memory 19999"); got.Level != LevelBM25 || got.Candidates[0].ID != "m19999" {
 		t.Fatalf("after the build: level %s", got.Level)
 	}
 	// 20000 more memories written elsewhere: 1000 pages of changes to
 	// apply, more than 50 ms of work. The namespace is held meanwhile, so
 	// that the background follower cannot apply them first.
-	sp.mu.Lock()
+	sp.Mu.Lock()
 	putN(t, st, "n", 20000, func(i int) string { return fmt.Sprintf("memory %d again", i) })
-	sp.mu.Unlock()
+	sp.Mu.Unlock()
 	_, err := e.Retrieve(ctx, Query{Namespace: "n", Text: "again"})
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("search behind 20000 changes with 50 ms to catch up: %v", err)
@@ -443,7 +443,7 @@ func TestSharedStaleAfterPurge(t *testing.T) {
 		t.Fatalf("before: top %q", id)
 	}
 	sp, _ := e.space("n", false)
-	sp.mu.Lock() // the deletes and the purge happen while this index cannot follow
+	sp.Mu.Lock() // the deletes and the purge happen while this index cannot follow
 	for _, id := range []string{"m00007", "m00008"} {
 		if err := st.Delete("n", id); err != nil {
 			t.Fatal(err)
@@ -452,7 +452,7 @@ func TestSharedStaleAfterPurge(t *testing.T) {
 	if n, err := st.PurgeTombstones(context.Background(), time.Now().Add(time.Second)); err != nil || n != 2 {
 		t.Fatalf("purge: %d %v", n, err)
 	}
-	sp.mu.Unlock()
+	sp.Mu.Unlock()
 	ctx := context.Background()
 	var got Retrieved
 	var err error

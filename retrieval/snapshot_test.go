@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/snap"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
@@ -72,7 +73,7 @@ func started(t testing.TB, st *bolt.Store, cfg Config) *Engine {
 	if err := e.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	<-e.afterBuild
+	<-e.afterBuild()
 	return e
 }
 
@@ -102,9 +103,9 @@ func agrees(t *testing.T, e *Engine, ns string) {
 	if err != nil || len(rep.Disagreements) != 0 {
 		t.Fatalf("check: %+v, %v", rep, err)
 	}
-	ids := vectorIDs(t, e.st, ns, e.Dim())
+	ids := vectorIDs(t, e.b.St, ns, e.Dim())
 	sp, _ := e.space(ns, false)
-	if got := sp.ix().Vec.Len(); got != len(ids) {
+	if got := sp.Indexes().Vec.Len(); got != len(ids) {
 		t.Fatalf("vector index has %d vectors, the store %d", got, len(ids))
 	}
 	for _, id := range ids {
@@ -214,7 +215,7 @@ func TestSnapshotRestart(t *testing.T) {
 			corruptFile(t, v.file, func([]byte) []byte { return nil })
 		}, source: "rebuild", miss: "corrupt"},
 		{name: "another namespace's file", down: func(t *testing.T, v env) {
-			b, err := os.ReadFile(filepath.Join(v.dir, snapName("b")))
+			b, err := os.ReadFile(filepath.Join(v.dir, snap.Name("b")))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,7 +237,7 @@ func TestSnapshotRestart(t *testing.T) {
 			st := openStore(t, "")
 			putVecs(t, st, "a", 20)
 			putVecs(t, st, "b", 5)
-			v := env{st: st, dir: dir, file: filepath.Join(dir, snapName("a"))}
+			v := env{st: st, dir: dir, file: filepath.Join(dir, snap.Name("a"))}
 			e1 := started(t, st, snapConfig(dir))
 			if s := e1.Stats("a"); s.VectorSource != "rebuild" || !strings.HasPrefix(s.SnapshotMiss, "missing") {
 				t.Fatalf("first start: %+v", s)
@@ -274,7 +275,7 @@ func TestSnapshotRestart(t *testing.T) {
 			}
 			sp, _ := e2.space("a", false)
 			for _, id := range tc.absent {
-				if sp.ix().Vec.Has(id) {
+				if sp.Indexes().Vec.Has(id) {
 					t.Fatalf("%s is back in the vector index", id)
 				}
 			}
@@ -336,7 +337,7 @@ func TestSnapshotReplaysStartupWrites(t *testing.T) {
 	}
 	agrees(t, e, "a")
 	sp, _ := e.space("a", false)
-	if sp.ix().Vec.Has("m001") || sp.ix().Vec.Has("m002") || !sp.ix().Vec.Has("early") {
+	if sp.Indexes().Vec.Has("m001") || sp.Indexes().Vec.Has("m002") || !sp.Indexes().Vec.Has("early") {
 		t.Fatal("start-up writes not replayed onto the snapshot")
 	}
 }
@@ -355,7 +356,7 @@ func TestSnapshotWhenIdle(t *testing.T) {
 	want, _ := st.VectorGen("a")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		h, err := snapHeaderOf(filepath.Join(dir, snapName("a")))
+		h, err := snapHeaderOf(filepath.Join(dir, snap.Name("a")))
 		if err == nil && h.Gen == want {
 			break
 		}
@@ -373,13 +374,13 @@ func TestSnapshotWhenIdle(t *testing.T) {
 	agrees(t, e2, "a")
 }
 
-func snapHeaderOf(path string) (snapHeader, error) {
+func snapHeaderOf(path string) (snap.Header, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return snapHeader{}, err
+		return snap.Header{}, err
 	}
 	defer f.Close()
-	return readSnapHeader(f)
+	return snap.ReadHeader(f)
 }
 
 // TestSnapshotFiles: small namespaces get no file, deleted namespaces
@@ -391,8 +392,8 @@ func TestSnapshotFiles(t *testing.T) {
 	putVecs(t, st, "big", 12)
 	putVecs(t, st, "small", 3)
 	putVecs(t, st, "gone", 12)
-	stray := filepath.Join(dir, snapName("deleted-while-down"))
-	tmp := filepath.Join(dir, snapTmpPrefix+"123"+snapExt)
+	stray := filepath.Join(dir, snap.Name("deleted-while-down"))
+	tmp := filepath.Join(dir, snap.TmpPrefix+"123"+snap.Ext)
 	other := filepath.Join(dir, "README")
 	for _, p := range []string{stray, tmp, other} {
 		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
@@ -415,7 +416,7 @@ func TestSnapshotFiles(t *testing.T) {
 	for _, ent := range ents {
 		names = append(names, ent.Name())
 	}
-	want := []string{"README", snapName("big")}
+	want := []string{"README", snap.Name("big")}
 	slices.Sort(want)
 	if !slices.Equal(names, want) {
 		t.Fatalf("files %v, want %v", names, want)
@@ -433,8 +434,8 @@ func TestSnapshotCheckFindsWrongIndex(t *testing.T) {
 	e := started(t, st, snapConfig(t.TempDir()))
 	defer e.Close()
 	sp, _ := e.space("a", false)
-	sp.ix().Vec.Delete("m001")
-	if err := sp.ix().Vec.Add("ghost", vecFor("ghost", snapDim)); err != nil {
+	sp.Indexes().Vec.Delete("m001")
+	if err := sp.Indexes().Vec.Add("ghost", vecFor("ghost", snapDim)); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := e.Check(context.Background(), true)
