@@ -13,27 +13,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// A shared store (one that implements store.Shared) is written by other
-// processes too, so this process's indexes are caches of it:
-//
-//   - a namespace's indexes are built from the store on its first use, in
-//     the background, and dropped when Config.Follow.IndexMemory is exceeded
-//     (least recently used first), to be rebuilt on a later use;
-//   - they follow the store's change sequence: woken by the store's
-//     notifications, and by polling every Config.Follow.Poll for those missed;
-//   - a search first asks the store for the namespace's committed
-//     sequence and catches up to it, so it reflects every write
-//     acknowledged by any process before it began; when that takes longer
-//     than Config.Follow.CatchUp it fails with keep.ErrUnavailable instead of
-//     answering from stale indexes. A first build that outlasts
-//     Config.Follow.CatchUp is not waited for: the search scans the store (the
-//     scan level, as during the start-up build of an unshared store).
-//
-// Writes go to the store only: the indexes learn of them from the change
-// sequence like any other process's writes, so there is one way for an
-// index to change and a write never waits for an index build.
-
-// Follower keeps the indexes of a shared store (see above).
+// Follower keeps the indexes of a shared store (see the package doc).
 type Follower struct {
 	*keep.Base
 	conf   Config
@@ -158,13 +138,12 @@ func (e *Follower) Open(ctx context.Context, ns string) (keep.Slot, error) {
 	if err != nil {
 		return nil, err
 	}
-	fs := sp
-	fs.lastUse.Store(time.Now().UnixNano())
-	if fs.through.Load() >= target {
+	sp.lastUse.Store(time.Now().UnixNano())
+	if sp.through.Load() >= target {
 		return sp, nil
 	}
 	select {
-	case <-fs.loaded:
+	case <-sp.loaded:
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			// A first build outlasting CatchUp (a large namespace): the
@@ -176,10 +155,10 @@ func (e *Follower) Open(ctx context.Context, ns string) (keep.Slot, error) {
 		}
 		return nil, ctx.Err()
 	}
-	if fs.loadErr != nil {
-		return nil, unavailable("building", ns, fs.loadErr)
+	if sp.loadErr != nil {
+		return nil, unavailable("building", ns, sp.loadErr)
 	}
-	if fs.through.Load() >= target {
+	if sp.through.Load() >= target {
 		return sp, nil
 	}
 	if err := sp.Mu.LockCtx(ctx); err != nil {
@@ -219,20 +198,19 @@ func (e *Follower) sharedSpace(ns string) (*space, error) {
 // builds again.
 func (e *Follower) load(ns string, sp *space) {
 	defer e.BG.Done()
-	fs := sp
 	t0 := time.Now()
 	sp.Mu.Lock()
 	inserted, err := e.loadLocked(ns, sp)
 	if err == nil {
 		sp.Lex.Store(true)
 		sp.Vec.Store(true)
-		fs.bytes.Store(sp.Indexes().Bytes() + fs.recs.size())
+		sp.bytes.Store(sp.Indexes().Bytes() + sp.recs.size())
 	}
 	sp.Mu.Unlock()
 	if err != nil {
 		e.drop(ns, sp)
-		fs.loadErr = err
-		close(fs.loaded)
+		sp.loadErr = err
+		close(sp.loaded)
 		if !errors.Is(err, keep.ErrStopped) {
 			e.Log.Warn("memory index build from the shared store failed; the next use retries", "namespace_len", len(ns), "err", err)
 		}
@@ -243,7 +221,7 @@ func (e *Follower) load(ns string, sp *space) {
 	// Within budget before the first search is let in, so that what it
 	// and /metrics see is the state after the eviction.
 	e.enforceBudget(ns)
-	close(fs.loaded)
+	close(sp.loaded)
 	if snaps := e.dbSnaps(); snaps != nil && inserted {
 		e.saveDBSnapshot(snaps, ns, sp)
 	}
@@ -308,21 +286,20 @@ func (e *Follower) loadLocked(ns string, sp *space) (bool, error) {
 
 // catchUpLocked applies every change after sp's cursor, page by page, and
 // records that everything up to target is applied: target was committed
-// before the first page was read, so the drained feed holds it. sp.mu is
+// before the first page was read, so the drained feed holds it. sp.Mu is
 // held. A catch-up cut short keeps what it applied.
 func (e *Follower) catchUpLocked(ctx context.Context, ns string, sp *space, target uint64) error {
-	fs := sp
 	ix := sp.Indexes()
 	applied := 0
 	defer func() {
 		if applied > 0 {
 			e.caughtUp.Add(int64(applied))
-			fs.bytes.Store(ix.Bytes() + fs.recs.size())
-			fs.changedAt.Store(time.Now().UnixNano())
+			sp.bytes.Store(ix.Bytes() + sp.recs.size())
+			sp.changedAt.Store(time.Now().UnixNano())
 		}
 	}()
 	for {
-		changes, err := e.feed.Changes(ctx, ns, fs.applied, e.Cfg.PageSize, e.Dim > 0)
+		changes, err := e.feed.Changes(ctx, ns, sp.applied, e.Cfg.PageSize, e.Dim > 0)
 		if errors.Is(err, store.ErrStale) {
 			// Deletes this index has not applied were purged: rebuild.
 			e.drop(ns, sp)
@@ -336,19 +313,19 @@ func (e *Follower) catchUpLocked(ctx context.Context, ns string, sp *space, targ
 			if c.Deleted {
 				id := c.Record.Memory.ID
 				ix.Remove(id)
-				fs.recs.delete(id)
+				sp.recs.delete(id)
 			} else {
 				e.applyRecord(sp, ix, c.Record)
 			}
-			fs.applied = c.Cursor()
+			sp.applied = c.Cursor()
 			target = max(target, c.Seq)
 		}
 		if len(changes) < e.Cfg.PageSize {
 			break
 		}
 	}
-	if fs.through.Load() < target {
-		fs.through.Store(target)
+	if sp.through.Load() < target {
+		sp.through.Store(target)
 	}
 	if sp.Dirty.Load() {
 		// An index refused a vector the store accepted: rebuild on the

@@ -11,7 +11,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// A shared store may keep each namespace's vector index (snapfile.go's
+// A shared store may keep each namespace's vector index (retrieval/snap's
 // format) so that a replica building a namespace loads it instead of
 // inserting every vector again: for 100k 1024-dimensional vectors a load
 // is seconds, an insertion minutes. The snapshot is taken at a change
@@ -70,9 +70,8 @@ func (e *Follower) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
 		return // one at a time: the next idle check tries again
 	}
 	defer e.savingDB.Store(false)
-	fs := sp
 	sp.Mu.Lock()
-	at, ix, dirty := fs.through.Load(), sp.Indexes(), sp.Dirty.Load()
+	at, ix, dirty := sp.through.Load(), sp.Indexes(), sp.Dirty.Load()
 	sp.Mu.Unlock()
 	sv, ok := ix.Vec.(snap.Savable)
 	if dirty || !ok || at == 0 || sv.Len() < e.conf.SnapshotMinVectors {
@@ -81,7 +80,7 @@ func (e *Follower) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
 	ctx, cancel := context.WithTimeout(e.Ctx, 10*time.Minute)
 	defer cancel()
 	if cur, err := snaps.SnapshotSeq(ctx, ns); err != nil || cur >= at {
-		fs.snapSeq.Store(max(cur, fs.snapSeq.Load()))
+		sp.snapSeq.Store(max(cur, sp.snapSeq.Load()))
 		return
 	}
 	t0 := time.Now()
@@ -102,7 +101,7 @@ func (e *Follower) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
 		}
 		return
 	}
-	fs.snapSeq.Store(at)
+	sp.snapSeq.Store(at)
 	if saved {
 		e.snapSaves.Add(1)
 		e.Log.Debug("memory vector index snapshot saved to the shared store", "vectors", sv.Len(), "bytes", size, "seq", at, "took", time.Since(t0))
@@ -118,11 +117,11 @@ func (e *Follower) saveIdleDBSnapshots(snaps store.Snapshots) {
 	}
 	now := time.Now().UnixNano()
 	var due []string
-	e.spaces.Each(func(ns string, fs *space) {
-		if fs.through.Load() <= fs.snapSeq.Load() {
+	e.spaces.Each(func(ns string, sp *space) {
+		if sp.through.Load() <= sp.snapSeq.Load() {
 			return
 		}
-		if last := fs.changedAt.Load(); last != 0 && now-last >= int64(e.conf.SnapshotIdle) {
+		if last := sp.changedAt.Load(); last != 0 && now-last >= int64(e.conf.SnapshotIdle) {
 			due = append(due, ns)
 		}
 	})

@@ -151,7 +151,7 @@ func (e *Owner) backfillBatch(ns string, sp *space, batch []store.Record, run *b
 	return err
 }
 
-// fillVectors stores and indexes back-filled vectors under sp.mu, each
+// fillVectors stores and indexes back-filled vectors under sp.Mu, each
 // only if its memory still has the text that was embedded and still has
 // no usable vector: a write since the page was read (a new text, or a
 // vector of its own) wins, whichever order the two take the lock in.

@@ -109,7 +109,7 @@ func (e *Owner) build() error {
 }
 
 // buildSpace fills one index of sp from the store, page by page, and marks
-// it ready. Each page is applied under sp.mu, skipping IDs written live
+// it ready. Each page is applied under sp.Mu, skipping IDs written live
 // since the build began (their index entry is already newer). It returns
 // the number of memories read.
 func (e *Owner) buildSpace(ns string, sp *space, phase string, progress func(int)) (int, error) {

@@ -104,7 +104,7 @@ func (e *Owner) checkSpace(ns string, repair bool) (*keep.Disagreement, int, int
 	return &d, d.StoreMemories, other, nil
 }
 
-// rebuildLocked replaces sp's indexes by ones built from the store; sp.mu
+// rebuildLocked replaces sp's indexes by ones built from the store; sp.Mu
 // is held, so no write interleaves.
 func (e *Owner) rebuildLocked(ns string, sp *space) error {
 	fresh, err := e.NewIndexes()

@@ -250,7 +250,7 @@ func (e *Owner) lockSpaces(items []store.Item) (map[string]*space, func(), error
 	}, nil
 }
 
-// indexLocked applies one durable write to sp's indexes; sp.mu is held.
+// indexLocked applies one durable write to sp's indexes; sp.Mu is held.
 // vec nil removes any previous vector of id (the store did the same).
 func (e *Owner) indexLocked(sp *space, m memory.Memory, vec []float32) {
 	id := m.ID

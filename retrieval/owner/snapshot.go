@@ -27,7 +27,7 @@ func (e *Owner) snapPath(ns string) string {
 
 // vectorsFromSnapshot tries to make ns's vector index from its snapshot
 // instead of the store, and reports whether it did. Either way it records
-// the outcome for keep.Stats; a refused snapshot is logged, never an error.
+// the outcome for Stats; a refused snapshot is logged, never an error.
 func (e *Owner) vectorsFromSnapshot(ns string, sp *space) bool {
 	if !e.snapshotsOn() {
 		sp.info.Store(&vecInfo{source: "rebuild"})
@@ -85,7 +85,7 @@ func (e *Owner) logVectorSources(names []string, start time.Time) {
 
 // adoptSnapshot makes idx, loaded at the namespace's start generation,
 // its vector index. Writes made through the engine since New (touched)
-// are not in the snapshot: under sp.mu, where the store and the live
+// are not in the snapshot: under sp.Mu, where the store and the live
 // index agree on them, each is re-applied from the store.
 func (e *Owner) adoptSnapshot(ns string, sp *space, idx snap.Savable, gen store.VectorGen) error {
 	if err := snap.SearchSettings(idx, e.VectorIndex()); err != nil {
@@ -164,7 +164,7 @@ func (e *Owner) saveSnapshots(why string) error {
 // saveSnapshot saves ns's snapshot unless it is current, and reports
 // whether it wrote one.
 //
-// The generation is read under sp.mu, where every write through the
+// The generation is read under sp.Mu, where every write through the
 // engine has reached both the store and the index, so the index holds at
 // least the vectors of that generation. The index is saved after the lock
 // is released, so writes may add to it meanwhile; each of those moves the
