@@ -54,5 +54,4 @@
 // the embedder call in flight. Failed batches are logged and counted
 // (Stats.BackfillFailed) and stay lexical-only; after a few failed calls
 // in a row the back-fill gives up until the next start.
-//
 package owner
