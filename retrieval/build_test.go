@@ -18,7 +18,7 @@ func fillStore(t testing.TB, st *bolt.Store, ns string, n int, withVec bool) {
 	for i := range n {
 		it := item(ns, fmt.Sprintf("m%04d", i), fmt.Sprintf("memory number w%d about topic t%d", i, i%7))
 		if withVec {
-			v, _ := (&hashEmbedder{dim: 16}).Embed(context.Background(), []string{it.Memory.Text}, false)
+			v, _ := (&hashEmbedder{N: 16}).Embed(context.Background(), []string{it.Memory.Text}, false)
 			it.Vector = v[0]
 		}
 		items = append(items, it)
@@ -37,7 +37,7 @@ func TestDegradationLevels(t *testing.T) {
 	cfg.Owner.Backfill = false // its progress would follow the build's (backfill_test.go)
 
 	// Before the build has run the namespace is not indexed: scan.
-	e, err := New(st, &hashEmbedder{dim: 16}, cfg)
+	e, err := New(st, &hashEmbedder{N: 16}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestDegradationLevels(t *testing.T) {
 			phases = append(phases, phase)
 		}
 	}
-	e2, err := New(st, &hashEmbedder{dim: 16}, cfg)
+	e2, err := New(st, &hashEmbedder{N: 16}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestBuildWithLiveWrites(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.PageSize = 3           // many pages, so writes interleave with the build
 	cfg.Owner.Backfill = false // vectors of the old memories would join the zebra hits
-	e, err := New(st, &hashEmbedder{dim: 16}, cfg)
+	e, err := New(st, &hashEmbedder{N: 16}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestCheckRepairsDisagreement(t *testing.T) {
 	st := openStore(t, "")
 	fillStore(t, st, "a", 20, true)
 	fillStore(t, st, "b", 5, false)
-	e := newEngine(t, st, &hashEmbedder{dim: 16}, DefaultConfig())
+	e := newEngine(t, st, &hashEmbedder{N: 16}, DefaultConfig())
 	rep, err := e.Check(ctx, false)
 	if err != nil || rep.Memories != 25 || rep.Namespaces != 2 || len(rep.Disagreements) != 0 {
 		t.Fatalf("clean check: %+v, %v", rep, err)

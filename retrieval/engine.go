@@ -140,6 +140,10 @@ func (e *Engine) Close() error {
 	return e.closeErr
 }
 
+// Keeper returns the keeper of the engine's indexes, for tests and tools
+// that look inside (the engine itself never asks which one it is).
+func (e *Engine) Keeper() keep.Keeper { return e.k }
+
 // Dim is the vector dimension (0: no vector index).
 func (e *Engine) Dim() int { return e.b.Dim }
 

@@ -75,7 +75,7 @@ func TestAddRejectsBadBatchAtomically(t *testing.T) {
 }
 
 func TestNamespacesNeverSeeEachOther(t *testing.T) {
-	e := newEngine(t, openStore(t, ""), &hashEmbedder{dim: 32}, DefaultConfig())
+	e := newEngine(t, openStore(t, ""), &hashEmbedder{N: 32}, DefaultConfig())
 	mustAdd(t, e, item("alice", "m1", "my password is swordfish"), item("bob", "m1", "my password is hunter2"),
 		item("bob", "m2", "swordfish recipe"))
 	for _, tc := range []struct{ ns, q, want string }{
@@ -179,9 +179,9 @@ func TestVectorsAndDimensions(t *testing.T) {
 }
 
 func TestEmbedderErrors(t *testing.T) {
-	emb := &hashEmbedder{dim: 8}
+	emb := &hashEmbedder{N: 8}
 	e := newEngine(t, openStore(t, ""), emb, DefaultConfig())
-	emb.fail = errors.New("onnx exploded")
+	emb.Fail = errors.New("onnx exploded")
 	if _, err := e.Add(context.Background(), []store.Item{item("a", "1", "x")}); !errors.Is(err, ErrEmbed) {
 		t.Fatalf("Add with failing embedder: %v, want ErrEmbed", err)
 	}
