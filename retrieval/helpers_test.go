@@ -7,10 +7,8 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/internal/pgtest"
-	"github.com/rerankd/rerankd/retrieval/follow"
 	"github.com/rerankd/rerankd/retrieval/internal/enginetest"
 	"github.com/rerankd/rerankd/retrieval/keep"
-	"github.com/rerankd/rerankd/retrieval/owner"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
@@ -78,12 +76,5 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 // space returns ns's indexes as the keeper holds them (nil when none).
 func (e *Engine) space(ns string, _ bool) (*keep.Space, error) {
-	return e.k.(interface{ Space(string) *keep.Space }).Space(ns), nil
+	return e.k.(interface{ Space(ns string) *keep.Space }).Space(ns), nil
 }
-
-// backfilled and afterBuild are the owner's (see owner.Owner.AfterBuild).
-func (e *Engine) backfilled() <-chan struct{} { return e.k.(*owner.Owner).Backfilled() }
-func (e *Engine) afterBuild() <-chan struct{} { return e.k.(*owner.Owner).AfterBuild() }
-
-// loaded is the follower's (see follow.Follower.Loaded).
-func (e *Engine) loaded(ns string) <-chan struct{} { return e.k.(*follow.Follower).Loaded(ns) }
