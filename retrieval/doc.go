@@ -41,7 +41,8 @@
 //	        Embedder or the client — and a non-empty vector index)
 //	bm25    BM25 hits only (no embedder, no query vector, or no vectors yet)
 //	scan    a direct, bounded scan of the store scored with per-request BM25
-//	        (the namespace's index is still being built at start-up)
+//	        (the namespace's index is still being built: at start-up, or
+//	        a shared namespace's first build outlasting its catch-up bound)
 //
 // So rerankd serves from the first second after start: while a large store
 // is re-indexed in the background, searches scan; once BM25 is built they

@@ -23,6 +23,7 @@ var (
 	item      = enginetest.Item
 	openStore = enginetest.OpenStore
 	candIDs   = enginetest.CandIDs
+	fillStore = enginetest.FillStore
 )
 
 // fixedReranker scores a text by the first number found in a table keyed

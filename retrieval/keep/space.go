@@ -80,9 +80,9 @@ func (s *Spaces[S]) Get(ns string) (S, bool) {
 	return v, ok
 }
 
-// Create returns ns's state, calling make under the lock to create it
-// when there is none; make's error is returned as is.
-func (s *Spaces[S]) Create(ns string, make func() (S, error)) (S, error) {
+// Create returns ns's state, calling create under the lock to create it
+// when there is none; create's error is returned as is.
+func (s *Spaces[S]) Create(ns string, create func() (S, error)) (S, error) {
 	if v, ok := s.Get(ns); ok {
 		return v, nil
 	}
@@ -91,7 +91,7 @@ func (s *Spaces[S]) Create(ns string, make func() (S, error)) (S, error) {
 	if v, ok := s.m[ns]; ok {
 		return v, nil
 	}
-	v, err := make()
+	v, err := create()
 	if err != nil {
 		return v, err
 	}

@@ -6,6 +6,7 @@ package enginetest
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"path/filepath"
 	"sync/atomic"
@@ -81,4 +82,22 @@ func CandIDs(cs []post.Candidate) []string {
 		out[i] = c.ID
 	}
 	return out
+}
+
+// FillStore writes n memories "m0000".. into ns of st directly (no
+// engine), with HashEmbedder vectors of dimension 16 when withVec is set.
+func FillStore(t testing.TB, st *bolt.Store, ns string, n int, withVec bool) {
+	t.Helper()
+	var items []store.Item
+	for i := range n {
+		it := Item(ns, fmt.Sprintf("m%04d", i), fmt.Sprintf("memory number w%d about topic t%d", i, i%7))
+		if withVec {
+			v, _ := (&HashEmbedder{N: 16}).Embed(context.Background(), []string{it.Memory.Text}, false)
+			it.Vector = v[0]
+		}
+		items = append(items, it)
+	}
+	if err := st.PutBatch(items); err != nil {
+		t.Fatal(err)
+	}
 }
