@@ -21,7 +21,7 @@ func TestDenseWhileBuilding(t *testing.T) {
 		t.Fatalf("space: %v", err)
 	}
 	q := Query{Namespace: "u", Text: "paris", Vector: []float32{1, 0, 0}}
-	sp.vecReady.Store(false) // as between Start and the end of the vector build
+	sp.Vec.Store(false) // as between Start and the end of the vector build
 	for _, mode := range []Mode{ModeDense, ModeHybrid} {
 		q.Mode = mode
 		_, err := e.Retrieve(context.Background(), q)
@@ -29,7 +29,7 @@ func TestDenseWhileBuilding(t *testing.T) {
 			t.Errorf("%s while building: %v, want ErrUnavailable only", mode, err)
 		}
 	}
-	sp.vecReady.Store(true)
+	sp.Vec.Store(true)
 	q.Mode = ModeDense
 	if got, err := e.Retrieve(context.Background(), q); err != nil || len(got.Candidates) != 1 {
 		t.Errorf("dense once built: %+v, %v", got, err)

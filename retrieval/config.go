@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/rerankd/rerankd/retrieval/bm25"
+	"github.com/rerankd/rerankd/retrieval/follow"
 	"github.com/rerankd/rerankd/retrieval/hnsw"
+	"github.com/rerankd/rerankd/retrieval/keep"
 	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/owner"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
@@ -71,80 +73,12 @@ type Config struct {
 }
 
 // OwnerConfig configures the owner, the keeper of a store of this process
-// alone: its indexes are built at Start, and kept by every write.
-type OwnerConfig struct {
-	// SnapshotDir, when set, is a directory where the engine saves each
-	// namespace's vector index (format in snapfile.go) at Close, after the
-	// start-up build and when writes go quiet, and from which the next
-	// start loads it instead of re-inserting every vector: for 100k
-	// 1024-d vectors a load takes about a second, a rebuild minutes. A
-	// snapshot is used only if it was saved at the namespace's current
-	// store.VectorGen, so it never adds or loses a vector; any other
-	// snapshot (missing, stale, damaged, another dimension or index
-	// configuration) is ignored with a log line and the index is rebuilt.
-	// Empty: no snapshots. The directory is created when first needed.
-	SnapshotDir string
-	// SnapshotIdle: a namespace whose vectors changed is snapshotted again
-	// once it has had no write for this long, so that a crash (which skips
-	// the save at Close) after a quiet period still finds a fresh
-	// snapshot. A snapshot is stale after any write, so saving during a
-	// stream of writes would not help. 0: only after the build and at
-	// Close. Default 2 minutes.
-	SnapshotIdle time.Duration
-	// SnapshotMinVectors: namespaces with fewer vectors are not
-	// snapshotted (rebuilding them is about as fast as loading, and many
-	// small tenants would otherwise mean many small files). Default 1000.
-	SnapshotMinVectors int
-
-	// Backfill, with an Embedder, embeds after the start-up build the
-	// stored memories that have no usable vector (stored before the
-	// embedder was configured, zero, or of another dimension), in the
-	// background, so they become reachable by vector search. A memory
-	// rewritten meanwhile keeps its newer vector. Default true.
-	Backfill bool
-	// BackfillBatch is how many texts the back-fill embeds per Embedder
-	// call, between which Close can stop it. Default 32.
-	BackfillBatch int
-}
-
-// FollowConfig configures the follower, the keeper of a store shared with
-// other processes (one that implements store.Shared, such as PostgreSQL).
-// There the indexes are caches of the database: a namespace's are built
-// on its first use and then follow the store's change sequence (see
-// follow.go).
-type FollowConfig struct {
-	// IndexMemory bounds the estimated bytes of all namespaces' indexes;
-	// past it the least recently used namespaces are dropped and rebuilt
-	// on their next use. 0: no bound. Default 0.
-	IndexMemory int64
-	// CatchUp bounds how long a search waits for its namespace's indexes
-	// to reach every write committed before the search began (a first
-	// build included); past it the search fails with ErrUnavailable
-	// rather than answer from stale indexes. Default 5 s.
-	CatchUp time.Duration
-	// TombstoneRetention is how long a shared store keeps the record of
-	// a delete, through which other processes learn of it; older ones
-	// are purged (hourly, by any process), and a process whose indexes
-	// are further behind than that rebuilds the namespace. 0: kept
-	// forever. Default 24 h.
-	TombstoneRetention time.Duration
-	// SharedSnapshots keeps each namespace's vector index in the shared
-	// store (follow_snapshot.go), saved after a build and when its
-	// changes go quiet for SnapshotIdle, with at least SnapshotMinVectors
-	// vectors, so that a replica builds a namespace by loading it rather
-	// than inserting every vector. Default true.
-	SharedSnapshots bool
-	// SnapshotIdle: a namespace is snapshotted again once its changes
-	// have been quiet this long. 0: only after a build. Default 2 minutes.
-	SnapshotIdle time.Duration
-	// SnapshotMinVectors: namespaces with fewer vectors are not
-	// snapshotted. Default 1000.
-	SnapshotMinVectors int
-	// Poll is how often the engine asks the store for every namespace's
-	// sequence, to catch up namespaces whose change notifications were
-	// missed. Default 1 s.
-	Poll time.Duration
-}
+// alone (retrieval/owner); FollowConfig the follower, the keeper of a
+// shared store (retrieval/follow). Each validates itself.
+type (
+	OwnerConfig  = owner.Config
+	FollowConfig = follow.Config
+)
 
 // DefaultConfig returns the defaults documented on Config's fields.
 func DefaultConfig() Config {
@@ -158,20 +92,8 @@ func DefaultConfig() Config {
 
 		SpeakerKey: DefaultSpeakerKey,
 
-		Owner: OwnerConfig{
-			SnapshotIdle:       2 * time.Minute,
-			SnapshotMinVectors: 1000,
-			Backfill:           true,
-			BackfillBatch:      32,
-		},
-		Follow: FollowConfig{
-			CatchUp:            5 * time.Second,
-			TombstoneRetention: 24 * time.Hour,
-			SharedSnapshots:    true,
-			SnapshotIdle:       2 * time.Minute,
-			SnapshotMinVectors: 1000,
-			Poll:               time.Second,
-		},
+		Owner:  owner.DefaultConfig(),
+		Follow: follow.DefaultConfig(),
 	}
 }
 
@@ -211,57 +133,10 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Validate reports every invalid field at once.
-func (c OwnerConfig) Validate() error {
-	var errs []error
-	if c.SnapshotIdle < 0 {
-		errs = append(errs, fieldErr("Owner.SnapshotIdle", c.SnapshotIdle, ">= 0"))
-	}
-	if c.SnapshotMinVectors < 0 {
-		errs = append(errs, fieldErr("Owner.SnapshotMinVectors", c.SnapshotMinVectors, ">= 0"))
-	}
-	if c.Backfill && (c.BackfillBatch < 1 || c.BackfillBatch > MaxBatch) {
-		errs = append(errs, fieldErr("Owner.BackfillBatch", c.BackfillBatch, fmt.Sprintf("in 1..%d", MaxBatch)))
-	}
-	return errors.Join(errs...)
-}
-
-// Validate reports every invalid field at once.
-func (c FollowConfig) Validate() error {
-	var errs []error
-	if c.IndexMemory < 0 {
-		errs = append(errs, fieldErr("Follow.IndexMemory", c.IndexMemory, ">= 0 (0: no bound)"))
-	}
-	if c.CatchUp <= 0 {
-		errs = append(errs, fieldErr("Follow.CatchUp", c.CatchUp, "> 0"))
-	}
-	if c.TombstoneRetention < 0 {
-		errs = append(errs, fieldErr("Follow.TombstoneRetention", c.TombstoneRetention, ">= 0 (0: kept forever)"))
-	}
-	if c.SnapshotIdle < 0 {
-		errs = append(errs, fieldErr("Follow.SnapshotIdle", c.SnapshotIdle, ">= 0"))
-	}
-	if c.SnapshotMinVectors < 0 {
-		errs = append(errs, fieldErr("Follow.SnapshotMinVectors", c.SnapshotMinVectors, ">= 0"))
-	}
-	if c.Poll <= 0 {
-		errs = append(errs, fieldErr("Follow.Poll", c.Poll, "> 0"))
-	}
-	return errors.Join(errs...)
-}
-
 // FieldError is one invalid Config field, as Validate reports it; Field
 // is its path ("Dim", "Owner.BackfillBatch"), so that a caller can name
 // the setting it came from (a flag).
-type FieldError struct {
-	Field string
-	Value any
-	Want  string
-}
-
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("retrieval: %s %v must be %s", e.Field, e.Value, e.Want)
-}
+type FieldError = keep.FieldError
 
 // Problems returns each problem Validate joined into err, in order; the
 // ones about a field are *FieldError.
@@ -279,9 +154,7 @@ func Problems(err error) []error {
 	return []error{err}
 }
 
-func fieldErr(field string, v any, want string) error {
-	return &FieldError{Field: field, Value: v, Want: want}
-}
+var fieldErr = keep.FieldErr
 
 // vectorIndex is the configuration of every vector index of an engine of
 // dimension dim.

@@ -51,7 +51,7 @@ func TestEngineCrashChild(t *testing.T) {
 		fmt.Fprintln(os.Stderr, "child open:", err)
 		os.Exit(2)
 	}
-	e, err := New(st, &hashEmbedder{dim: 16}, crashConfig(path))
+	e, err := New(st, &hashEmbedder{N: 16}, crashConfig(path))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child engine:", err)
 		os.Exit(2)
@@ -170,7 +170,7 @@ func verifyEngine(t *testing.T, path string, acked map[string]bool) {
 		t.Fatalf("reopen: %v", err)
 	}
 	defer st.Close()
-	e := newEngine(t, st, &hashEmbedder{dim: 16}, crashConfig(path))
+	e := newEngine(t, st, &hashEmbedder{N: 16}, crashConfig(path))
 	defer e.Close()
 	t.Logf("vectors from %q (%s)", e.Stats("crash").VectorSource, e.Stats("crash").SnapshotMiss)
 	ctx := context.Background()

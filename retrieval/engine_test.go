@@ -66,7 +66,7 @@ func TestAddRejectsBadBatchAtomically(t *testing.T) {
 			t.Errorf("error %q does not report %s", err, want)
 		}
 	}
-	if n, _ := e.st.Count("a"); n != 0 {
+	if n, _ := e.b.St.Count("a"); n != 0 {
 		t.Fatalf("a rejected batch wrote %d memories", n)
 	}
 	if _, err := e.Add(context.Background(), nil); !errors.Is(err, ErrInvalid) {
@@ -75,7 +75,7 @@ func TestAddRejectsBadBatchAtomically(t *testing.T) {
 }
 
 func TestNamespacesNeverSeeEachOther(t *testing.T) {
-	e := newEngine(t, openStore(t, ""), &hashEmbedder{dim: 32}, DefaultConfig())
+	e := newEngine(t, openStore(t, ""), &hashEmbedder{N: 32}, DefaultConfig())
 	mustAdd(t, e, item("alice", "m1", "my password is swordfish"), item("bob", "m1", "my password is hunter2"),
 		item("bob", "m2", "swordfish recipe"))
 	for _, tc := range []struct{ ns, q, want string }{
@@ -179,13 +179,13 @@ func TestVectorsAndDimensions(t *testing.T) {
 }
 
 func TestEmbedderErrors(t *testing.T) {
-	emb := &hashEmbedder{dim: 8}
+	emb := &hashEmbedder{N: 8}
 	e := newEngine(t, openStore(t, ""), emb, DefaultConfig())
-	emb.fail = errors.New("onnx exploded")
+	emb.Fail = errors.New("onnx exploded")
 	if _, err := e.Add(context.Background(), []store.Item{item("a", "1", "x")}); !errors.Is(err, ErrEmbed) {
 		t.Fatalf("Add with failing embedder: %v, want ErrEmbed", err)
 	}
-	if n, _ := e.st.Count("a"); n != 0 {
+	if n, _ := e.b.St.Count("a"); n != 0 {
 		t.Fatal("a failed embedding still wrote the memory")
 	}
 	if _, err := New(openStore(t, ""), emb, Config{Dim: 9, BM25: DefaultConfig().BM25,
@@ -224,8 +224,8 @@ func TestTinyVectorOneRule(t *testing.T) {
 	got := mustAdd(t, e, store.Item{Memory: item("a", "tiny", "apple tiny").Memory, Vector: tiny},
 		store.Item{Memory: item("a", "ok", "apple ok").Memory, Vector: []float32{0, 1, 0, 0}})
 	sp, _ := e.space("a", false)
-	if got[0].Vector != VectorZero || sp.dirty.Load() {
-		t.Fatalf("tiny vector answered %q, namespace dirty %v; want %q and clean", got[0].Vector, sp.dirty.Load(), VectorZero)
+	if got[0].Vector != VectorZero || sp.Dirty.Load() {
+		t.Fatalf("tiny vector answered %q, namespace dirty %v; want %q and clean", got[0].Vector, sp.Dirty.Load(), VectorZero)
 	}
 	if st := e.Stats("a"); st.Vectors != 1 {
 		t.Fatalf("Stats = %+v, want 1 vector", st)

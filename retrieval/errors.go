@@ -1,31 +1,34 @@
 package retrieval
 
-import "errors"
+import "github.com/rerankd/rerankd/retrieval/keep"
 
 // Errors returned (wrapped) by the Engine. Callers map them to statuses with
-// errors.Is.
+// errors.Is. They are retrieval/keep's, which the keepers return too.
 var (
 	// ErrInvalid marks a request that can never succeed as sent: a bad
 	// namespace or ID, a vector of the wrong dimension, NaN values.
-	ErrInvalid = errors.New("invalid request")
+	ErrInvalid = keep.ErrInvalid
 	// ErrNotFound marks a memory that does not exist.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = keep.ErrNotFound
 	// ErrNoVectors marks a vector supplied to an engine that has no vector
 	// dimension (neither an Embedder nor Config.Dim).
-	ErrNoVectors = errors.New("this engine has no vector index")
+	ErrNoVectors = keep.ErrNoVectors
 	// ErrClosed is returned after Close.
-	ErrClosed = errors.New("retrieval engine closed")
+	ErrClosed = keep.ErrClosed
 	// ErrEmbed marks a failure of the Embedder (the model, not the input).
-	ErrEmbed = errors.New("embedding failed")
+	ErrEmbed = keep.ErrEmbed
 	// ErrStorage marks a store operation that failed for reasons other than
 	// the request (disk full, I/O error, a damaged record). A failed write
 	// is not applied.
-	ErrStorage = errors.New("memory store failed")
+	ErrStorage = keep.ErrStorage
 	// ErrUnavailable marks a request that may succeed if retried soon: the
 	// shared store cannot be reached, or a namespace's indexes could not
 	// catch up with its committed writes within Config.Follow.CatchUp. Nothing
 	// stale is answered and no write so failed was acknowledged.
-	ErrUnavailable = errors.New("memory store unavailable")
+	ErrUnavailable = keep.ErrUnavailable
 	// ErrRerank marks a failure of the Reranker.
-	ErrRerank = errors.New("reranking failed")
+	ErrRerank = keep.ErrRerank
 )
+
+// mapStoreErr adds the engine's error kinds to store errors.
+var mapStoreErr = keep.MapStoreErr

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/keep"
 	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
@@ -98,7 +99,7 @@ func (e *Engine) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
 }
 
 func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
-	if e.closed.Load() {
+	if e.b.Closed() {
 		return Retrieved{}, ErrClosed
 	}
 	if err := e.checkQuery(q); err != nil {
@@ -112,7 +113,7 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	if q.Fusion != nil {
 		fusion = *q.Fusion
 	}
-	sp, err := e.k.open(ctx, q.Namespace)
+	sp, err := e.k.Open(ctx, q.Namespace)
 	if err != nil {
 		return Retrieved{}, err
 	}
@@ -122,14 +123,14 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 		return Retrieved{Candidates: []post.Candidate{}, Level: LevelBM25, Why: "empty namespace"}, nil
 	}
 	wantVec := q.Mode == ModeDense || q.Mode == ModeHybrid
-	if !sp.lexReady.Load() && !wantVec {
+	if !sp.LexReady() && !wantVec {
 		sctx, ssp := span.Start(ctx, tracerName, "rerankd.scan")
 		got, err := e.scan(sctx, q.Namespace, q.Text, depth, q.ranking())
 		span.End(ssp, err)
 		return got, err
 	}
 
-	ix := sp.ix()
+	ix := sp.Indexes()
 	ranking := q.ranking()
 	var bm []post.Hit
 	var raw map[string]float64 // BM25 of each lexical hit, when a stage changed the score
@@ -153,7 +154,7 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 		why = "bm25 mode requested"
 	case ix.Vec == nil:
 		why = "no vector index (no embedder and no vector dimension configured)"
-	case !sp.vecReady.Load():
+	case !sp.VecReady():
 		why = "vector index still building"
 	case ix.Vec.Len() == 0:
 		why = "no memory in this namespace has a vector"
@@ -180,7 +181,7 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 		level = LevelHybrid
 	}
 	if wantVec && level != LevelHybrid {
-		if ix.Vec != nil && !sp.vecReady.Load() {
+		if ix.Vec != nil && !sp.VecReady() {
 			// Not the request's fault: the index is being built (at start
 			// without a snapshot, or a shared namespace's first use) and
 			// the same request succeeds shortly.
@@ -207,7 +208,7 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 		}
 	}
 	_, fsp := span.Start(ctx, tracerName, "rerankd.fill", attribute.Int("rerankd.candidates", len(cands)))
-	cands, err = e.k.fill(q.Namespace, sp, cands)
+	cands, err = sp.Fill(cands)
 	span.End(fsp, err)
 	if err != nil {
 		return Retrieved{}, err
@@ -227,7 +228,7 @@ func (e *Engine) checkQuery(q Query) error {
 	default:
 		return fmt.Errorf("%w: mode %q: want bm25, dense or hybrid", ErrInvalid, q.Mode)
 	}
-	if (q.Mode == ModeDense || q.Mode == ModeHybrid) && e.dim == 0 {
+	if (q.Mode == ModeDense || q.Mode == ModeHybrid) && e.b.Dim == 0 {
 		return fmt.Errorf("%w: %s mode: no embedder and no vector dimension configured", ErrNoVectors, q.Mode)
 	}
 	if q.Depth < 0 {
@@ -256,9 +257,9 @@ func (e *Engine) checkQuery(q Query) error {
 // treated as absent.
 func (e *Engine) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	v := q.Vector
-	if v == nil && e.emb != nil {
+	if v == nil && e.b.Emb != nil {
 		ectx, sp := span.Start(ctx, tracerName, "rerankd.embed_query")
-		vs, err := e.emb.Embed(ectx, []string{q.Text}, true)
+		vs, err := e.b.Emb.Embed(ectx, []string{q.Text}, true)
 		span.End(sp, err)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -274,7 +275,7 @@ func (e *Engine) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	if v == nil {
 		return nil, nil
 	}
-	switch err := embed.Check(v, e.dim); {
+	switch err := embed.Check(v, e.b.Dim); {
 	case errors.Is(err, embed.ErrZeroVector):
 		return nil, nil
 	case err != nil:
@@ -285,16 +286,6 @@ func (e *Engine) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	return v, nil
 }
 
-// complete copies a memory's fields into its candidate, so that a result
-// needs no further read of the store; vectors the index cannot use are
-// left out.
-func complete(c *post.Candidate, r store.Record, dim int) {
-	c.Text, c.Time, c.Source, c.Metadata = r.Memory.Text, r.Memory.Time, r.Memory.Source, r.Memory.Metadata
-	if embed.Check(r.Vector, dim) == nil {
-		c.Vector = r.Vector
-	}
-}
-
 // scan scores up to ScanLimit memories of ns with per-request BM25 (the
 // ranking's k1 and b; its other stages need the index): the level used
 // while the namespace's index is still being built.
@@ -303,7 +294,7 @@ func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r lexrank
 	if err := ctx.Err(); err != nil {
 		return Retrieved{}, err
 	}
-	for pg, err := range store.Pages(e.st, ns, min(e.cfg.PageSize, e.cfg.ScanLimit), true) {
+	for pg, err := range store.Pages(e.b.St, ns, min(e.cfg.PageSize, e.cfg.ScanLimit), true) {
 		if err != nil {
 			return Retrieved{}, fmt.Errorf("retrieval: scan: %w", mapStoreErr(err))
 		}
@@ -343,7 +334,7 @@ func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r lexrank
 		byID[r.Memory.ID] = r
 	}
 	for i := range cands {
-		complete(&cands[i], byID[cands[i].ID], e.dim)
+		keep.Complete(&cands[i], byID[cands[i].ID], e.b.Dim)
 	}
 	return Retrieved{Candidates: cands, Level: LevelScan, Why: "index still building; scanned the store"}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/keep"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
@@ -34,7 +35,7 @@ type Added struct {
 
 // MaxBatch bounds one Add call, so one request cannot hold the write lock
 // of the store for long.
-const MaxBatch = 10000
+const MaxBatch = keep.MaxBatch
 
 // Add stores items durably, in one transaction (all or none), then indexes
 // them. Items without a vector are embedded when the engine has an
@@ -42,7 +43,7 @@ const MaxBatch = 10000
 // and nothing is written. When Add returns nil every item is durable, even
 // if the process dies before the indexes are updated.
 func (e *Engine) Add(ctx context.Context, items []store.Item) ([]Added, error) {
-	if e.closed.Load() {
+	if e.b.Closed() {
 		return nil, ErrClosed
 	}
 	if len(items) == 0 {
@@ -62,7 +63,7 @@ func (e *Engine) Add(ctx context.Context, items []store.Item) ([]Added, error) {
 	for i := range items {
 		out[i] = Added{Namespace: items[i].Memory.Namespace, ID: items[i].Memory.ID, Vector: VectorNone}
 		if items[i].Vector != nil {
-			if embed.Check(items[i].Vector, e.dim) == nil {
+			if embed.Check(items[i].Vector, e.b.Dim) == nil {
 				out[i].Vector = VectorIndexed
 			} else {
 				items[i].Vector, out[i].Vector = nil, VectorZero
@@ -70,8 +71,8 @@ func (e *Engine) Add(ctx context.Context, items []store.Item) ([]Added, error) {
 		}
 	}
 
-	err := e.k.write(ctx, items, func() error {
-		if err := e.st.PutBatch(items); err != nil {
+	err := e.k.Write(ctx, items, func() error {
+		if err := e.b.St.PutBatch(items); err != nil {
 			return addErr(err)
 		}
 		return nil
@@ -119,10 +120,10 @@ func (e *Engine) validateItems(items []store.Item) error {
 // at most embed.MinNorm) is not, it is stored without a vector and
 // answered VectorZero.
 func (e *Engine) checkVector(v []float32) error {
-	if e.dim == 0 {
+	if e.b.Dim == 0 {
 		return ErrNoVectors
 	}
-	if err := embed.Check(v, e.dim); err != nil && !errors.Is(err, embed.ErrZeroVector) {
+	if err := embed.Check(v, e.b.Dim); err != nil && !errors.Is(err, embed.ErrZeroVector) {
 		return err
 	}
 	return nil
@@ -130,7 +131,7 @@ func (e *Engine) checkVector(v []float32) error {
 
 // embedMissing fills in the vectors of items that have none, in one call.
 func (e *Engine) embedMissing(ctx context.Context, items []store.Item) error {
-	if e.emb == nil {
+	if e.b.Emb == nil {
 		return nil
 	}
 	var idx []int
@@ -144,7 +145,7 @@ func (e *Engine) embedMissing(ctx context.Context, items []store.Item) error {
 	if len(texts) == 0 {
 		return nil
 	}
-	vecs, err := e.emb.Embed(ctx, texts, false)
+	vecs, err := e.b.Emb.Embed(ctx, texts, false)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -166,14 +167,14 @@ func (e *Engine) embedMissing(ctx context.Context, items []store.Item) error {
 // Delete removes ns/id durably, then from the indexes. It returns an error
 // wrapping ErrNotFound when there is no such memory.
 func (e *Engine) Delete(ns, id string) error {
-	if e.closed.Load() {
+	if e.b.Closed() {
 		return ErrClosed
 	}
 	if err := keysValid(ns, id); err != nil {
 		return err
 	}
-	return e.k.remove(ns, id, func() error {
-		if err := e.st.Delete(ns, id); err != nil {
+	return e.k.Remove(ns, id, func() error {
+		if err := e.b.St.Delete(ns, id); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("memory %s/%s: %w", ns, id, ErrNotFound)
 			}
@@ -188,7 +189,7 @@ func (e *Engine) Get(ns, id string) (store.Record, error) {
 	if err := keysValid(ns, id); err != nil {
 		return store.Record{}, err
 	}
-	recs, err := e.st.GetMany(ns, []string{id}, true)
+	recs, err := e.b.St.GetMany(ns, []string{id}, true)
 	if err != nil {
 		return store.Record{}, mapStoreErr(err)
 	}
@@ -205,7 +206,7 @@ func (e *Engine) List(ns, after string, limit int) ([]store.Record, string, erro
 	if err := memory.ValidateNamespace(ns); err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	recs, next, err := e.st.Page(ns, after, limit, true)
+	recs, next, err := e.b.St.Page(ns, after, limit, true)
 	if err != nil {
 		return nil, "", mapStoreErr(err)
 	}
@@ -220,22 +221,4 @@ func keysValid(ns, id string) error {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return nil
-}
-
-// mapStoreErr adds the engine's error kinds to store errors: the store's
-// not-found and invalid errors keep their message; anything else is a
-// storage failure.
-func mapStoreErr(err error) error {
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w: %w", ErrNotFound, err)
-	case errors.Is(err, store.ErrInvalid):
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
-	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrIncompatible):
-		// A database this build cannot use (a newer schema, a schema
-		// conflict) is not a failed operation: nothing is wrong with the
-		// request, and the store serves again once the operator acts.
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	return fmt.Errorf("%w: %w", ErrStorage, err)
 }

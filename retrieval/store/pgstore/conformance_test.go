@@ -26,3 +26,22 @@ func TestConformance(t *testing.T) {
 		},
 	})
 }
+
+// TestSharedConformance runs the store.Shared suite (feed, Listen,
+// snapshots, purge, ping, after Close) on a fresh database per subtest;
+// Attach opens a second Store on the same database, as another replica
+// would.
+func TestSharedConformance(t *testing.T) {
+	urls := map[store.Shared]string{}
+	storetest.RunShared(t, storetest.SharedOpener{
+		Open: func(t *testing.T, dim int) store.Shared {
+			url := newDB(t)
+			s := open(t, url, Options{Dimension: dim})
+			urls[s] = url
+			return s
+		},
+		Attach: func(t *testing.T, s store.Shared) store.Shared {
+			return open(t, urls[s], Options{Dimension: s.(*Store).opts.Dimension})
+		},
+	})
+}

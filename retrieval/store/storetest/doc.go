@@ -1,7 +1,9 @@
-// Package storetest is the conformance suite of store.Backend: every
-// behaviour that the contract in retrieval/store/backend.go promises, run
-// against any backend, so that the embedded bbolt store and the PostgreSQL
-// store (retrieval/store/pgstore) are held to exactly the same tests.
+// Package storetest is the conformance suite of the store contract: every
+// behaviour that retrieval/store/backend.go (store.Backend) and
+// retrieval/store/shared.go (store.Shared) promise, run against any
+// backend, so that the embedded bbolt store and the PostgreSQL store
+// (retrieval/store/pgstore) are held to exactly the same tests, and a
+// shared backend to the same tests of the feed the follower relies on.
 //
 // # What the suite proves
 //
@@ -47,6 +49,34 @@
 //     every vector write;
 //   - persistence, when the opener can reopen: everything above, and the
 //     vector generations, survive closing and opening the same data.
+//
+// RunShared runs the store.Shared behaviours, on a new, empty backend per
+// subtest (SharedOpener.Open) and, when the opener can, a second handle on
+// the same data for the other process's side (SharedOpener.Attach):
+//
+//   - sequences: Seq is 0 for a namespace never written, every transaction
+//     that changes a namespace's memories takes its next number (one per
+//     namespace a batch touches), a refused or failed write takes none;
+//     Seqs of the asked namespaces (absent: never written) or of all;
+//   - changes: each changed memory once, in its latest state, in (Seq, ID)
+//     order, with its vector only when asked, a delete as a tombstone with
+//     only its keys; paging by each page's last Cursor reads every change
+//     once at any limit, and limits outside 1..store.MaxPage are ErrInvalid;
+//   - Listen: fn hears each namespace a commit of the other handle changed,
+//     and Listen returns ctx's error when ctx ends;
+//   - snapshots: one per namespace, replaced only by a later sequence, read
+//     back byte for byte with its sequence, ErrNotFound when there is none,
+//     the callbacks' errors returned as they are (a failed write keeps the
+//     old snapshot), DeleteSnapshot;
+//   - purge: tombstones older than the time go, a cursor that has not seen
+//     them is then ErrStale, one past them reads on, live memories stay, a
+//     purged ID can be written again;
+//   - Ping answers on an open backend; after Close every shared method,
+//     Ping and a running Listen included, is ErrClosed and calls no
+//     callback.
+//
+// Backends' own tests use the suite's fixtures (Mem, Vec, EqualMem,
+// EqualVec), so that they build and compare memories the same way.
 //
 // What the suite cannot prove is left to each backend's own tests: crash
 // durability, damaged data (ErrCorrupt and what CheckProgress reports

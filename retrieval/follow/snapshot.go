@@ -1,4 +1,4 @@
-package retrieval
+package follow
 
 import (
 	"bytes"
@@ -7,10 +7,11 @@ import (
 	"io"
 	"time"
 
+	"github.com/rerankd/rerankd/retrieval/snap"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// A shared store may keep each namespace's vector index (snapfile.go's
+// A shared store may keep each namespace's vector index (retrieval/snap's
 // format) so that a replica building a namespace loads it instead of
 // inserting every vector again: for 100k 1024-dimensional vectors a load
 // is seconds, an insertion minutes. The snapshot is taken at a change
@@ -28,8 +29,8 @@ import (
 
 // dbSnaps returns the store's snapshot keeping, or nil when the engine
 // keeps none (no vectors, or switched off).
-func (e *follower) dbSnaps() store.Snapshots {
-	if e.dim == 0 || !e.cfg.Follow.SharedSnapshots {
+func (e *Follower) dbSnaps() store.Snapshots {
+	if e.Dim == 0 || !e.conf.SharedSnapshots {
 		return nil
 	}
 	return e.feed
@@ -38,13 +39,13 @@ func (e *follower) dbSnaps() store.Snapshots {
 // loadDBSnapshot returns ns's vector index from the store's snapshot and
 // the change sequence it was taken at, or an error saying why not
 // (wrapping store.ErrNotFound when there is none).
-func (e *follower) loadDBSnapshot(snaps store.Snapshots, ns string) (savable, uint64, error) {
-	var idx savable
+func (e *Follower) loadDBSnapshot(snaps store.Snapshots, ns string) (snap.Savable, uint64, error) {
+	var idx snap.Savable
 	var at uint64
-	err := snaps.Snapshot(e.ctx, ns, func(seq uint64, r io.Reader) error {
-		x, _, err := decodeSnap(r, snapWant{ns: ns, dim: e.dim, index: e.snapIndex}, func(h snapHeader) error {
+	err := snaps.Snapshot(e.Ctx, ns, func(seq uint64, r io.Reader) error {
+		x, _, err := snap.Decode(r, snap.Want{Namespace: ns, Dim: e.Dim, Index: e.VectorIndex()}, func(h snap.Header) error {
 			if h.Seq != seq {
-				return miss("corrupt", "header says sequence %d, the store %d", h.Seq, seq)
+				return snap.Miss("corrupt", "header says sequence %d, the store %d", h.Seq, seq)
 			}
 			return nil
 		})
@@ -54,7 +55,7 @@ func (e *follower) loadDBSnapshot(snaps store.Snapshots, ns string) (savable, ui
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := searchSettings(idx, e.snapIndex); err != nil {
+	if err := snap.SearchSettings(idx, e.VectorIndex()); err != nil {
 		return nil, 0, err
 	}
 	return idx, at, nil
@@ -64,30 +65,29 @@ func (e *follower) loadDBSnapshot(snaps store.Snapshots, ns string) (savable, ui
 // vectors and the store's snapshot is older. The index is encoded into
 // memory under its read lock (searches go on; catch-ups wait for the
 // encoding, which runs at memory speed), then uploaded without it.
-func (e *follower) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
+func (e *Follower) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
 	if !e.savingDB.CompareAndSwap(false, true) {
 		return // one at a time: the next idle check tries again
 	}
 	defer e.savingDB.Store(false)
-	fs := sp.follow
-	sp.mu.Lock()
-	at, ix, dirty := fs.through.Load(), sp.ix(), sp.dirty.Load()
-	sp.mu.Unlock()
-	sv, ok := ix.Vec.(savable)
-	if dirty || !ok || at == 0 || sv.Len() < e.cfg.Follow.SnapshotMinVectors {
+	sp.Mu.Lock()
+	at, ix, dirty := sp.through.Load(), sp.Indexes(), sp.Dirty.Load()
+	sp.Mu.Unlock()
+	sv, ok := ix.Vec.(snap.Savable)
+	if dirty || !ok || at == 0 || sv.Len() < e.conf.SnapshotMinVectors {
 		return
 	}
-	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Minute)
+	ctx, cancel := context.WithTimeout(e.Ctx, 10*time.Minute)
 	defer cancel()
 	if cur, err := snaps.SnapshotSeq(ctx, ns); err != nil || cur >= at {
-		fs.snapSeq.Store(max(cur, fs.snapSeq.Load()))
+		sp.snapSeq.Store(max(cur, sp.snapSeq.Load()))
 		return
 	}
 	t0 := time.Now()
 	var buf bytes.Buffer
-	h := snapHeader{Namespace: ns, Seq: at, Dim: e.dim, Index: sv.Config(), Vectors: sv.Len(), Saved: t0.UTC()}
-	if err := encodeSnap(&buf, h, sv); err != nil {
-		e.log.Warn("memory vector index snapshot not encoded", "err", err)
+	h := snap.Header{Namespace: ns, Seq: at, Dim: e.Dim, Index: sv.Config(), Vectors: sv.Len(), Saved: t0.UTC()}
+	if err := snap.Encode(&buf, h, sv); err != nil {
+		e.Log.Warn("memory vector index snapshot not encoded", "err", err)
 		return
 	}
 	size := buf.Len()
@@ -96,42 +96,39 @@ func (e *follower) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
 		return err
 	})
 	if err != nil {
-		if e.ctx.Err() == nil {
-			e.log.Warn("memory vector index snapshot not saved to the shared store; a later idle period retries", "err", err)
+		if e.Ctx.Err() == nil {
+			e.Log.Warn("memory vector index snapshot not saved to the shared store; a later idle period retries", "err", err)
 		}
 		return
 	}
-	fs.snapSeq.Store(at)
+	sp.snapSeq.Store(at)
 	if saved {
 		e.snapSaves.Add(1)
-		e.log.Debug("memory vector index snapshot saved to the shared store", "vectors", sv.Len(), "bytes", size, "seq", at, "took", time.Since(t0))
+		e.Log.Debug("memory vector index snapshot saved to the shared store", "vectors", sv.Len(), "bytes", size, "seq", at, "took", time.Since(t0))
 	}
 }
 
 // saveIdleDBSnapshots saves the snapshot of every resident namespace whose
 // changes have been quiet for Config.Follow.SnapshotIdle since changes its stored
 // snapshot lacks.
-func (e *follower) saveIdleDBSnapshots(snaps store.Snapshots) {
-	if e.cfg.Follow.SnapshotIdle <= 0 {
+func (e *Follower) saveIdleDBSnapshots(snaps store.Snapshots) {
+	if e.conf.SnapshotIdle <= 0 {
 		return
 	}
 	now := time.Now().UnixNano()
-	e.mu.RLock()
 	var due []string
-	for ns, sp := range e.spaces {
-		fs := sp.follow
-		if fs == nil || fs.through.Load() <= fs.snapSeq.Load() {
-			continue
+	e.spaces.Each(func(ns string, sp *space) {
+		if sp.through.Load() <= sp.snapSeq.Load() {
+			return
 		}
-		if last := fs.changedAt.Load(); last != 0 && now-last >= int64(e.cfg.Follow.SnapshotIdle) {
+		if last := sp.changedAt.Load(); last != 0 && now-last >= int64(e.conf.SnapshotIdle) {
 			due = append(due, ns)
 		}
-	}
-	e.mu.RUnlock()
+	})
 	for _, ns := range due {
-		if sp, _ := e.space(ns, false); sp != nil && e.ctx.Err() == nil {
+		if sp := e.space(ns); sp != nil && e.Ctx.Err() == nil {
 			select {
-			case <-sp.follow.loaded:
+			case <-sp.loaded:
 				e.saveDBSnapshot(snaps, ns, sp)
 			default:
 			}

@@ -1,8 +1,9 @@
-package retrieval
+package follow
 
 import (
 	"sync"
 
+	"github.com/rerankd/rerankd/retrieval/keep"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
@@ -12,7 +13,7 @@ import (
 // metadata, vector) without reading the database again: the follower
 // receives every record anyway, and a round trip per search would make a
 // replica's warm search cost a database query that an embedded store's
-// memory-mapped read does not. It changes under space.mu with the
+// memory-mapped read does not. It changes under space.Mu with the
 // indexes; searches read it under its own lock.
 type records struct {
 	mu    sync.RWMutex
@@ -57,11 +58,11 @@ func (rs *records) size() int64 {
 	return rs.bytes
 }
 
-// fill completes cands from sp's records, dropping those it does not hold
-// (deleted since the lexical or vector stage ran), as the owner's fill does
+// Fill completes cands from sp's records, dropping those it does not hold
+// (deleted since the lexical or vector stage ran), as the owner's Fill does
 // from the store.
-func (e *follower) fill(_ string, sp *space, cands []post.Candidate) ([]post.Candidate, error) {
-	rs := &sp.follow.recs
+func (sp *space) Fill(cands []post.Candidate) ([]post.Candidate, error) {
+	rs := &sp.recs
 	rs.mu.RLock()
 	defer rs.mu.RUnlock()
 	out := cands[:0]
@@ -70,7 +71,7 @@ func (e *follower) fill(_ string, sp *space, cands []post.Candidate) ([]post.Can
 		if !ok {
 			continue
 		}
-		complete(&c, r, e.dim)
+		keep.Complete(&c, r, sp.dim)
 		out = append(out, c)
 	}
 	return out, nil

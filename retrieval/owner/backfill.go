@@ -1,4 +1,4 @@
-package retrieval
+package owner
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/keep"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
@@ -26,23 +27,23 @@ type backfillRun struct {
 // backfill gives a vector to every stored memory that has no usable one,
 // namespace by namespace, page by page, BackfillBatch texts per embedder
 // call. It runs after the start-up build, in the background, and stops
-// when Close cancels e.ctx. Its errors are logged and counted, never
+// when Close cancels e.Ctx. Its errors are logged and counted, never
 // returned: a memory without a vector is still searchable lexically. It
 // returns how many vectors it stored.
-func (e *owner) backfill() int {
-	if e.emb == nil || !e.cfg.Owner.Backfill || e.dim == 0 {
+func (e *Owner) backfill() int {
+	if e.Emb == nil || !e.conf.Backfill || e.Dim == 0 {
 		return 0
 	}
-	names, err := e.st.Namespaces()
+	names, err := e.St.Namespaces()
 	if err != nil {
-		e.log.Error("memory back-fill skipped", "err", err)
+		e.Log.Error("memory back-fill skipped", "err", err)
 		return 0
 	}
 	run := &backfillRun{}
 	for _, ns := range names {
-		n, err := e.st.Count(ns)
+		n, err := e.St.Count(ns)
 		if err != nil {
-			e.log.Error("memory back-fill skipped", "err", err)
+			e.Log.Error("memory back-fill skipped", "err", err)
 			return 0
 		}
 		run.total += n
@@ -50,87 +51,83 @@ func (e *owner) backfill() int {
 	t0 := time.Now()
 	for _, ns := range names {
 		err := e.backfillSpace(ns, run)
-		if e.ctx.Err() != nil {
-			e.log.Info("memory back-fill stopped by shutdown; it resumes at the next start",
+		if e.Ctx.Err() != nil {
+			e.Log.Info("memory back-fill stopped by shutdown; it resumes at the next start",
 				"filled", run.filled, "failed", run.failed, "looked_at", run.done, "total", run.total)
 			return run.filled
 		}
 		if errors.Is(err, errGaveUp) {
-			e.log.Error("memory back-fill gave up: the embedder failed repeatedly; the remaining memories stay lexical-only until the next start",
+			e.Log.Error("memory back-fill gave up: the embedder failed repeatedly; the remaining memories stay lexical-only until the next start",
 				"filled", run.filled, "failed", run.failed)
 			return run.filled
 		}
 		if err != nil {
-			e.log.Error("memory back-fill skipped the rest of a namespace", "namespace", ns, "err", err)
+			e.Log.Error("memory back-fill skipped the rest of a namespace", "namespace", ns, "err", err)
 		}
 	}
-	if e.cfg.Progress != nil {
-		e.cfg.Progress("backfill", run.total, run.total)
-	}
+	e.Progress("backfill", run.total, run.total)
 	if run.filled > 0 || run.failed > 0 {
-		e.log.Info("memory back-fill done", "filled", run.filled, "failed", run.failed,
+		e.Log.Info("memory back-fill done", "filled", run.filled, "failed", run.failed,
 			"took", time.Since(t0).Round(time.Millisecond))
 	}
 	return run.filled
 }
 
 // backfillSpace back-fills one namespace.
-func (e *owner) backfillSpace(ns string, run *backfillRun) error {
+func (e *Owner) backfillSpace(ns string, run *backfillRun) error {
 	sp, err := e.space(ns, true)
 	if err != nil {
 		return err
 	}
-	if err := e.ctx.Err(); err != nil {
+	if err := e.Ctx.Err(); err != nil {
 		return err
 	}
-	for pg, err := range store.Pages(e.st, ns, e.cfg.PageSize, true) {
+	for pg, err := range store.Pages(e.St, ns, e.Cfg.PageSize, true) {
 		if err != nil {
 			return fmt.Errorf("retrieval: back-fill %q after %q: %w", ns, pg.After, err)
 		}
-		if err := e.ctx.Err(); err != nil {
+		if err := e.Ctx.Err(); err != nil {
 			return err
 		}
 		var todo []store.Record
 		for _, r := range pg.Records {
-			if embed.Check(r.Vector, e.dim) != nil {
+			if embed.Check(r.Vector, e.Dim) != nil {
 				todo = append(todo, r)
 			}
 		}
 		for len(todo) > 0 {
-			batch := todo[:min(len(todo), e.cfg.Owner.BackfillBatch)]
+			batch := todo[:min(len(todo), e.conf.BackfillBatch)]
 			todo = todo[len(batch):]
 			if err := e.backfillBatch(ns, sp, batch, run); err != nil {
 				return err
 			}
 		}
 		run.done += len(pg.Records)
-		if e.cfg.Progress != nil {
-			e.cfg.Progress("backfill", run.done, run.total)
-		}
+		e.Progress("backfill", run.done, run.total)
 	}
 	return nil
 }
 
 // backfillBatch embeds one batch and stores the vectors of the memories
 // that are still as they were read.
-func (e *owner) backfillBatch(ns string, sp *space, batch []store.Record, run *backfillRun) error {
+func (e *Owner) backfillBatch(ns string, sp *space, batch []store.Record, run *backfillRun) error {
 	texts := make([]string, len(batch))
 	for i, r := range batch {
 		texts[i] = r.Memory.Text
 	}
-	vecs, err := e.emb.Embed(e.ctx, texts, false)
-	if e.ctx.Err() != nil {
-		return e.ctx.Err()
+	vecs, err := e.Emb.Embed(e.Ctx, texts, false)
+	if e.Ctx.Err() != nil {
+		return e.Ctx.Err()
 	}
 	if err == nil && len(vecs) != len(texts) {
 		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
 	}
 	if err != nil {
-		sp.own.backfillFailed.Add(int64(len(batch)))
+		sp.backfillFailed.Add(int64(len(batch)))
 		run.failed += len(batch)
 		run.fails++
-		e.log.Warn("memory back-fill: embedding failed; these memories stay lexical-only",
-			"namespace", ns, "memories", len(batch), "first_id", batch[0].Memory.ID, "err", fmt.Errorf("%w: %w", ErrEmbed, err))
+		e.Log.Warn("memory back-fill: embedding failed; these memories stay lexical-only",
+			"namespace", ns, "memories", len(batch), "first_id", batch[0].Memory.ID, "err", fmt.Errorf("%w: %w", keep.ErrEmbed, err))
 		if run.fails >= maxBackfillFails {
 			return errGaveUp
 		}
@@ -140,10 +137,10 @@ func (e *owner) backfillBatch(ns string, sp *space, batch []store.Record, run *b
 	want := make(map[string][]float32, len(batch))
 	text := make(map[string]string, len(batch))
 	for i, r := range batch {
-		if embed.Check(vecs[i], e.dim) != nil {
+		if embed.Check(vecs[i], e.Dim) != nil {
 			// NaN, wrong length or all zeros: the embedder cannot give
 			// this text a direction; it stays lexical-only.
-			sp.own.backfillFailed.Add(1)
+			sp.backfillFailed.Add(1)
 			run.failed++
 			continue
 		}
@@ -154,35 +151,35 @@ func (e *owner) backfillBatch(ns string, sp *space, batch []store.Record, run *b
 	return err
 }
 
-// fillVectors stores and indexes back-filled vectors under sp.mu, each
+// fillVectors stores and indexes back-filled vectors under sp.Mu, each
 // only if its memory still has the text that was embedded and still has
 // no usable vector: a write since the page was read (a new text, or a
 // vector of its own) wins, whichever order the two take the lock in.
-func (e *owner) fillVectors(ns string, sp *space, vecs map[string][]float32, texts map[string]string) (int, error) {
+func (e *Owner) fillVectors(ns string, sp *space, vecs map[string][]float32, texts map[string]string) (int, error) {
 	if len(vecs) == 0 {
 		return 0, nil
 	}
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	written, err := e.st.PutVectorsIf(ns, vecs, func(cur store.Record) bool {
-		return cur.Memory.Text == texts[cur.Memory.ID] && embed.Check(cur.Vector, e.dim) != nil
+	sp.Mu.Lock()
+	defer sp.Mu.Unlock()
+	written, err := e.St.PutVectorsIf(ns, vecs, func(cur store.Record) bool {
+		return cur.Memory.Text == texts[cur.Memory.ID] && embed.Check(cur.Vector, e.Dim) != nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("retrieval: back-fill %q: %w: %w", ns, ErrStorage, err)
+		return 0, fmt.Errorf("retrieval: back-fill %q: %w: %w", ns, keep.ErrStorage, err)
 	}
-	ix := sp.ix()
+	ix := sp.Indexes()
 	for _, id := range written {
-		if sp.own.touched != nil {
-			sp.own.touched[id] = struct{}{}
+		if sp.touched != nil {
+			sp.touched[id] = struct{}{}
 		}
 		ix.Vec.Delete(id)
 		if err := ix.Vec.Add(id, vecs[id]); err != nil {
-			sp.dirty.Store(true) // stored but not indexed: Check rebuilds
+			sp.Dirty.Store(true) // stored but not indexed: Check rebuilds
 		}
 	}
 	if len(written) > 0 {
-		sp.own.noteWrite()
+		sp.noteWrite()
 	}
-	sp.own.backfilled.Add(int64(len(written)))
+	sp.backfilled.Add(int64(len(written)))
 	return len(written), nil
 }

@@ -1,4 +1,4 @@
-package retrieval
+package follow
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 // namespaces caught up: one listening for the store's notifications, one
 // polling every namespace's sequence, and one applying the changes they
 // find, so that searches rarely have to wait.
-func (e *follower) startFollowing() {
+func (e *Follower) startFollowing() {
 	wake := make(chan string, 256)
 	notify := func(ns string) {
 		select {
@@ -17,22 +17,22 @@ func (e *follower) startFollowing() {
 		default: // full: the poll will find it
 		}
 	}
-	e.bg.Add(3)
+	e.BG.Add(3)
 	go func() {
-		defer e.bg.Done()
+		defer e.BG.Done()
 		backoff := 100 * time.Millisecond
-		for e.ctx.Err() == nil {
+		for e.Ctx.Err() == nil {
 			t0 := time.Now()
-			err := e.feed.Listen(e.ctx, notify)
-			if e.ctx.Err() != nil {
+			err := e.feed.Listen(e.Ctx, notify)
+			if e.Ctx.Err() != nil {
 				return
 			}
 			if time.Since(t0) > 10*time.Second {
 				backoff = 100 * time.Millisecond
 			}
-			e.log.Debug("shared store notifications lost; listening again", "err", err, "in", backoff)
+			e.Log.Debug("shared store notifications lost; listening again", "err", err, "in", backoff)
 			select {
-			case <-e.stop:
+			case <-e.Stopping():
 				return
 			case <-time.After(backoff):
 			}
@@ -40,48 +40,43 @@ func (e *follower) startFollowing() {
 		}
 	}()
 	go func() {
-		defer e.bg.Done()
-		t := time.NewTicker(e.cfg.Follow.Poll)
+		defer e.BG.Done()
+		t := time.NewTicker(e.conf.Poll)
 		defer t.Stop()
 		for {
 			select {
-			case <-e.stop:
+			case <-e.Stopping():
 				return
 			case <-t.C:
 			}
-			e.mu.RLock()
-			names := make([]string, 0, len(e.spaces))
-			for ns := range e.spaces {
-				names = append(names, ns)
-			}
-			e.mu.RUnlock()
+			names := e.spaces.Names()
 			if len(names) == 0 {
 				continue
 			}
 			e.purgeTombstones()
 			if snaps := e.dbSnaps(); snaps != nil && !e.savingDB.Load() {
-				e.bg.Add(1) // inside a running background goroutine: Close waits for it too
+				e.BG.Add(1) // inside a running background goroutine: Close waits for it too
 				go func() {
-					defer e.bg.Done()
+					defer e.BG.Done()
 					e.saveIdleDBSnapshots(snaps)
 				}()
 			}
-			seqs, err := e.feed.Seqs(e.ctx, names)
+			seqs, err := e.feed.Seqs(e.Ctx, names)
 			if err != nil {
 				continue // the store is down; searches say so
 			}
 			for ns, seq := range seqs {
-				if sp, _ := e.space(ns, false); sp != nil && sp.follow.through.Load() < seq {
+				if sp := e.space(ns); sp != nil && sp.through.Load() < seq {
 					notify(ns)
 				}
 			}
 		}
 	}()
 	go func() {
-		defer e.bg.Done()
+		defer e.BG.Done()
 		for {
 			select {
-			case <-e.stop:
+			case <-e.Stopping():
 				return
 			case ns := <-wake:
 				e.catchUpInBackground(ns)
@@ -97,8 +92,8 @@ const purgeEvery = time.Hour
 // tombstones older than Config.Follow.TombstoneRetention (see pgstore's
 // purge.go): every replica does, which is harmless (each namespace's
 // purge is one short transaction, and a second finds nothing).
-func (e *follower) purgeTombstones() {
-	if e.cfg.Follow.TombstoneRetention <= 0 {
+func (e *Follower) purgeTombstones() {
+	if e.conf.TombstoneRetention <= 0 {
 		return
 	}
 	now := time.Now()
@@ -106,40 +101,40 @@ func (e *follower) purgeTombstones() {
 		return
 	}
 	e.lastPurge.Store(now.UnixNano())
-	n, err := e.feed.PurgeTombstones(e.ctx, now.Add(-e.cfg.Follow.TombstoneRetention))
-	if err != nil && e.ctx.Err() == nil {
-		e.log.Warn("purging deleted memories' tombstones from the shared store; the next hour retries", "purged", n, "err", err)
+	n, err := e.feed.PurgeTombstones(e.Ctx, now.Add(-e.conf.TombstoneRetention))
+	if err != nil && e.Ctx.Err() == nil {
+		e.Log.Warn("purging deleted memories' tombstones from the shared store; the next hour retries", "purged", n, "err", err)
 	} else if n > 0 {
-		e.log.Info("purged deleted memories' tombstones from the shared store", "purged", n, "older_than", e.cfg.Follow.TombstoneRetention)
+		e.Log.Info("purged deleted memories' tombstones from the shared store", "purged", n, "older_than", e.conf.TombstoneRetention)
 	}
 }
 
 // catchUpInBackground brings a built namespace up to the store's current
 // sequence, unless a search is already doing it.
-func (e *follower) catchUpInBackground(ns string) {
-	sp, _ := e.space(ns, false)
+func (e *Follower) catchUpInBackground(ns string) {
+	sp := e.space(ns)
 	if sp == nil {
 		return
 	}
 	select {
-	case <-sp.follow.loaded:
+	case <-sp.loaded:
 	default:
 		return
 	}
-	if sp.follow.loadErr != nil || !sp.mu.TryLock() {
+	if sp.loadErr != nil || !sp.Mu.TryLock() {
 		return
 	}
-	defer sp.mu.Unlock()
-	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	defer sp.Mu.Unlock()
+	ctx, cancel := context.WithTimeout(e.Ctx, 30*time.Second)
 	defer cancel()
 	target, err := e.feed.Seq(ctx, ns)
-	if err != nil || sp.follow.through.Load() >= target {
+	if err != nil || sp.through.Load() >= target {
 		return
 	}
-	if err := e.catchUpLocked(ctx, ns, sp, target); err != nil && e.ctx.Err() == nil {
-		e.log.Debug("background catch-up failed; the next search or poll retries", "err", err)
+	if err := e.catchUpLocked(ctx, ns, sp, target); err != nil && e.Ctx.Err() == nil {
+		e.Log.Debug("background catch-up failed; the next search or poll retries", "err", err)
 	}
-	sp.mu.Unlock()
+	sp.Mu.Unlock()
 	e.enforceBudget(ns)
-	sp.mu.Lock() // for the deferred Unlock
+	sp.Mu.Lock() // for the deferred Unlock
 }

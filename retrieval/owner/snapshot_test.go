@@ -1,4 +1,4 @@
-package retrieval
+package owner_test
 
 import (
 	"context"
@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/internal/enginetest"
+	"github.com/rerankd/rerankd/retrieval/snap"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
@@ -33,7 +36,7 @@ func vecFor(id string, dim int) []float32 {
 }
 
 func vecItem(ns, id string) store.Item {
-	it := item(ns, id, "memory "+id+" about something")
+	it := enginetest.Item(ns, id, "memory "+id+" about something")
 	it.Vector = vecFor(id, snapDim)
 	return it
 }
@@ -50,8 +53,8 @@ func putVecs(t testing.TB, st *bolt.Store, ns string, n int) {
 	}
 }
 
-func snapConfig(dir string) Config {
-	cfg := DefaultConfig()
+func snapConfig(dir string) retrieval.Config {
+	cfg := retrieval.DefaultConfig()
 	cfg.Dim = snapDim
 	cfg.Owner.SnapshotDir = dir
 	cfg.Owner.SnapshotMinVectors = 1
@@ -62,9 +65,9 @@ func snapConfig(dir string) Config {
 
 // started opens an engine and waits for its build and its snapshots
 // after the build; the caller closes it (or does not: a crash).
-func started(t testing.TB, st *bolt.Store, cfg Config) *Engine {
+func started(t testing.TB, st *bolt.Store, cfg retrieval.Config) *retrieval.Engine {
 	t.Helper()
-	e, err := New(st, nil, cfg)
+	e, err := retrieval.New(st, nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +75,12 @@ func started(t testing.TB, st *bolt.Store, cfg Config) *Engine {
 	if err := e.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	<-e.afterBuild
+	<-ownerOf(e).AfterBuild()
 	return e
 }
 
 // vectorIDs lists the IDs with a usable stored vector in ns.
-func vectorIDs(t testing.TB, st Store, ns string, dim int) []string {
+func vectorIDs(t testing.TB, st retrieval.Store, ns string, dim int) []string {
 	t.Helper()
 	recs, _, err := st.Page(ns, "", store.MaxPage, true)
 	if err != nil {
@@ -95,22 +98,22 @@ func vectorIDs(t testing.TB, st Store, ns string, dim int) []string {
 // agrees checks that e's vector index of ns holds exactly the store's
 // usable vectors, that Check agrees, and that dense search finds each
 // stored vector's own memory.
-func agrees(t *testing.T, e *Engine, ns string) {
+func agrees(t *testing.T, e *retrieval.Engine, ns string) {
 	t.Helper()
 	ctx := context.Background()
 	rep, err := e.Check(ctx, false)
 	if err != nil || len(rep.Disagreements) != 0 {
 		t.Fatalf("check: %+v, %v", rep, err)
 	}
-	ids := vectorIDs(t, e.st, ns, e.Dim())
-	sp, _ := e.space(ns, false)
-	if got := sp.ix().Vec.Len(); got != len(ids) {
+	ids := vectorIDs(t, ownerOf(e).St, ns, e.Dim())
+	sp, _ := space(e, ns)
+	if got := sp.Indexes().Vec.Len(); got != len(ids) {
 		t.Fatalf("vector index has %d vectors, the store %d", got, len(ids))
 	}
 	for _, id := range ids {
-		res, err := e.Retrieve(ctx, Query{Namespace: ns, Text: "memory", Vector: vecFor(id, e.Dim()), Mode: ModeDense, Depth: 1})
+		res, err := e.Retrieve(ctx, retrieval.Query{Namespace: ns, Text: "memory", Vector: vecFor(id, e.Dim()), Mode: retrieval.ModeDense, Depth: 1})
 		if err != nil || len(res.Candidates) != 1 || res.Candidates[0].ID != id {
-			t.Fatalf("dense search for %s's vector: %v, %v", id, candIDs(res.Candidates), err)
+			t.Fatalf("dense search for %s's vector: %v, %v", id, enginetest.CandIDs(res.Candidates), err)
 		}
 	}
 }
@@ -136,30 +139,30 @@ func TestSnapshotRestart(t *testing.T) {
 		dir  string
 		file string // ns "a"'s snapshot
 	}
-	noop := func(*testing.T, *Engine, env) {}
+	noop := func(*testing.T, *retrieval.Engine, env) {}
 	cases := []struct {
 		name   string
-		live   func(*testing.T, *Engine, env) // engine 1 running, after its build
-		crash  bool                           // engine 1 is not closed
-		down   func(*testing.T, env)          // no engine running
-		cfg2   func(*Config)
+		live   func(*testing.T, *retrieval.Engine, env) // engine 1 running, after its build
+		crash  bool                                     // engine 1 is not closed
+		down   func(*testing.T, env)                    // no engine running
+		cfg2   func(*retrieval.Config)
 		source string // engine 2's VectorSource for "a"
 		miss   string // and the start of its SnapshotMiss
 		absent []string
 	}{
 		{name: "fresh", live: noop, source: "snapshot"},
-		{name: "writes then close", live: func(t *testing.T, e *Engine, _ env) {
+		{name: "writes then close", live: func(t *testing.T, e *retrieval.Engine, _ env) {
 			mustAdd(t, e, vecItem("a", "new1"))
 			if err := e.Delete("a", "m003"); err != nil {
 				t.Fatal(err)
 			}
 		}, source: "snapshot", absent: []string{"m003"}},
-		{name: "delete then crash", crash: true, live: func(t *testing.T, e *Engine, _ env) {
+		{name: "delete then crash", crash: true, live: func(t *testing.T, e *retrieval.Engine, _ env) {
 			if err := e.Delete("a", "m004"); err != nil {
 				t.Fatal(err)
 			}
 		}, source: "rebuild", miss: "stale", absent: []string{"m004"}},
-		{name: "add then crash", crash: true, live: func(t *testing.T, e *Engine, _ env) {
+		{name: "add then crash", crash: true, live: func(t *testing.T, e *retrieval.Engine, _ env) {
 			mustAdd(t, e, vecItem("a", "new2"))
 		}, source: "rebuild", miss: "stale"},
 		{name: "vector write while down", down: func(t *testing.T, v env) {
@@ -168,12 +171,12 @@ func TestSnapshotRestart(t *testing.T) {
 			}
 		}, source: "rebuild", miss: "stale"},
 		{name: "vector dropped while down", down: func(t *testing.T, v env) {
-			if err := v.st.Put(item("a", "m005", "now without a vector").Memory, nil); err != nil {
+			if err := v.st.Put(enginetest.Item("a", "m005", "now without a vector").Memory, nil); err != nil {
 				t.Fatal(err)
 			}
 		}, source: "rebuild", miss: "stale", absent: []string{"m005"}},
 		{name: "lexical-only write while down", down: func(t *testing.T, v env) {
-			if err := v.st.Put(item("a", "lex", "no vector here").Memory, nil); err != nil {
+			if err := v.st.Put(enginetest.Item("a", "lex", "no vector here").Memory, nil); err != nil {
 				t.Fatal(err)
 			}
 		}, source: "snapshot"},
@@ -214,7 +217,7 @@ func TestSnapshotRestart(t *testing.T) {
 			corruptFile(t, v.file, func([]byte) []byte { return nil })
 		}, source: "rebuild", miss: "corrupt"},
 		{name: "another namespace's file", down: func(t *testing.T, v env) {
-			b, err := os.ReadFile(filepath.Join(v.dir, snapName("b")))
+			b, err := os.ReadFile(filepath.Join(v.dir, snap.Name("b")))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,21 +225,21 @@ func TestSnapshotRestart(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, source: "rebuild", miss: "corrupt"},
-		{name: "index configuration changed", cfg2: func(c *Config) {
+		{name: "index configuration changed", cfg2: func(c *retrieval.Config) {
 			c.HNSW.M = 8
 		}, source: "rebuild", miss: "config"},
-		{name: "search settings changed", cfg2: func(c *Config) {
+		{name: "search settings changed", cfg2: func(c *retrieval.Config) {
 			c.HNSW.EfSearch = 50
 		}, source: "snapshot"},
-		{name: "snapshots off", cfg2: func(c *Config) { c.Owner.SnapshotDir = "" }, source: "rebuild"},
+		{name: "snapshots off", cfg2: func(c *retrieval.Config) { c.Owner.SnapshotDir = "" }, source: "rebuild"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "snaps")
-			st := openStore(t, "")
+			st := enginetest.OpenStore(t, "")
 			putVecs(t, st, "a", 20)
 			putVecs(t, st, "b", 5)
-			v := env{st: st, dir: dir, file: filepath.Join(dir, snapName("a"))}
+			v := env{st: st, dir: dir, file: filepath.Join(dir, snap.Name("a"))}
 			e1 := started(t, st, snapConfig(dir))
 			if s := e1.Stats("a"); s.VectorSource != "rebuild" || !strings.HasPrefix(s.SnapshotMiss, "missing") {
 				t.Fatalf("first start: %+v", s)
@@ -269,12 +272,12 @@ func TestSnapshotRestart(t *testing.T) {
 			agrees(t, e2, "b")
 			// The default ranking's context stage reads the source order,
 			// which must survive whichever way the vectors came back.
-			if res, err := e2.Retrieve(context.Background(), Query{Namespace: "a", Text: "memory m004"}); err != nil || len(res.Candidates) == 0 {
+			if res, err := e2.Retrieve(context.Background(), retrieval.Query{Namespace: "a", Text: "memory m004"}); err != nil || len(res.Candidates) == 0 {
 				t.Fatalf("search after the second start: %+v, %v", res, err)
 			}
-			sp, _ := e2.space("a", false)
+			sp, _ := space(e2, "a")
 			for _, id := range tc.absent {
-				if sp.ix().Vec.Has(id) {
+				if sp.Indexes().Vec.Has(id) {
 					t.Fatalf("%s is back in the vector index", id)
 				}
 			}
@@ -286,14 +289,14 @@ func TestSnapshotRestart(t *testing.T) {
 // dimension: the snapshot is refused and the old vectors are not indexed.
 func TestSnapshotDimensionChange(t *testing.T) {
 	dir := t.TempDir()
-	st := openStore(t, "")
+	st := enginetest.OpenStore(t, "")
 	putVecs(t, st, "a", 10)
 	if err := started(t, st, snapConfig(dir)).Close(); err != nil {
 		t.Fatal(err)
 	}
 	cfg := snapConfig(dir)
 	cfg.Dim = 0 // the embedder's
-	e, err := New(st, &hashEmbedder{dim: 32}, cfg)
+	e, err := retrieval.New(st, &enginetest.HashEmbedder{N: 32}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,17 +315,17 @@ func TestSnapshotDimensionChange(t *testing.T) {
 // are re-applied to it.
 func TestSnapshotReplaysStartupWrites(t *testing.T) {
 	dir := t.TempDir()
-	st := openStore(t, "")
+	st := enginetest.OpenStore(t, "")
 	putVecs(t, st, "a", 20)
 	if err := started(t, st, snapConfig(dir)).Close(); err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(st, nil, snapConfig(dir))
+	e, err := retrieval.New(st, nil, snapConfig(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	mustAdd(t, e, vecItem("a", "early"), item("a", "m001", "rewritten without a vector"))
+	mustAdd(t, e, vecItem("a", "early"), enginetest.Item("a", "m001", "rewritten without a vector"))
 	if err := e.Delete("a", "m002"); err != nil {
 		t.Fatal(err)
 	}
@@ -335,8 +338,8 @@ func TestSnapshotReplaysStartupWrites(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 	agrees(t, e, "a")
-	sp, _ := e.space("a", false)
-	if sp.ix().Vec.Has("m001") || sp.ix().Vec.Has("m002") || !sp.ix().Vec.Has("early") {
+	sp, _ := space(e, "a")
+	if sp.Indexes().Vec.Has("m001") || sp.Indexes().Vec.Has("m002") || !sp.Indexes().Vec.Has("early") {
 		t.Fatal("start-up writes not replayed onto the snapshot")
 	}
 }
@@ -345,7 +348,7 @@ func TestSnapshotReplaysStartupWrites(t *testing.T) {
 // so a crash then finds it current.
 func TestSnapshotWhenIdle(t *testing.T) {
 	dir := t.TempDir()
-	st := openStore(t, "")
+	st := enginetest.OpenStore(t, "")
 	putVecs(t, st, "a", 10)
 	cfg := snapConfig(dir)
 	cfg.Owner.SnapshotIdle = 20 * time.Millisecond
@@ -355,7 +358,7 @@ func TestSnapshotWhenIdle(t *testing.T) {
 	want, _ := st.VectorGen("a")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		h, err := snapHeaderOf(filepath.Join(dir, snapName("a")))
+		h, err := snapHeaderOf(filepath.Join(dir, snap.Name("a")))
 		if err == nil && h.Gen == want {
 			break
 		}
@@ -373,13 +376,13 @@ func TestSnapshotWhenIdle(t *testing.T) {
 	agrees(t, e2, "a")
 }
 
-func snapHeaderOf(path string) (snapHeader, error) {
+func snapHeaderOf(path string) (snap.Header, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return snapHeader{}, err
+		return snap.Header{}, err
 	}
 	defer f.Close()
-	return readSnapHeader(f)
+	return snap.ReadHeader(f)
 }
 
 // TestSnapshotFiles: small namespaces get no file, deleted namespaces
@@ -387,12 +390,12 @@ func snapHeaderOf(path string) (snapHeader, error) {
 // that is a file is a configuration error.
 func TestSnapshotFiles(t *testing.T) {
 	dir := t.TempDir()
-	st := openStore(t, "")
+	st := enginetest.OpenStore(t, "")
 	putVecs(t, st, "big", 12)
 	putVecs(t, st, "small", 3)
 	putVecs(t, st, "gone", 12)
-	stray := filepath.Join(dir, snapName("deleted-while-down"))
-	tmp := filepath.Join(dir, snapTmpPrefix+"123"+snapExt)
+	stray := filepath.Join(dir, snap.Name("deleted-while-down"))
+	tmp := filepath.Join(dir, snap.TmpPrefix+"123"+snap.Ext)
 	other := filepath.Join(dir, "README")
 	for _, p := range []string{stray, tmp, other} {
 		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
@@ -415,12 +418,12 @@ func TestSnapshotFiles(t *testing.T) {
 	for _, ent := range ents {
 		names = append(names, ent.Name())
 	}
-	want := []string{"README", snapName("big")}
+	want := []string{"README", snap.Name("big")}
 	slices.Sort(want)
 	if !slices.Equal(names, want) {
 		t.Fatalf("files %v, want %v", names, want)
 	}
-	if _, err := New(st, nil, snapConfig(filepath.Join(dir, "README"))); err == nil || !strings.Contains(err.Error(), "not a directory") {
+	if _, err := retrieval.New(st, nil, snapConfig(filepath.Join(dir, "README"))); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Fatalf("SnapshotDir is a file: %v", err)
 	}
 }
@@ -428,13 +431,13 @@ func TestSnapshotFiles(t *testing.T) {
 // TestSnapshotCheckFindsWrongIndex: Check compares the vector index ID by
 // ID, so an index with the right count but the wrong IDs is repaired.
 func TestSnapshotCheckFindsWrongIndex(t *testing.T) {
-	st := openStore(t, "")
+	st := enginetest.OpenStore(t, "")
 	putVecs(t, st, "a", 10)
 	e := started(t, st, snapConfig(t.TempDir()))
 	defer e.Close()
-	sp, _ := e.space("a", false)
-	sp.ix().Vec.Delete("m001")
-	if err := sp.ix().Vec.Add("ghost", vecFor("ghost", snapDim)); err != nil {
+	sp, _ := space(e, "a")
+	sp.Indexes().Vec.Delete("m001")
+	if err := sp.Indexes().Vec.Add("ghost", vecFor("ghost", snapDim)); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := e.Check(context.Background(), true)

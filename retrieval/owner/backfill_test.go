@@ -1,4 +1,4 @@
-package retrieval
+package owner_test
 
 import (
 	"context"
@@ -12,15 +12,17 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/internal/testenv"
+	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/internal/enginetest"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
-// gateEmbedder embeds like hashEmbedder, but its document calls can be
+// gateEmbedder embeds like enginetest.HashEmbedder, but its document calls can be
 // held: each one signals entered, then waits for release or ctx. fail,
 // when set, decides per call (numbered from 1) whether it fails.
 type gateEmbedder struct {
-	hashEmbedder
+	enginetest.HashEmbedder
 	entered chan struct{}
 	release chan struct{} // nil: never hold
 	n       atomic.Int64
@@ -29,7 +31,7 @@ type gateEmbedder struct {
 
 func (g *gateEmbedder) Embed(ctx context.Context, texts []string, isQuery bool) ([][]float32, error) {
 	if isQuery {
-		return g.hashEmbedder.Embed(ctx, texts, true)
+		return g.HashEmbedder.Embed(ctx, texts, true)
 	}
 	call := g.n.Add(1)
 	if g.entered != nil {
@@ -50,7 +52,7 @@ func (g *gateEmbedder) Embed(ctx context.Context, texts []string, isQuery bool) 
 			return nil, err
 		}
 	}
-	return g.hashEmbedder.Embed(ctx, texts, false)
+	return g.HashEmbedder.Embed(ctx, texts, false)
 }
 
 // oldMemories fills ns with memories the back-fill must embed: without a
@@ -59,7 +61,7 @@ func oldMemories(t *testing.T, st *bolt.Store, ns string, n int) {
 	t.Helper()
 	items := make([]store.Item, n)
 	for i := range items {
-		items[i] = item(ns, fmt.Sprintf("o%03d", i), fmt.Sprintf("old memory w%d about topic t%d", i, i%5))
+		items[i] = enginetest.Item(ns, fmt.Sprintf("o%03d", i), fmt.Sprintf("old memory w%d about topic t%d", i, i%5))
 		switch i % 10 {
 		case 1:
 			items[i].Vector = make([]float32, 16) // zero
@@ -72,24 +74,24 @@ func oldMemories(t *testing.T, st *bolt.Store, ns string, n int) {
 	}
 }
 
-func backfillConfig() Config {
-	cfg := DefaultConfig()
+func backfillConfig() retrieval.Config {
+	cfg := retrieval.DefaultConfig()
 	cfg.Owner.BackfillBatch = 7
 	cfg.PageSize = 20
 	return cfg
 }
 
-func waitBackfill(t *testing.T, e *Engine) {
+func waitBackfill(t *testing.T, e *retrieval.Engine) {
 	t.Helper()
 	select {
-	case <-e.backfilled:
+	case <-ownerOf(e).Backfilled():
 	case <-time.After(20 * time.Second):
 		t.Fatal("back-fill did not end")
 	}
 }
 
 func TestBackfillFillsOldMemories(t *testing.T) {
-	st := openStore(t, "")
+	st := enginetest.OpenStore(t, "")
 	oldMemories(t, st, "a", 45)
 	oldMemories(t, st, "b", 12)
 	putVecs(t, st, "b", 3) // already have vectors: left alone
@@ -103,7 +105,7 @@ func TestBackfillFillsOldMemories(t *testing.T) {
 			mu.Unlock()
 		}
 	}
-	emb := &gateEmbedder{hashEmbedder: hashEmbedder{dim: 16}}
+	emb := &gateEmbedder{HashEmbedder: enginetest.HashEmbedder{N: 16}}
 	e := newEngine(t, st, emb, cfg)
 	waitBackfill(t, e)
 	for ns, n := range map[string]int{"a": 45, "b": 15} {
@@ -126,9 +128,9 @@ func TestBackfillFillsOldMemories(t *testing.T) {
 	if rep, err := e.Check(context.Background(), false); err != nil || len(rep.Disagreements) != 0 || rep.OtherDim != 0 {
 		t.Fatalf("check: %+v, %v", rep, err)
 	}
-	res, err := e.Retrieve(context.Background(), Query{Namespace: "a", Text: "w17 topic"})
-	if err != nil || res.Level != LevelHybrid || res.Candidates[0].ID != "o017" {
-		t.Fatalf("search: %s %v, %v", res.Level, candIDs(res.Candidates), err)
+	res, err := e.Retrieve(context.Background(), retrieval.Query{Namespace: "a", Text: "w17 topic"})
+	if err != nil || res.Level != retrieval.LevelHybrid || res.Candidates[0].ID != "o017" {
+		t.Fatalf("search: %s %v, %v", res.Level, enginetest.CandIDs(res.Candidates), err)
 	}
 	// A second start finds nothing left to do (the embedder sees queries only).
 	calls := emb.n.Load()
@@ -145,29 +147,29 @@ func TestBackfillKeepsNewerWrite(t *testing.T) {
 	own := vecFor("own", 16)
 	cases := []struct {
 		name  string
-		write func(*Engine) error
+		write func(*retrieval.Engine) error
 		want  []float32 // stored vector of o000 after; nil: none / gone
 		gone  bool
 	}{
-		{"new text with its own vector", func(e *Engine) error {
-			it := item("a", "o000", "rewritten")
+		{"new text with its own vector", func(e *retrieval.Engine) error {
+			it := enginetest.Item("a", "o000", "rewritten")
 			it.Vector = own
 			_, err := e.Add(context.Background(), []store.Item{it})
 			return err
 		}, own, false},
-		{"same text with its own vector", func(e *Engine) error {
-			it := item("a", "o000", "old memory w0 about topic t0")
+		{"same text with its own vector", func(e *retrieval.Engine) error {
+			it := enginetest.Item("a", "o000", "old memory w0 about topic t0")
 			it.Vector = own
 			_, err := e.Add(context.Background(), []store.Item{it})
 			return err
 		}, own, false},
-		{"deleted", func(e *Engine) error { return e.Delete("a", "o000") }, nil, true},
+		{"deleted", func(e *retrieval.Engine) error { return e.Delete("a", "o000") }, nil, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := openStore(t, "")
+			st := enginetest.OpenStore(t, "")
 			oldMemories(t, st, "a", 3)
-			emb := &gateEmbedder{hashEmbedder: hashEmbedder{dim: 16}, entered: make(chan struct{}, 1), release: make(chan struct{})}
+			emb := &gateEmbedder{HashEmbedder: enginetest.HashEmbedder{N: 16}, entered: make(chan struct{}, 1), release: make(chan struct{})}
 			e := newEngine(t, st, emb, backfillConfig())
 			select {
 			case <-emb.entered:
@@ -186,8 +188,8 @@ func TestBackfillKeepsNewerWrite(t *testing.T) {
 			case tc.want != nil && (err != nil || fmt.Sprint(v) != fmt.Sprint(tc.want)):
 				t.Fatalf("the back-fill overwrote the newer vector: %v, %v", v, err)
 			}
-			sp, _ := e.space("a", false)
-			if sp.ix().Vec.Has("o000") == tc.gone {
+			sp, _ := space(e, "a")
+			if sp.Indexes().Vec.Has("o000") == tc.gone {
 				t.Fatalf("index has o000: %v", !tc.gone)
 			}
 			if s := e.Stats("a"); s.Backfilled != 2 {
@@ -203,10 +205,10 @@ func TestBackfillKeepsNewerWrite(t *testing.T) {
 // TestBackfillStopsOnClose: Close cancels an embedder call in progress
 // and returns at once.
 func TestBackfillStopsOnClose(t *testing.T) {
-	st := openStore(t, "")
+	st := enginetest.OpenStore(t, "")
 	oldMemories(t, st, "a", 30)
-	emb := &gateEmbedder{hashEmbedder: hashEmbedder{dim: 16}, entered: make(chan struct{}, 1), release: make(chan struct{})}
-	e, err := New(st, emb, backfillConfig())
+	emb := &gateEmbedder{HashEmbedder: enginetest.HashEmbedder{N: 16}, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	e, err := retrieval.New(st, emb, backfillConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,12 +256,12 @@ func TestBackfillEmbedderFailure(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := openStore(t, "")
+			st := enginetest.OpenStore(t, "")
 			oldMemories(t, st, "a", 50)
 			var logs testenv.SyncBuffer
 			cfg := backfillConfig()
 			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-			emb := &gateEmbedder{hashEmbedder: hashEmbedder{dim: 16}, fail: tc.fail}
+			emb := &gateEmbedder{HashEmbedder: enginetest.HashEmbedder{N: 16}, fail: tc.fail}
 			e := newEngine(t, st, emb, cfg)
 			waitBackfill(t, e)
 			s := e.Stats("a")
@@ -273,20 +275,20 @@ func TestBackfillEmbedderFailure(t *testing.T) {
 				t.Fatalf("embedder error not logged:\n%s", logs.String())
 			}
 			// Still serving: lexical search finds a memory left without a vector.
-			res, err := e.Retrieve(context.Background(), Query{Namespace: "a", Text: "w3", Mode: ModeBM25})
+			res, err := e.Retrieve(context.Background(), retrieval.Query{Namespace: "a", Text: "w3", Mode: retrieval.ModeBM25})
 			if err != nil || len(res.Candidates) == 0 || res.Candidates[0].ID != "o003" {
-				t.Fatalf("search after failures: %v, %v", candIDs(res.Candidates), err)
+				t.Fatalf("search after failures: %v, %v", enginetest.CandIDs(res.Candidates), err)
 			}
 		})
 	}
 }
 
 func TestBackfillDisabled(t *testing.T) {
-	st := openStore(t, "")
+	st := enginetest.OpenStore(t, "")
 	oldMemories(t, st, "a", 10)
 	cfg := backfillConfig()
 	cfg.Owner.Backfill = false
-	emb := &gateEmbedder{hashEmbedder: hashEmbedder{dim: 16}}
+	emb := &gateEmbedder{HashEmbedder: enginetest.HashEmbedder{N: 16}}
 	e := newEngine(t, st, emb, cfg)
 	waitBackfill(t, e)
 	if s := e.Stats("a"); s.Vectors != 0 || s.Backfilled != 0 || emb.n.Load() != 0 {
@@ -297,11 +299,11 @@ func TestBackfillDisabled(t *testing.T) {
 // TestBackfillThenSnapshot: the back-fill's vectors are snapshotted when
 // it ends, so the next start (even after a crash) loads them.
 func TestBackfillThenSnapshot(t *testing.T) {
-	st := openStore(t, "")
+	st := enginetest.OpenStore(t, "")
 	oldMemories(t, st, "a", 30)
 	cfg := backfillConfig()
 	cfg.Owner.SnapshotDir, cfg.Owner.SnapshotMinVectors, cfg.Owner.SnapshotIdle = t.TempDir(), 1, 0
-	emb := &gateEmbedder{hashEmbedder: hashEmbedder{dim: 16}}
+	emb := &gateEmbedder{HashEmbedder: enginetest.HashEmbedder{N: 16}}
 	e1 := newEngine(t, st, emb, cfg)
 	waitBackfill(t, e1)
 	// e1 is never closed before e2 starts: a crash.

@@ -1,4 +1,4 @@
-package retrieval
+package owner
 
 import (
 	"context"
@@ -6,42 +6,9 @@ import (
 	"slices"
 
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/keep"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
-
-// Disagreement is one namespace whose indexes did not match the store.
-type Disagreement struct {
-	Namespace string
-	// StoreMemories / IndexedMemories: memories in the store and in BM25.
-	StoreMemories   int
-	IndexedMemories int
-	// StoreVectors counts usable stored vectors; IndexedVectors the vector
-	// index's size.
-	StoreVectors   int
-	IndexedVectors int
-	// Missing / Extra: IDs in the store but not in BM25, and the reverse
-	// (first few only).
-	Missing []string
-	Extra   []string
-	// MissingVectors: IDs with a usable stored vector that the vector
-	// index lacks (first few only). With equal counts, none missing also
-	// means none extra.
-	MissingVectors []string
-	// Dirty: an index update had failed after a durable write.
-	Dirty bool
-	// Repaired: the namespace's indexes were rebuilt from the store.
-	Repaired bool
-}
-
-// CheckReport is the result of Check.
-type CheckReport struct {
-	Namespaces int
-	Memories   int
-	// OtherDim counts stored vectors of another dimension than the engine's
-	// (written under a different embedding model); they are not indexed.
-	OtherDim      int
-	Disagreements []Disagreement
-}
 
 // maxListed bounds the IDs listed per disagreement.
 const maxListed = 10
@@ -49,27 +16,21 @@ const maxListed = 10
 // Check compares every namespace's indexes with the store and, with
 // repair, rebuilds each namespace that disagrees. It waits for the start-up
 // build first. Writes to a namespace wait while it is checked.
-func (e *Engine) Check(ctx context.Context, repair bool) (CheckReport, error) {
-	return e.k.check(ctx, repair)
-}
-
-func (e *owner) check(ctx context.Context, repair bool) (CheckReport, error) {
+func (e *Owner) Check(ctx context.Context, repair bool) (keep.CheckReport, error) {
 	if err := e.Wait(ctx); err != nil {
-		return CheckReport{}, fmt.Errorf("retrieval: check: start-up build: %w", err)
+		return keep.CheckReport{}, fmt.Errorf("retrieval: check: start-up build: %w", err)
 	}
-	names, err := e.st.Namespaces()
+	names, err := e.St.Namespaces()
 	if err != nil {
-		return CheckReport{}, fmt.Errorf("retrieval: check: %w", err)
+		return keep.CheckReport{}, fmt.Errorf("retrieval: check: %w", err)
 	}
-	e.mu.RLock()
-	for ns := range e.spaces {
+	for _, ns := range e.spaces.Names() {
 		if !slices.Contains(names, ns) {
 			names = append(names, ns) // indexed but gone from the store
 		}
 	}
-	e.mu.RUnlock()
 	slices.Sort(names)
-	rep := CheckReport{Namespaces: len(names), Disagreements: []Disagreement{}}
+	rep := keep.CheckReport{Namespaces: len(names), Disagreements: []keep.Disagreement{}}
 	for _, ns := range names {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -88,18 +49,18 @@ func (e *owner) check(ctx context.Context, repair bool) (CheckReport, error) {
 }
 
 // checkSpace compares one namespace under its write lock.
-func (e *owner) checkSpace(ns string, repair bool) (*Disagreement, int, int, error) {
+func (e *Owner) checkSpace(ns string, repair bool) (*keep.Disagreement, int, int, error) {
 	sp, err := e.space(ns, true)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	d := Disagreement{Namespace: ns, Dirty: sp.dirty.Load()}
-	ix := sp.ix()
+	sp.Mu.Lock()
+	defer sp.Mu.Unlock()
+	d := keep.Disagreement{Namespace: ns, Dirty: sp.Dirty.Load()}
+	ix := sp.Indexes()
 	inStore := map[string]bool{}
 	other := 0
-	for pg, err := range store.Pages(e.st, ns, e.cfg.PageSize, e.dim > 0) {
+	for pg, err := range store.Pages(e.St, ns, e.Cfg.PageSize, e.Dim > 0) {
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("retrieval: check %q: %w", ns, err)
 		}
@@ -109,12 +70,12 @@ func (e *owner) checkSpace(ns string, repair bool) (*Disagreement, int, int, err
 			if !ix.Lex.Has(id) && len(d.Missing) < maxListed {
 				d.Missing = append(d.Missing, id)
 			}
-			if embed.Check(r.Vector, e.dim) == nil {
+			if embed.Check(r.Vector, e.Dim) == nil {
 				d.StoreVectors++
 				if !ix.Vec.Has(id) && len(d.MissingVectors) < maxListed {
 					d.MissingVectors = append(d.MissingVectors, id)
 				}
-			} else if r.Vector != nil && len(r.Vector) != e.dim {
+			} else if r.Vector != nil && len(r.Vector) != e.Dim {
 				other++
 			}
 		}
@@ -143,14 +104,14 @@ func (e *owner) checkSpace(ns string, repair bool) (*Disagreement, int, int, err
 	return &d, d.StoreMemories, other, nil
 }
 
-// rebuildLocked replaces sp's indexes by ones built from the store; sp.mu
+// rebuildLocked replaces sp's indexes by ones built from the store; sp.Mu
 // is held, so no write interleaves.
-func (e *owner) rebuildLocked(ns string, sp *space) error {
-	fresh, err := e.newIndexes()
+func (e *Owner) rebuildLocked(ns string, sp *space) error {
+	fresh, err := e.NewIndexes()
 	if err != nil {
 		return err
 	}
-	for pg, err := range store.Pages(e.st, ns, e.cfg.PageSize, e.dim > 0) {
+	for pg, err := range store.Pages(e.St, ns, e.Cfg.PageSize, e.Dim > 0) {
 		if err != nil {
 			return fmt.Errorf("retrieval: rebuild %q: %w", ns, err)
 		}
@@ -162,8 +123,8 @@ func (e *owner) rebuildLocked(ns string, sp *space) error {
 	}
 	// Readers that loaded the old pair finish on it; new ones see the
 	// rebuilt pair.
-	sp.cur.Store(fresh)
-	sp.dirty.Store(false)
-	sp.own.noteWrite() // a dirty index was not snapshotted: let the idle saver look
+	sp.Swap(fresh)
+	sp.Dirty.Store(false)
+	sp.noteWrite() // a dirty index was not snapshotted: let the idle saver look
 	return nil
 }

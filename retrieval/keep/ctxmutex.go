@@ -1,27 +1,27 @@
-package retrieval
+package keep
 
 import (
 	"context"
 	"sync"
 )
 
-// ctxMutex is a mutex whose Lock can give up when a context ends (a search
+// CtxMutex is a mutex whose Lock can give up when a context ends (a search
 // waiting behind a long catch-up). The zero value is unlocked.
-type ctxMutex struct {
+type CtxMutex struct {
 	once sync.Once
 	ch   chan struct{}
 }
 
-func (m *ctxMutex) c() chan struct{} {
+func (m *CtxMutex) c() chan struct{} {
 	m.once.Do(func() { m.ch = make(chan struct{}, 1) })
 	return m.ch
 }
 
-func (m *ctxMutex) Lock()   { m.c() <- struct{}{} }
-func (m *ctxMutex) Unlock() { <-m.c() }
+func (m *CtxMutex) Lock()   { m.c() <- struct{}{} }
+func (m *CtxMutex) Unlock() { <-m.c() }
 
 // TryLock locks if the mutex is free and reports whether it did.
-func (m *ctxMutex) TryLock() bool {
+func (m *CtxMutex) TryLock() bool {
 	select {
 	case m.c() <- struct{}{}:
 		return true
@@ -31,7 +31,7 @@ func (m *ctxMutex) TryLock() bool {
 }
 
 // LockCtx locks, or returns ctx's error if ctx ends first.
-func (m *ctxMutex) LockCtx(ctx context.Context) error {
+func (m *CtxMutex) LockCtx(ctx context.Context) error {
 	select {
 	case m.c() <- struct{}{}:
 		return nil

@@ -1,4 +1,4 @@
-package retrieval
+package follow_test
 
 import (
 	"context"
@@ -10,22 +10,21 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/internal/pgtest"
+	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/pgstore"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
-
 // sharedEngine opens a PostgreSQL store on url and a started engine over
 // it, both closed at the end of the test.
-func sharedEngine(t *testing.T, url string, cfg Config) (*Engine, *pgstore.Store) {
+func sharedEngine(t *testing.T, url string, cfg retrieval.Config) (*retrieval.Engine, *pgstore.Store) {
 	t.Helper()
 	st, err := pgstore.Open(url, pgstore.Options{Dimension: cfg.Dim})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(st, nil, cfg)
+	e, err := retrieval.New(st, nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,9 +50,9 @@ func putN(t *testing.T, st store.Backend, ns string, n int, text func(i int) str
 	}
 }
 
-func topID(t *testing.T, e *Engine, ns, q string) string {
+func topID(t *testing.T, e *retrieval.Engine, ns, q string) string {
 	t.Helper()
-	got, err := e.Retrieve(context.Background(), Query{Namespace: ns, Text: q})
+	got, err := e.Retrieve(context.Background(), retrieval.Query{Namespace: ns, Text: q})
 	if err != nil {
 		t.Fatalf("retrieve %q in %s: %v", q, ns, err)
 	}
@@ -69,7 +68,7 @@ func topID(t *testing.T, e *Engine, ns, q string) string {
 // background without a search asking.
 func TestSharedFollows(t *testing.T) {
 	url := pgtest.Shared(t).NewDB(t)
-	cfg := DefaultConfig()
+	cfg := retrieval.DefaultConfig()
 	cfg.Follow.Poll = 50 * time.Millisecond
 	a, sa := sharedEngine(t, url, cfg)
 	b, _ := sharedEngine(t, url, cfg)
@@ -122,11 +121,11 @@ func TestSharedFollows(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	// A namespace never written is empty, not an error.
-	if got, err := b.Retrieve(ctx, Query{Namespace: "never", Text: "x"}); err != nil || len(got.Candidates) != 0 {
+	if got, err := b.Retrieve(ctx, retrieval.Query{Namespace: "never", Text: "x"}); err != nil || len(got.Candidates) != 0 {
 		t.Fatalf("unknown namespace: %+v %v", got, err)
 	}
 	// Check compares indexes with a store of one process only.
-	if _, err := b.Check(ctx, false); !errors.Is(err, ErrInvalid) {
+	if _, err := b.Check(ctx, false); !errors.Is(err, retrieval.ErrInvalid) {
 		t.Fatalf("check on a shared store: %v", err)
 	}
 }
@@ -136,7 +135,7 @@ func TestSharedFollows(t *testing.T) {
 // on its next use.
 func TestSharedIndexMemory(t *testing.T) {
 	url := pgtest.Shared(t).NewDB(t)
-	cfg := DefaultConfig()
+	cfg := retrieval.DefaultConfig()
 	e, st := sharedEngine(t, url, cfg)
 	for _, ns := range []string{"a", "b", "c"} {
 		putN(t, st, ns, 300, func(i int) string { return fmt.Sprintf("%s memory %d about the %s river", ns, i, ns) })
@@ -153,10 +152,10 @@ func TestSharedIndexMemory(t *testing.T) {
 	topID(t, e, "b", "river")
 	topID(t, e, "c", "river") // a is the least recently used
 	f := e.Follow()
-	if f.Evictions != 1 || f.Loaded != 2 || f.Bytes > e.cfg.Follow.IndexMemory {
-		t.Fatalf("after three namespaces within room for two: %+v (budget %d)", f, e.cfg.Follow.IndexMemory)
+	if f.Evictions != 1 || f.Loaded != 2 || f.Bytes > e.Config().Follow.IndexMemory {
+		t.Fatalf("after three namespaces within room for two: %+v (budget %d)", f, e.Config().Follow.IndexMemory)
 	}
-	if sp, _ := e.space("a", false); sp != nil {
+	if sp, _ := space(e, "a"); sp != nil {
 		t.Fatal("the least recently used namespace was kept")
 	}
 	if id := topID(t, e, "a", "memory 299"); id != "m00299" {
@@ -178,17 +177,17 @@ func TestSharedIndexMemory(t *testing.T) {
 // so a retry gets through.
 func TestSharedCatchUpBound(t *testing.T) {
 	url := pgtest.Shared(t).NewDB(t)
-	cfg := DefaultConfig()
+	cfg := retrieval.DefaultConfig()
 	cfg.Follow.CatchUp = 50 * time.Millisecond // room for the sequence read, not the build
 	cfg.PageSize = 20                          // 1000 round trips: the build takes far longer
 	e, st := sharedEngine(t, url, cfg)
 	putN(t, st, "n", 20000, func(i int) string { return fmt.Sprintf("memory %d", i) })
 	ctx := context.Background()
-	retry := func(q string) Retrieved {
+	retry := func(q string) retrieval.Retrieved {
 		t.Helper()
 		for try := 0; ; try++ {
-			got, err := e.Retrieve(ctx, Query{Namespace: "n", Text: q})
-			if errors.Is(err, ErrUnavailable) && try < 200 {
+			got, err := e.Retrieve(ctx, retrieval.Query{Namespace: "n", Text: q})
+			if errors.Is(err, retrieval.ErrUnavailable) && try < 200 {
 				time.Sleep(10 * time.Millisecond) // the sequence read, on a loaded machine
 				continue
 			}
@@ -199,31 +198,31 @@ func TestSharedCatchUpBound(t *testing.T) {
 		}
 	}
 	got := retry("memory 19999")
-	sp, _ := e.space("n", false)
+	sp, _ := space(e, "n")
 	if sp == nil {
 		t.Fatal("no build started")
 	}
-	if got.Level == LevelBM25 {
+	if got.Level == retrieval.LevelBM25 {
 		t.Skip("the 1000-page build finished within 50 ms; nothing to observe")
 	}
-	if got.Level != LevelScan || len(got.Candidates) == 0 || got.Candidates[0].ID != "m19999" {
+	if got.Level != retrieval.LevelScan || len(got.Candidates) == 0 || got.Candidates[0].ID != "m19999" {
 		t.Fatalf("first search during the build: level %s, %d candidates", got.Level, len(got.Candidates))
 	}
-	<-sp.follow.loaded
-	if got := retry("memory 19999"); got.Level != LevelBM25 || got.Candidates[0].ID != "m19999" {
+	<-followerOf(e).Loaded("n")
+	if got := retry("memory 19999"); got.Level != retrieval.LevelBM25 || got.Candidates[0].ID != "m19999" {
 		t.Fatalf("after the build: level %s", got.Level)
 	}
 	// 20000 more memories written elsewhere: 1000 pages of changes to
 	// apply, more than 50 ms of work. The namespace is held meanwhile, so
 	// that the background follower cannot apply them first.
-	sp.mu.Lock()
+	sp.Mu.Lock()
 	putN(t, st, "n", 20000, func(i int) string { return fmt.Sprintf("memory %d again", i) })
-	sp.mu.Unlock()
-	_, err := e.Retrieve(ctx, Query{Namespace: "n", Text: "again"})
-	if !errors.Is(err, ErrUnavailable) {
+	sp.Mu.Unlock()
+	_, err := e.Retrieve(ctx, retrieval.Query{Namespace: "n", Text: "again"})
+	if !errors.Is(err, retrieval.ErrUnavailable) {
 		t.Fatalf("search behind 20000 changes with 50 ms to catch up: %v", err)
 	}
-	if got := retry("memory 12345 again"); got.Level != LevelBM25 || got.Candidates[0].ID != "m12345" {
+	if got := retry("memory 12345 again"); got.Level != retrieval.LevelBM25 || got.Candidates[0].ID != "m12345" {
 		t.Fatalf("after catching up: level %s, top %v", got.Level, got.Candidates[:min(1, len(got.Candidates))])
 	}
 }
@@ -234,20 +233,20 @@ func TestSharedCatchUpBound(t *testing.T) {
 func TestSharedStoreDown(t *testing.T) {
 	srv := pgtest.Start(t)
 	url := srv.NewDB(t)
-	e, st := sharedEngine(t, url, DefaultConfig())
+	e, st := sharedEngine(t, url, retrieval.DefaultConfig())
 	putN(t, st, "n", 10, func(i int) string { return fmt.Sprintf("memory %d", i) })
 	topID(t, e, "n", "memory")
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := e.Retrieve(ctx, Query{Namespace: "n", Text: "memory"}); !errors.Is(err, ErrUnavailable) {
+	if _, err := e.Retrieve(ctx, retrieval.Query{Namespace: "n", Text: "memory"}); !errors.Is(err, retrieval.ErrUnavailable) {
 		t.Fatalf("search with the database down: %v", err)
 	}
-	if _, err := e.Add(ctx, []store.Item{{Memory: memory.Memory{Namespace: "n", ID: "x", Text: "lost?"}}}); !errors.Is(err, ErrUnavailable) {
+	if _, err := e.Add(ctx, []store.Item{{Memory: memory.Memory{Namespace: "n", ID: "x", Text: "lost?"}}}); !errors.Is(err, retrieval.ErrUnavailable) {
 		t.Fatalf("add with the database down: %v", err)
 	}
-	if err := e.Ping(ctx); !errors.Is(err, ErrUnavailable) {
+	if err := e.Ping(ctx); !errors.Is(err, retrieval.ErrUnavailable) {
 		t.Fatalf("ping with the database down: %v", err)
 	}
 	if err := srv.StartAgain(); err != nil {
@@ -272,7 +271,7 @@ func TestSharedStoreDown(t *testing.T) {
 // vector index (with the memory's text), replaced and removed with it.
 func TestSharedVectors(t *testing.T) {
 	url := pgtest.Shared(t).NewDB(t)
-	cfg := DefaultConfig()
+	cfg := retrieval.DefaultConfig()
 	cfg.Dim = 4
 	a, _ := sharedEngine(t, url, cfg)
 	b, _ := sharedEngine(t, url, cfg)
@@ -287,7 +286,7 @@ func TestSharedVectors(t *testing.T) {
 	add("y", "beta", []float32{0, 1, 0, 0})
 	dense := func(q []float32) string {
 		t.Helper()
-		got, err := b.Retrieve(ctx, Query{Namespace: "v", Text: "anything", Vector: q, Mode: ModeDense})
+		got, err := b.Retrieve(ctx, retrieval.Query{Namespace: "v", Text: "anything", Vector: q, Mode: retrieval.ModeDense})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,7 +318,7 @@ func TestSharedVectors(t *testing.T) {
 // one is refused and the vectors are inserted instead.
 func TestSharedSnapshots(t *testing.T) {
 	url := pgtest.Shared(t).NewDB(t)
-	cfg := DefaultConfig()
+	cfg := retrieval.DefaultConfig()
 	cfg.Dim = 4
 	cfg.Follow.SnapshotMinVectors = 10
 	cfg.Follow.SnapshotIdle = 100 * time.Millisecond
@@ -383,10 +382,10 @@ func TestSharedSnapshots(t *testing.T) {
 	delete(want, "m006")
 	delete(want, "m010")
 	delete(want, "m011")
-	exact := func(e *Engine) {
+	exact := func(e *retrieval.Engine) {
 		t.Helper()
 		for id, v := range want {
-			got, err := e.Retrieve(ctx, Query{Namespace: "s", Text: "x", Vector: v, Mode: ModeDense, Depth: 1})
+			got, err := e.Retrieve(ctx, retrieval.Query{Namespace: "s", Text: "x", Vector: v, Mode: retrieval.ModeDense, Depth: 1})
 			if err != nil || len(got.Candidates) == 0 || got.Candidates[0].ID != id {
 				// Equal vectors (i and i+1001 cannot collide; i%7... can) tie: accept an ID with the same vector.
 				if err == nil && len(got.Candidates) > 0 && slices.Equal(want[got.Candidates[0].ID], v) {
@@ -437,13 +436,13 @@ func TestSharedSnapshots(t *testing.T) {
 // once, drops the namespace, and rebuilds it without the deleted memories.
 func TestSharedStaleAfterPurge(t *testing.T) {
 	url := pgtest.Shared(t).NewDB(t)
-	e, st := sharedEngine(t, url, DefaultConfig())
+	e, st := sharedEngine(t, url, retrieval.DefaultConfig())
 	putN(t, st, "n", 20, func(i int) string { return fmt.Sprintf("memory %d", i) })
 	if id := topID(t, e, "n", "memory 7"); id != "m00007" {
 		t.Fatalf("before: top %q", id)
 	}
-	sp, _ := e.space("n", false)
-	sp.mu.Lock() // the deletes and the purge happen while this index cannot follow
+	sp, _ := space(e, "n")
+	sp.Mu.Lock() // the deletes and the purge happen while this index cannot follow
 	for _, id := range []string{"m00007", "m00008"} {
 		if err := st.Delete("n", id); err != nil {
 			t.Fatal(err)
@@ -452,12 +451,12 @@ func TestSharedStaleAfterPurge(t *testing.T) {
 	if n, err := st.PurgeTombstones(context.Background(), time.Now().Add(time.Second)); err != nil || n != 2 {
 		t.Fatalf("purge: %d %v", n, err)
 	}
-	sp.mu.Unlock()
+	sp.Mu.Unlock()
 	ctx := context.Background()
-	var got Retrieved
+	var got retrieval.Retrieved
 	var err error
 	for try := 0; try < 500; try++ {
-		if got, err = e.Retrieve(ctx, Query{Namespace: "n", Text: "memory 7"}); !errors.Is(err, ErrUnavailable) {
+		if got, err = e.Retrieve(ctx, retrieval.Query{Namespace: "n", Text: "memory 7"}); !errors.Is(err, retrieval.ErrUnavailable) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)

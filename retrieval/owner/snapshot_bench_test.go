@@ -1,4 +1,4 @@
-package retrieval
+package owner_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/internal/enginetest"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
@@ -24,7 +26,7 @@ func BenchmarkEngine_StartSnapshot(b *testing.B) {
 		n = 2000
 	}
 	dir := b.TempDir()
-	st := openStore(b, filepath.Join(dir, "m.db"))
+	st := enginetest.OpenStore(b, filepath.Join(dir, "m.db"))
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < n; {
 		items := make([]store.Item, 0, 5000)
@@ -34,19 +36,19 @@ func BenchmarkEngine_StartSnapshot(b *testing.B) {
 				v[j] = float32(r.NormFloat64())
 			}
 			id := fmt.Sprintf("m%06d", i)
-			items = append(items, store.Item{Memory: item("bench", id, "memory "+id).Memory, Vector: v})
+			items = append(items, store.Item{Memory: enginetest.Item("bench", id, "memory "+id).Memory, Vector: v})
 		}
 		if err := st.PutBatch(items); err != nil {
 			b.Fatal(err)
 		}
 	}
-	cfg := DefaultConfig()
+	cfg := retrieval.DefaultConfig()
 	cfg.Dim = dim
 	cfg.Owner.SnapshotDir = filepath.Join(dir, "snapshots")
 	cfg.Owner.SnapshotIdle = 0
 	start := func(source string) time.Duration {
 		t0 := time.Now()
-		e, err := New(st, nil, cfg)
+		e, err := retrieval.New(st, nil, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,0 +1,100 @@
+package owner_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/internal/enginetest"
+	"github.com/rerankd/rerankd/retrieval/store"
+)
+
+// TestBuildWithLiveWrites deletes and rewrites memories while the start-up
+// build runs: the build must not resurrect or overwrite any of them.
+func TestBuildWithLiveWrites(t *testing.T) {
+	ctx := context.Background()
+	st := enginetest.OpenStore(t, "")
+	enginetest.FillStore(t, st, "a", 600, false)
+	cfg := retrieval.DefaultConfig()
+	cfg.PageSize = 3           // many pages, so writes interleave with the build
+	cfg.Owner.Backfill = false // vectors of the old memories would join the zebra hits
+	e, err := retrieval.New(st, &enginetest.HashEmbedder{N: 16}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.Start()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 599; i >= 0; i -= 3 {
+			id := fmt.Sprintf("m%04d", i)
+			if i%2 == 0 {
+				if err := e.Delete("a", id); err != nil {
+					t.Error(err)
+				}
+			} else if _, err := e.Add(ctx, []store.Item{enginetest.Item("a", id, "rewritten zebra "+id)}); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	wg.Wait()
+	if err := e.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.Check(ctx, false)
+	if err != nil || len(rep.Disagreements) != 0 {
+		t.Fatalf("after build with live writes: %+v, %v", rep, err)
+	}
+	res, err := e.Retrieve(ctx, retrieval.Query{Namespace: "a", Text: "zebra", Depth: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Candidates) != 100 {
+		t.Fatalf("%d memories mention zebra, want the 100 rewritten", len(res.Candidates))
+	}
+	res, _ = e.Retrieve(ctx, retrieval.Query{Namespace: "a", Text: "w596"})
+	if slices.Contains(enginetest.CandIDs(res.Candidates), "m0596") {
+		t.Fatalf("a deleted memory came back from the build: %v %s", enginetest.CandIDs(res.Candidates), res.Level)
+	}
+}
+
+func TestCheckRepairsDisagreement(t *testing.T) {
+	ctx := context.Background()
+	st := enginetest.OpenStore(t, "")
+	enginetest.FillStore(t, st, "a", 20, true)
+	enginetest.FillStore(t, st, "b", 5, false)
+	e := newEngine(t, st, &enginetest.HashEmbedder{N: 16}, retrieval.DefaultConfig())
+	rep, err := e.Check(ctx, false)
+	if err != nil || rep.Memories != 25 || rep.Namespaces != 2 || len(rep.Disagreements) != 0 {
+		t.Fatalf("clean check: %+v, %v", rep, err)
+	}
+	// Break the index behind the engine's back: a ghost entry, a lost one.
+	sp, _ := space(e, "a")
+	sp.Indexes().Lex.Add("ghost", "boo")
+	sp.Indexes().Lex.Delete("m0003")
+	sp.Indexes().Vec.Delete("m0004")
+	rep, err = e.Check(ctx, false)
+	if err != nil || len(rep.Disagreements) != 1 {
+		t.Fatalf("check: %+v, %v", rep, err)
+	}
+	d := rep.Disagreements[0]
+	if d.Namespace != "a" || fmt.Sprint(d.Missing) != "[m0003]" || fmt.Sprint(d.Extra) != "[ghost]" ||
+		d.StoreVectors != 20 || d.IndexedVectors != 19 || d.Repaired {
+		t.Fatalf("disagreement %+v", d)
+	}
+	if rep, err = e.Check(ctx, true); err != nil || !rep.Disagreements[0].Repaired {
+		t.Fatalf("repair: %+v, %v", rep, err)
+	}
+	if rep, err = e.Check(ctx, false); err != nil || len(rep.Disagreements) != 0 {
+		t.Fatalf("after repair: %+v, %v", rep, err)
+	}
+	res, _ := e.Retrieve(ctx, retrieval.Query{Namespace: "a", Text: "w3"})
+	if len(res.Candidates) == 0 || res.Candidates[0].ID != "m0003" {
+		t.Fatalf("repaired memory not found: %v", enginetest.CandIDs(res.Candidates))
+	}
+}
