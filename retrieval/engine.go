@@ -165,6 +165,10 @@ func (e *Engine) Follow() FollowStats { return e.k.FollowStats() }
 // process alone.
 func (e *Engine) Ping(ctx context.Context) error { return e.k.Ping(ctx) }
 
+// SnapshotsAt says where the vector index snapshots are kept: a
+// directory, "in the database", or "off".
+func (e *Engine) SnapshotsAt() string { return e.k.SnapshotsAt() }
+
 // Check compares every namespace's indexes with the store and, with
 // repair, rebuilds each namespace that disagrees. It waits for the
 // start-up build first. Writes to a namespace wait while it is checked. A

@@ -301,9 +301,10 @@ func (s *Server) handleReady(c *fiber.Ctx) error {
 	if !s.ready.Load() {
 		return newError(KindNotReady, "not ready")
 	}
-	if s.mem != nil && s.mem.Shared() {
+	if s.mem != nil {
 		// A replica that cannot reach the shared store cannot answer the
 		// memory API: the load balancer should send its traffic elsewhere.
+		// (A store of this process alone always answers.)
 		ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 		defer cancel()
 		err := s.mem.Ping(ctx)

@@ -220,14 +220,7 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 			log.Error("memory index build skipped damaged records (they are not searchable); stop rerankd and run `rerankd store check`", "err", err)
 		}
 	}()
-	snaps := cfg.Owner.SnapshotDir
-	switch {
-	case e.Dim() == 0 || (e.Shared() && !cfg.Follow.SharedSnapshots) || (!e.Shared() && snaps == ""):
-		snaps = "off"
-	case e.Shared():
-		snaps = "in the database"
-	}
-	fmt.Fprintf(stderr, "memory store %s (analyzer %s, vector dimension %d, embedder %q, index snapshots %s)\n", where, an.Mode(), e.Dim(), m.embedModel, snaps)
+	fmt.Fprintf(stderr, "memory store %s (analyzer %s, vector dimension %d, embedder %q, index snapshots %s)\n", where, an.Mode(), e.Dim(), m.embedModel, e.SnapshotsAt())
 	return e, func() {
 		// Close saves the vector index snapshots; without them the next
 		// start rebuilds, so a failure is worth a line, not an exit code.

@@ -473,3 +473,28 @@ func TestSharedStaleAfterPurge(t *testing.T) {
 		t.Fatalf("the namespace was not rebuilt: %+v", f)
 	}
 }
+
+// TestSnapshotsAt: a follower keeps snapshots in the database only with a
+// vector index and SharedSnapshots.
+func TestSnapshotsAt(t *testing.T) {
+	url := pgtest.Shared(t).NewDB(t)
+	for _, tc := range []struct {
+		name   string
+		dim    int
+		shared bool
+		want   string
+	}{
+		{"vectors, shared snapshots", 4, true, "in the database"},
+		{"switched off", 4, false, "off"},
+		{"no vectors", 0, true, "off"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := retrieval.DefaultConfig()
+			cfg.Dim, cfg.Follow.SharedSnapshots = tc.dim, tc.shared
+			e, _ := sharedEngine(t, url, cfg)
+			if got := e.SnapshotsAt(); got != tc.want {
+				t.Errorf("SnapshotsAt() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

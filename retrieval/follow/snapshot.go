@@ -27,6 +27,14 @@ import (
 // Config.Follow.SnapshotMinVectors vectors, and never one whose stored snapshot
 // is as recent.
 
+// SnapshotsAt implements keep.Keeper: "in the database", or "off".
+func (e *Follower) SnapshotsAt() string {
+	if e.dbSnaps() == nil {
+		return "off"
+	}
+	return "in the database"
+}
+
 // dbSnaps returns the store's snapshot keeping, or nil when the engine
 // keeps none (no vectors, or switched off).
 func (e *Follower) dbSnaps() store.Snapshots {

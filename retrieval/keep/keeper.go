@@ -42,6 +42,9 @@ type Keeper interface {
 	Shared() bool
 	FollowStats() FollowStats
 	Ping(ctx context.Context) error
+	// SnapshotsAt says, for people, where the vector index snapshots are
+	// kept: a directory, "in the database", or "off".
+	SnapshotsAt() string
 }
 
 // Slot is one namespace's indexes as a search sees them.

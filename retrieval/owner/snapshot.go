@@ -21,6 +21,14 @@ func (e *Owner) snapshotsOn() bool {
 	return e.conf.SnapshotDir != "" && e.Dim > 0
 }
 
+// SnapshotsAt implements keep.Keeper: the snapshot directory, or "off".
+func (e *Owner) SnapshotsAt() string {
+	if !e.snapshotsOn() {
+		return "off"
+	}
+	return e.conf.SnapshotDir
+}
+
 func (e *Owner) snapPath(ns string) string {
 	return filepath.Join(e.conf.SnapshotDir, snap.Name(ns))
 }

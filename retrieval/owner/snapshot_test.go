@@ -446,3 +446,32 @@ func TestSnapshotCheckFindsWrongIndex(t *testing.T) {
 	}
 	agrees(t, e, "a")
 }
+
+// TestSnapshotsAt: the owner names its snapshot directory only when it
+// saves snapshots there (a directory and a vector index).
+func TestSnapshotsAt(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		dim  int
+		dir  string
+		want string
+	}{
+		{"dir and vectors", 4, dir, dir},
+		{"no dir", 4, "", "off"},
+		{"no vectors", 0, dir, "off"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := retrieval.DefaultConfig()
+			cfg.Dim, cfg.Owner.SnapshotDir = tc.dim, tc.dir
+			e, err := retrieval.New(enginetest.OpenStore(t, ""), nil, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			if got := e.SnapshotsAt(); got != tc.want {
+				t.Errorf("SnapshotsAt() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
