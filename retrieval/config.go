@@ -18,7 +18,7 @@ import (
 // DefaultSpeakerKey is Config.SpeakerKey's default.
 const DefaultSpeakerKey = "speaker"
 
-// Config configures an Engine. Start from DefaultConfig.
+// Config configures a Service. Start from DefaultConfig.
 type Config struct {
 	// BM25 configures every namespace's lexical index. Its Analyzer (nil:
 	// lexical's default, CJK unigram+bigram) analyses memories and
@@ -58,7 +58,7 @@ type Config struct {
 	// Progress, when set, is called during the start-up build with the
 	// number of memories indexed so far and the total, per phase ("bm25",
 	// then "vector"), and then during the back-fill ("backfill", memories
-	// looked at so far). It must be fast and must not call the Engine.
+	// looked at so far). It must be fast and must not call the Service.
 	Progress func(phase string, done, total int)
 	// Logger receives what the engine decides on its own: snapshots loaded,
 	// refused (and why) or saved, back-fill progress and embedder errors.

@@ -39,7 +39,7 @@ func crashConfig(storePath string) Config {
 }
 
 // TestEngineCrashChild is the child of TestEngineCrash: it adds batches of
-// memories through the Engine (embedding included) and prints each ID once
+// memories through the Service (embedding included) and prints each ID once
 // Add has returned, until it is SIGKILLed.
 func TestEngineCrashChild(t *testing.T) {
 	path := os.Getenv(engineCrashPath)

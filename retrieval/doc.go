@@ -3,9 +3,9 @@
 // runs the whole memory-search pipeline (retrieve → rerank → threshold →
 // recency → MMR → top k) for both the server and the eval harness.
 //
-// An Engine sits on a store (the source of truth) and keeps, per
+// A Service sits on a store (the source of truth) and keeps, per
 // namespace, in-memory indexes derived from it (retrieval/index: BM25 with
-// fields, each source's time order, the vector index). The Engine is a
+// fields, each source's time order, the vector index). The Service is a
 // facade over one keeper of those indexes, picked by New from the store
 // (the only place that tells the two apart):
 //

@@ -2,7 +2,7 @@ package retrieval
 
 import "github.com/rerankd/rerankd/retrieval/keep"
 
-// Errors returned (wrapped) by the Engine. Callers map them to statuses with
+// Errors returned (wrapped) by the Service. Callers map them to statuses with
 // errors.Is. They are retrieval/keep's, which the keepers return too.
 var (
 	// ErrInvalid marks a request that can never succeed as sent: a bad

@@ -50,7 +50,7 @@ func (f fixedReranker) Rerank(_ context.Context, _ string, texts []string) ([]fl
 }
 
 // newEngine opens an engine over st, starts it and waits for its build.
-func newEngine(t testing.TB, st *bolt.Store, emb Embedder, cfg Config) *Engine {
+func newEngine(t testing.TB, st *bolt.Store, emb Embedder, cfg Config) *Service {
 	t.Helper()
 	e, err := New(st, emb, cfg)
 	if err != nil {
@@ -64,7 +64,7 @@ func newEngine(t testing.TB, st *bolt.Store, emb Embedder, cfg Config) *Engine {
 	return e
 }
 
-func mustAdd(t testing.TB, e *Engine, items ...store.Item) []Added {
+func mustAdd(t testing.TB, e *Service, items ...store.Item) []Added {
 	t.Helper()
 	got, err := e.Add(context.Background(), items)
 	if err != nil {
@@ -76,6 +76,6 @@ func mustAdd(t testing.TB, e *Engine, items ...store.Item) []Added {
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 // space returns ns's indexes as the keeper holds them (nil when none).
-func (e *Engine) space(ns string, _ bool) (*keep.Space, error) {
+func (e *Service) space(ns string, _ bool) (*keep.Space, error) {
 	return e.k.(interface{ Space(ns string) *keep.Space }).Space(ns), nil
 }

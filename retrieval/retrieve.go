@@ -88,7 +88,7 @@ var vecOnly = post.FusionConfig{Method: post.WeightedSum, VectorWeight: 1, BM25W
 const tracerName = "github.com/rerankd/rerankd/retrieval"
 
 // Retrieve proposes candidates for q at the best level available.
-func (e *Engine) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
+func (e *Service) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	ctx, rsp := span.Start(ctx, tracerName, "rerankd.retrieve", attribute.String("rerankd.mode", string(q.Mode)))
 	got, err := e.retrieve(ctx, q)
 	if err == nil {
@@ -98,7 +98,7 @@ func (e *Engine) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	return got, err
 }
 
-func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
+func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	if e.b.Closed() {
 		return Retrieved{}, ErrClosed
 	}
@@ -216,7 +216,7 @@ func (e *Engine) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	return Retrieved{Candidates: cands, Level: level, Why: why}, nil
 }
 
-func (e *Engine) checkQuery(q Query) error {
+func (e *Service) checkQuery(q Query) error {
 	if err := memory.ValidateNamespace(q.Namespace); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -255,7 +255,7 @@ func (e *Engine) checkQuery(q Query) error {
 // queryVector returns the client's vector, else the embedded query text,
 // else nil. A zero vector (embed.ErrZeroVector) has no direction and is
 // treated as absent.
-func (e *Engine) queryVector(ctx context.Context, q Query) ([]float32, error) {
+func (e *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	v := q.Vector
 	if v == nil && e.b.Emb != nil {
 		ectx, sp := span.Start(ctx, tracerName, "rerankd.embed_query")
@@ -289,7 +289,7 @@ func (e *Engine) queryVector(ctx context.Context, q Query) ([]float32, error) {
 // scan scores up to ScanLimit memories of ns with per-request BM25 (the
 // ranking's k1 and b; its other stages need the index): the level used
 // while the namespace's index is still being built.
-func (e *Engine) scan(ctx context.Context, ns, text string, depth int, r lexrank.Ranking) (Retrieved, error) {
+func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexrank.Ranking) (Retrieved, error) {
 	var recs []store.Record
 	if err := ctx.Err(); err != nil {
 		return Retrieved{}, err

@@ -72,7 +72,7 @@ type SearchTiming struct {
 const DefaultTopK = 10
 
 // Search runs retrieve → rerank → threshold → recency → MMR → top k.
-func (e *Engine) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
+func (e *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
 	if err := r.validate(); err != nil {
 		return SearchResult{}, err
 	}

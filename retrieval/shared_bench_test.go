@@ -132,7 +132,7 @@ func sbBolt(b *testing.B) *bolt.Store {
 // sbEngine starts an engine over st, closed at the end of b; over the
 // bbolt store it waits for the start-up build (a shared store has none:
 // namespaces are built on first use).
-func sbEngine(b *testing.B, st Store, cfg Config) *Engine {
+func sbEngine(b *testing.B, st Store, cfg Config) *Service {
 	b.Helper()
 	e, err := New(st, nil, cfg)
 	if err != nil {
@@ -216,7 +216,7 @@ func interleave(i int, f func(which int)) {
 	f(1 - i%2)
 }
 
-// BenchmarkShared_Ingest: Engine.Add into PostgreSQL against bbolt, both
+// BenchmarkShared_Ingest: Service.Add into PostgreSQL against bbolt, both
 // durable (PostgreSQL with fsync on, bbolt's default fsync), one memory
 // per call (Single) and 100 (Batch100). Reports the memories/s of each
 // and their ratio (pg/bbolt-rate > 1: PostgreSQL ingests faster). ns/op
@@ -263,7 +263,7 @@ func sbIngest(b *testing.B, srv *pgtest.Server, preload, size int) {
 			sbAnalyze(b, url)
 			gens[0].k, gens[1].k = preload, preload // new IDs
 		}
-		engines := [2]*Engine{sbEngine(b, pgSt, sbConfig()), sbEngine(b, boltSt, sbConfig())}
+		engines := [2]*Service{sbEngine(b, pgSt, sbConfig()), sbEngine(b, boltSt, sbConfig())}
 		var took [2]time.Duration
 		ctx := context.Background()
 		n, i := 0, 0
@@ -286,7 +286,7 @@ func sbIngest(b *testing.B, srv *pgtest.Server, preload, size int) {
 	})
 }
 
-// BenchmarkShared_WarmSearch: Engine.Retrieve on a warm replica (its
+// BenchmarkShared_WarmSearch: Service.Retrieve on a warm replica (its
 // namespace built and caught up) against the bbolt engine, 10k and 100k
 // memories in one namespace, no vectors (BM25 level), with plain BM25
 // and with the default ranking; the same queries, interleaved. Reports p50
@@ -302,7 +302,7 @@ func BenchmarkShared_WarmSearch(b *testing.B) {
 			pgSt, boltSt := sbPG(b, url), sbBolt(b)
 			sbLoad(b, "u", n, pgSt, boltSt)
 			sbAnalyze(b, url)
-			engines := [2]*Engine{sbEngine(b, pgSt, sbConfig()), sbEngine(b, boltSt, sbConfig())}
+			engines := [2]*Service{sbEngine(b, pgSt, sbConfig()), sbEngine(b, boltSt, sbConfig())}
 			ctx := context.Background()
 			queries := sbQueries()
 			// Warm up: the first PostgreSQL search builds the namespace;

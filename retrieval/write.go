@@ -42,7 +42,7 @@ const MaxBatch = keep.MaxBatch
 // Embedder. Every invalid item is reported at once, wrapped in ErrInvalid,
 // and nothing is written. When Add returns nil every item is durable, even
 // if the process dies before the indexes are updated.
-func (e *Engine) Add(ctx context.Context, items []store.Item) ([]Added, error) {
+func (e *Service) Add(ctx context.Context, items []store.Item) ([]Added, error) {
 	if e.b.Closed() {
 		return nil, ErrClosed
 	}
@@ -95,7 +95,7 @@ func addErr(err error) error {
 }
 
 // validateItems normalises and checks every item, reporting all problems.
-func (e *Engine) validateItems(items []store.Item) error {
+func (e *Service) validateItems(items []store.Item) error {
 	var errs []error
 	for i := range items {
 		m := items[i].Memory.Normalize()
@@ -119,7 +119,7 @@ func (e *Engine) validateItems(items []store.Item) error {
 // the wrong dimension or a NaN/Inf value is an error; a zero vector (norm
 // at most embed.MinNorm) is not, it is stored without a vector and
 // answered VectorZero.
-func (e *Engine) checkVector(v []float32) error {
+func (e *Service) checkVector(v []float32) error {
 	if e.b.Dim == 0 {
 		return ErrNoVectors
 	}
@@ -130,7 +130,7 @@ func (e *Engine) checkVector(v []float32) error {
 }
 
 // embedMissing fills in the vectors of items that have none, in one call.
-func (e *Engine) embedMissing(ctx context.Context, items []store.Item) error {
+func (e *Service) embedMissing(ctx context.Context, items []store.Item) error {
 	if e.b.Emb == nil {
 		return nil
 	}
@@ -166,7 +166,7 @@ func (e *Engine) embedMissing(ctx context.Context, items []store.Item) error {
 
 // Delete removes ns/id durably, then from the indexes. It returns an error
 // wrapping ErrNotFound when there is no such memory.
-func (e *Engine) Delete(ns, id string) error {
+func (e *Service) Delete(ns, id string) error {
 	if e.b.Closed() {
 		return ErrClosed
 	}
@@ -185,7 +185,7 @@ func (e *Engine) Delete(ns, id string) error {
 }
 
 // Get returns ns/id with its vector (nil if none).
-func (e *Engine) Get(ns, id string) (store.Record, error) {
+func (e *Service) Get(ns, id string) (store.Record, error) {
 	if err := keysValid(ns, id); err != nil {
 		return store.Record{}, err
 	}
@@ -202,7 +202,7 @@ func (e *Engine) Get(ns, id string) (store.Record, error) {
 // List returns up to limit memories of ns after the ID `after`, in ID
 // order, with their vectors, and the cursor for the next page ("" at the
 // end).
-func (e *Engine) List(ns, after string, limit int) ([]store.Record, string, error) {
+func (e *Service) List(ns, after string, limit int) ([]store.Record, string, error) {
 	if err := memory.ValidateNamespace(ns); err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrInvalid, err)
 	}

@@ -29,7 +29,7 @@ const (
 
 // WithMemory enables the memory API on e; call before Serve. Without it
 // the memory routes answer 404 saying the API is disabled.
-func (s *Server) WithMemory(e *retrieval.Engine) {
+func (s *Server) WithMemory(e *retrieval.Service) {
 	s.mem = e
 	if e == nil {
 		return
@@ -49,7 +49,7 @@ func (s *Server) routeMemory() {
 	s.app.Post("/v1/search", s.handleSearch)
 }
 
-func (s *Server) memory() (*retrieval.Engine, error) {
+func (s *Server) memory() (*retrieval.Service, error) {
 	if s.mem == nil {
 		return nil, newError(KindNotFound, "memory API disabled: start rerankd with a memory store (--store)")
 	}

@@ -24,8 +24,8 @@ func (m *Metrics) register(cs ...prometheus.Collector) {
 	}
 }
 
-// watchEngine exports the memory engine's index totals
-// (retrieval.Engine.Totals), read at scrape time, for either store.
+// watchEngine exports the memory service's index totals
+// (retrieval.Service.Totals), read at scrape time, for either store.
 func (m *Metrics) watchEngine(read func() retrieval.Totals) {
 	gauge := func(name, help string, v func(retrieval.Totals) int) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(v(read())) })
@@ -69,7 +69,7 @@ func (s *Server) memoryInfo() *api.MemoryInfo {
 	return mi
 }
 
-// watchMemory exports a shared-store engine's follower (retrieval.Engine.
+// watchMemory exports a shared-store engine's follower (retrieval.Service.
 // Follow), read at scrape time: what this replica caches and how much work
 // following the database costs it.
 func (m *Metrics) watchMemory(read func() retrieval.FollowStats) {

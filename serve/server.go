@@ -35,8 +35,8 @@ type Server struct {
 	metrics *Metrics
 	log     *slog.Logger
 	keys    *keyring
-	mem     *retrieval.Engine // nil: memory API disabled
-	mcp     fiber.Handler     // nil: /mcp disabled
+	mem     *retrieval.Service // nil: memory API disabled
+	mcp     fiber.Handler      // nil: /mcp disabled
 	ready   atomic.Bool
 	tracer  trace.Tracer
 

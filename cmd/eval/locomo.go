@@ -188,7 +188,7 @@ func parseLocomo(args []string, stderr io.Writer) (locomoJob, error) {
 }
 
 // execute runs the job's pipeline over ds. Every pipeline, plain bm25
-// included, runs through the retrieval engine the server uses
+// included, runs through the retrieval service the server uses
 // (TestEngineBM25MatchesDirect shows it ranks as the direct
 // per-conversation BM25 of bm25Run does). stderr gets the progress.
 func (j locomoJob) execute(ds *locomo.Dataset, qrels metrics.Qrels, stderr io.Writer) (metrics.Run, map[string]locomo.Category, error) {

@@ -121,7 +121,7 @@ func openModels(p pipelineSpec, o pipelineOptions) (models, error) {
 	return m, nil
 }
 
-// enginePipeline runs p through the same retrieval.Engine the server uses:
+// enginePipeline runs p through the same retrieval.Service the server uses:
 // each conversation is a namespace of a throwaway store, and each judged
 // question a memory search in it.
 func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p pipelineSpec, o pipelineOptions,
@@ -190,7 +190,7 @@ func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p
 // turns), so within a session the IDs, numbered in dialog order, keep the
 // turns in order for the context stage. A turn's speaker is its metadata
 // "speaker" (retrieval.DefaultSpeakerKey).
-func ingest(ctx context.Context, e *retrieval.Engine, ns string, mems []locomo.Memory, unit locomo.Unit) (map[string]string, time.Time, error) {
+func ingest(ctx context.Context, e *retrieval.Service, ns string, mems []locomo.Memory, unit locomo.Unit) (map[string]string, time.Time, error) {
 	docIDs := make(map[string]string, len(mems))
 	var now time.Time
 	const batch = 256
@@ -220,12 +220,12 @@ func ingest(ctx context.Context, e *retrieval.Engine, ns string, mems []locomo.M
 }
 
 // searchOne runs one question through the served pipeline
-// (retrieval.Engine.Search: rerank through the server's adapter, then
+// (retrieval.Service.Search: rerank through the server's adapter, then
 // recency and MMR) and returns its ranking (store IDs). MMR only orders
 // its window, so the candidates it leaves out follow in score order
 // (KeepRest), keeping deep metrics (Recall@20) comparable across
 // pipelines.
-func searchOne(ctx context.Context, e *retrieval.Engine, ns, q string, p pipelineSpec, o pipelineOptions, m models, now time.Time) ([]metrics.Ranked, error) {
+func searchOne(ctx context.Context, e *retrieval.Service, ns, q string, p pipelineSpec, o pipelineOptions, m models, now time.Time) ([]metrics.Ranked, error) {
 	rk := o.ranking
 	req := retrieval.SearchRequest{Query: retrieval.Query{Namespace: ns, Text: q, Depth: o.depth, Ranking: &rk}, TopK: o.depth, KeepRest: true}
 	switch p.base {

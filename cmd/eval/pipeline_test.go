@@ -49,7 +49,7 @@ func TestParsePipeline(t *testing.T) {
 	}
 }
 
-// TestEngineBM25MatchesDirect: the server's retrieval.Engine, run as the
+// TestEngineBM25MatchesDirect: the server's retrieval.Service, run as the
 // bm25 pipeline, must rank exactly like the direct per-conversation BM25
 // path (same formula, same IDF over the conversation).
 func TestEngineBM25MatchesDirect(t *testing.T) {

@@ -47,7 +47,7 @@ func runZh(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	cjk := fs.String("cjk", string(lexical.DefaultCJK), "CJK analysis: "+joinModes())
 	depth := fs.Int("depth", 100, "documents kept per query in the run")
-	rankingName := fs.String("ranking", "", "search through retrieval.Engine (served search) with this lexical ranking, default or bm25, and the flags below on top; empty: per-request BM25 (lexical.Scorer) with --k1 and --b (1.2 and 0.75 when not given)")
+	rankingName := fs.String("ranking", "", "search through retrieval.Service (served search) with this lexical ranking, default or bm25, and the flags below on top; empty: per-request BM25 (lexical.Scorer) with --k1 and --b (1.2 and 0.75 when not given)")
 	ranking := rankingFlags(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object (summary keys plus per_tag)")
 	runOut := fs.String("run", "", "also write the TREC run to this file")
@@ -176,7 +176,7 @@ func zhRun(ds *zh.Dataset, s *lexical.Scorer, depth int) metrics.Run {
 	return run
 }
 
-// zhEngineRun searches every query through retrieval.Engine, the served
+// zhEngineRun searches every query through retrieval.Service, the served
 // search, with ranking rk: the memories are one namespace of a throwaway
 // store, each with its time and its speaker ("user" or "assistant") as
 // metadata speaker; they have no source, so context has no neighbours.

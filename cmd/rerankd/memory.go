@@ -144,7 +144,7 @@ func defaultStorePath() string { return filepath.Join(paths.DataDir(), "memories
 // openMemory opens the store and starts rebuilding its indexes in the
 // background (searches scan the store until BM25 is built); progress goes
 // to the log every few seconds. It returns nil, nil when disabled.
-func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.Engine, func(), error) {
+func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.Service, func(), error) {
 	if m.store == "none" || m.store == "" {
 		return nil, func() {}, nil
 	}
@@ -225,7 +225,7 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 		// Close saves the vector index snapshots; without them the next
 		// start rebuilds, so a failure is worth a line, not an exit code.
 		if err := e.Close(); err != nil {
-			log.Warn("closing the memory engine", "err", err)
+			log.Warn("closing the memory service", "err", err)
 		}
 		closeEmb()
 		if err := st.Close(); err != nil {

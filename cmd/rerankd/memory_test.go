@@ -87,7 +87,7 @@ func TestServeMemorySnapshots(t *testing.T) {
 	m := testMemoryFlags(t)
 	m.vectorDim = 4
 	ctx := context.Background()
-	open := func(m *memoryFlags) (*retrieval.Engine, func()) {
+	open := func(m *memoryFlags) (*retrieval.Service, func()) {
 		t.Helper()
 		e, closeMem, err := openMemory(m, log, io.Discard)
 		if err != nil {

@@ -22,7 +22,7 @@
 //
 // A search completes its candidates from the records the follower keeps
 // beside the indexes (records.go), not from the database: the follower
-// receives every record anyway. Index check (Engine.Check) is refused: a
+// receives every record anyway. Index check (Service.Check) is refused: a
 // comparison with a store that others write proves nothing.
 //
 // The shared store may keep each namespace's vector index (snapshot.go,

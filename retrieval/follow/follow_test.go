@@ -18,7 +18,7 @@ import (
 
 // sharedEngine opens a PostgreSQL store on url and a started engine over
 // it, both closed at the end of the test.
-func sharedEngine(t *testing.T, url string, cfg retrieval.Config) (*retrieval.Engine, *pgstore.Store) {
+func sharedEngine(t *testing.T, url string, cfg retrieval.Config) (*retrieval.Service, *pgstore.Store) {
 	t.Helper()
 	st, err := pgstore.Open(url, pgstore.Options{Dimension: cfg.Dim})
 	if err != nil {
@@ -50,7 +50,7 @@ func putN(t *testing.T, st store.Backend, ns string, n int, text func(i int) str
 	}
 }
 
-func topID(t *testing.T, e *retrieval.Engine, ns, q string) string {
+func topID(t *testing.T, e *retrieval.Service, ns, q string) string {
 	t.Helper()
 	got, err := e.Retrieve(context.Background(), retrieval.Query{Namespace: ns, Text: q})
 	if err != nil {
@@ -382,7 +382,7 @@ func TestSharedSnapshots(t *testing.T) {
 	delete(want, "m006")
 	delete(want, "m010")
 	delete(want, "m011")
-	exact := func(e *retrieval.Engine) {
+	exact := func(e *retrieval.Service) {
 		t.Helper()
 		for id, v := range want {
 			got, err := e.Retrieve(ctx, retrieval.Query{Namespace: "s", Text: "x", Vector: v, Mode: retrieval.ModeDense, Depth: 1})

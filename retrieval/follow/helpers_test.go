@@ -10,9 +10,9 @@ import (
 )
 
 // followerOf is e's keeper, which over a shared store is the follower.
-func followerOf(e *retrieval.Engine) *follow.Follower { return e.Keeper().(*follow.Follower) }
+func followerOf(e *retrieval.Service) *follow.Follower { return e.Keeper().(*follow.Follower) }
 
 // space returns ns's indexes if resident (nil when not).
-func space(e *retrieval.Engine, ns string) (*keep.Space, error) { return followerOf(e).Space(ns), nil }
+func space(e *retrieval.Service, ns string) (*keep.Space, error) { return followerOf(e).Space(ns), nil }
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -1,5 +1,5 @@
-// Package keep is the seam between the memory engine's facade
-// (retrieval.Engine) and its two keepers of the namespaces' indexes,
+// Package keep is the seam between the memory service's facade
+// (retrieval.Service) and its two keepers of the namespaces' indexes,
 // retrieval/owner (a store of this process alone) and retrieval/follow (a
 // store shared with other processes): the Keeper and Slot interfaces, and
 // what both sides share, so that neither imports the other.

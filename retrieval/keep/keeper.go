@@ -13,10 +13,10 @@ import (
 // start and whose writes all pass through it; the follower
 // (retrieval/follow) for a store shared with other processes, whose
 // indexes are caches that follow the store's change sequence. The facade
-// (retrieval.Engine) calls only these methods, never asking which keeper
+// (retrieval.Service) calls only these methods, never asking which keeper
 // it has.
 type Keeper interface {
-	// Start begins the keeper's background work (Engine.Start).
+	// Start begins the keeper's background work (Service.Start).
 	Start()
 	// Open returns ns's indexes for a search, holding every write
 	// acknowledged before the call; nil when ns was never written.
@@ -27,7 +27,7 @@ type Keeper interface {
 	// Remove deletes ns/id by calling del, whose error it returns
 	// unchanged, and from the indexes.
 	Remove(ns, id string, del func() error) error
-	// Check compares the indexes with the store (Engine.Check).
+	// Check compares the indexes with the store (Service.Check).
 	Check(ctx context.Context, repair bool) (CheckReport, error)
 	// Close stops the background work, waits for it, and finishes; its
 	// error is about what could not be saved.

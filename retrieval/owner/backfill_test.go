@@ -81,7 +81,7 @@ func backfillConfig() retrieval.Config {
 	return cfg
 }
 
-func waitBackfill(t *testing.T, e *retrieval.Engine) {
+func waitBackfill(t *testing.T, e *retrieval.Service) {
 	t.Helper()
 	select {
 	case <-ownerOf(e).Backfilled():
@@ -147,23 +147,23 @@ func TestBackfillKeepsNewerWrite(t *testing.T) {
 	own := vecFor("own", 16)
 	cases := []struct {
 		name  string
-		write func(*retrieval.Engine) error
+		write func(*retrieval.Service) error
 		want  []float32 // stored vector of o000 after; nil: none / gone
 		gone  bool
 	}{
-		{"new text with its own vector", func(e *retrieval.Engine) error {
+		{"new text with its own vector", func(e *retrieval.Service) error {
 			it := enginetest.Item("a", "o000", "rewritten")
 			it.Vector = own
 			_, err := e.Add(context.Background(), []store.Item{it})
 			return err
 		}, own, false},
-		{"same text with its own vector", func(e *retrieval.Engine) error {
+		{"same text with its own vector", func(e *retrieval.Service) error {
 			it := enginetest.Item("a", "o000", "old memory w0 about topic t0")
 			it.Vector = own
 			_, err := e.Add(context.Background(), []store.Item{it})
 			return err
 		}, own, false},
-		{"deleted", func(e *retrieval.Engine) error { return e.Delete("a", "o000") }, nil, true},
+		{"deleted", func(e *retrieval.Service) error { return e.Delete("a", "o000") }, nil, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 )
 
 // newEngine opens an engine over st, starts it and waits for its build.
-func newEngine(t testing.TB, st *bolt.Store, emb retrieval.Embedder, cfg retrieval.Config) *retrieval.Engine {
+func newEngine(t testing.TB, st *bolt.Store, emb retrieval.Embedder, cfg retrieval.Config) *retrieval.Service {
 	t.Helper()
 	e, err := retrieval.New(st, emb, cfg)
 	if err != nil {
@@ -26,7 +26,7 @@ func newEngine(t testing.TB, st *bolt.Store, emb retrieval.Embedder, cfg retriev
 	return e
 }
 
-func mustAdd(t testing.TB, e *retrieval.Engine, items ...store.Item) []retrieval.Added {
+func mustAdd(t testing.TB, e *retrieval.Service, items ...store.Item) []retrieval.Added {
 	t.Helper()
 	got, err := e.Add(context.Background(), items)
 	if err != nil {
@@ -36,7 +36,7 @@ func mustAdd(t testing.TB, e *retrieval.Engine, items ...store.Item) []retrieval
 }
 
 // ownerOf is e's keeper, which over a bbolt store is the owner.
-func ownerOf(e *retrieval.Engine) *owner.Owner { return e.Keeper().(*owner.Owner) }
+func ownerOf(e *retrieval.Service) *owner.Owner { return e.Keeper().(*owner.Owner) }
 
 // space returns ns's indexes as the owner holds them (nil when none).
-func space(e *retrieval.Engine, ns string) (*keep.Space, error) { return ownerOf(e).Space(ns), nil }
+func space(e *retrieval.Service, ns string) (*keep.Space, error) { return ownerOf(e).Space(ns), nil }

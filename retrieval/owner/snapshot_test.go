@@ -65,7 +65,7 @@ func snapConfig(dir string) retrieval.Config {
 
 // started opens an engine and waits for its build and its snapshots
 // after the build; the caller closes it (or does not: a crash).
-func started(t testing.TB, st *bolt.Store, cfg retrieval.Config) *retrieval.Engine {
+func started(t testing.TB, st *bolt.Store, cfg retrieval.Config) *retrieval.Service {
 	t.Helper()
 	e, err := retrieval.New(st, nil, cfg)
 	if err != nil {
@@ -98,7 +98,7 @@ func vectorIDs(t testing.TB, st retrieval.Store, ns string, dim int) []string {
 // agrees checks that e's vector index of ns holds exactly the store's
 // usable vectors, that Check agrees, and that dense search finds each
 // stored vector's own memory.
-func agrees(t *testing.T, e *retrieval.Engine, ns string) {
+func agrees(t *testing.T, e *retrieval.Service, ns string) {
 	t.Helper()
 	ctx := context.Background()
 	rep, err := e.Check(ctx, false)
@@ -139,30 +139,30 @@ func TestSnapshotRestart(t *testing.T) {
 		dir  string
 		file string // ns "a"'s snapshot
 	}
-	noop := func(*testing.T, *retrieval.Engine, env) {}
+	noop := func(*testing.T, *retrieval.Service, env) {}
 	cases := []struct {
 		name   string
-		live   func(*testing.T, *retrieval.Engine, env) // engine 1 running, after its build
-		crash  bool                                     // engine 1 is not closed
-		down   func(*testing.T, env)                    // no engine running
+		live   func(*testing.T, *retrieval.Service, env) // engine 1 running, after its build
+		crash  bool                                      // engine 1 is not closed
+		down   func(*testing.T, env)                     // no engine running
 		cfg2   func(*retrieval.Config)
 		source string // engine 2's VectorSource for "a"
 		miss   string // and the start of its SnapshotMiss
 		absent []string
 	}{
 		{name: "fresh", live: noop, source: "snapshot"},
-		{name: "writes then close", live: func(t *testing.T, e *retrieval.Engine, _ env) {
+		{name: "writes then close", live: func(t *testing.T, e *retrieval.Service, _ env) {
 			mustAdd(t, e, vecItem("a", "new1"))
 			if err := e.Delete("a", "m003"); err != nil {
 				t.Fatal(err)
 			}
 		}, source: "snapshot", absent: []string{"m003"}},
-		{name: "delete then crash", crash: true, live: func(t *testing.T, e *retrieval.Engine, _ env) {
+		{name: "delete then crash", crash: true, live: func(t *testing.T, e *retrieval.Service, _ env) {
 			if err := e.Delete("a", "m004"); err != nil {
 				t.Fatal(err)
 			}
 		}, source: "rebuild", miss: "stale", absent: []string{"m004"}},
-		{name: "add then crash", crash: true, live: func(t *testing.T, e *retrieval.Engine, _ env) {
+		{name: "add then crash", crash: true, live: func(t *testing.T, e *retrieval.Service, _ env) {
 			mustAdd(t, e, vecItem("a", "new2"))
 		}, source: "rebuild", miss: "stale"},
 		{name: "vector write while down", down: func(t *testing.T, v env) {

@@ -1,4 +1,4 @@
-// Package enginetest holds the test fixtures of the memory engine that its
+// Package enginetest holds the test fixtures of the memory service that its
 // facade's tests and its keepers' tests share: a deterministic embedder,
 // memories, a bbolt store in a temporary folder. It imports neither the
 // facade nor a keeper, so that each can use it from its own tests.

@@ -37,15 +37,15 @@ type (
 	Disagreement = keep.Disagreement
 )
 
-// Engine indexes the memories of a store and retrieves candidates from
+// Service indexes the memories of a store and retrieves candidates from
 // them. It is safe for concurrent use. Create it with New, start the
 // start-up build with Start, and Close it before closing the store.
 //
-// The Engine is the facade: it validates, embeds, writes to the store and
+// The Service is the facade: it validates, embeds, writes to the store and
 // runs the search pipeline the same way for every store, and leaves the
 // namespaces' indexes to its keeper (keep.Keeper): the owner for a store
 // of this process alone, the follower for a shared one.
-type Engine struct {
+type Service struct {
 	b   *keep.Base
 	k   keep.Keeper
 	cfg Config
@@ -55,11 +55,11 @@ type Engine struct {
 	closeErr  error
 }
 
-// New returns an Engine over st. emb may be nil. Over a store of this
+// New returns a Service over st. emb may be nil. Over a store of this
 // process alone the engine starts with empty, not-ready indexes for the
 // namespaces already in the store: until Start's build reaches them,
 // searches there use the scan level.
-func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
+func New(st Store, emb Embedder, cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func New(st Store, emb Embedder, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{b: b, k: k, cfg: cfg}, nil
+	return &Service{b: b, k: k, cfg: cfg}, nil
 }
 
 // newKeeper picks the keeper of st's indexes, the one place that tells
@@ -114,19 +114,19 @@ func newKeeper(b *keep.Base, st Store, cfg Config) (keep.Keeper, error) {
 // over a shared store, following it. Start returns at once; Wait waits
 // for the build. Calling Start twice panics (programmer error); after
 // Close, the build ends at once with an error.
-func (e *Engine) Start() {
+func (e *Service) Start() {
 	if !e.building.CompareAndSwap(false, true) {
-		panic("retrieval: Engine.Start called twice")
+		panic("retrieval: Service.Start called twice")
 	}
 	e.k.Start()
 }
 
 // Ready reports whether the start-up build has finished.
-func (e *Engine) Ready() bool { return e.b.Ready() }
+func (e *Service) Ready() bool { return e.b.Ready() }
 
 // Wait blocks until the start-up build ends or ctx is done, and returns the
 // build's error.
-func (e *Engine) Wait(ctx context.Context) error { return e.b.Wait(ctx) }
+func (e *Service) Wait(ctx context.Context) error { return e.b.Wait(ctx) }
 
 // Close stops the keeper's background work (the start-up build, the
 // back-fill, the snapshot saver, the following of a shared store), waits
@@ -135,51 +135,51 @@ func (e *Engine) Wait(ctx context.Context) error { return e.b.Wait(ctx) }
 // about those snapshots: nothing is lost without them, the next start
 // rebuilds. It does not close the store, which the caller owns and must
 // close after.
-func (e *Engine) Close() error {
+func (e *Service) Close() error {
 	e.closeOnce.Do(func() { e.closeErr = e.k.Close() })
 	return e.closeErr
 }
 
 // Keeper returns the keeper of the engine's indexes, for tests and tools
 // that look inside (the engine itself never asks which one it is).
-func (e *Engine) Keeper() keep.Keeper { return e.k }
+func (e *Service) Keeper() keep.Keeper { return e.k }
 
 // Dim is the vector dimension (0: no vector index).
-func (e *Engine) Dim() int { return e.b.Dim }
+func (e *Service) Dim() int { return e.b.Dim }
 
 // HasEmbedder reports whether the engine embeds texts itself.
-func (e *Engine) HasEmbedder() bool { return e.b.Emb != nil }
+func (e *Service) HasEmbedder() bool { return e.b.Emb != nil }
 
 // Config returns the engine's configuration, defaults applied.
-func (e *Engine) Config() Config { return e.cfg }
+func (e *Service) Config() Config { return e.cfg }
 
 // Shared reports whether the engine's store is shared with other
 // processes (its indexes follow the store's change sequence).
-func (e *Engine) Shared() bool { return e.k.Shared() }
+func (e *Service) Shared() bool { return e.k.Shared() }
 
 // Follow reports the shared-store follower's counters (zero for a store
 // of this process alone).
-func (e *Engine) Follow() FollowStats { return e.k.FollowStats() }
+func (e *Service) Follow() FollowStats { return e.k.FollowStats() }
 
 // Ping checks that a shared store can be reached; nil for a store of this
 // process alone.
-func (e *Engine) Ping(ctx context.Context) error { return e.k.Ping(ctx) }
+func (e *Service) Ping(ctx context.Context) error { return e.k.Ping(ctx) }
 
 // SnapshotsAt says where the vector index snapshots are kept: a
 // directory, "in the database", or "off".
-func (e *Engine) SnapshotsAt() string { return e.k.SnapshotsAt() }
+func (e *Service) SnapshotsAt() string { return e.k.SnapshotsAt() }
 
 // Check compares every namespace's indexes with the store and, with
 // repair, rebuilds each namespace that disagrees. It waits for the
 // start-up build first. Writes to a namespace wait while it is checked. A
 // shared store's indexes cannot be checked this way (other processes
 // write meanwhile): it returns an ErrInvalid error there.
-func (e *Engine) Check(ctx context.Context, repair bool) (CheckReport, error) {
+func (e *Service) Check(ctx context.Context, repair bool) (CheckReport, error) {
 	return e.k.Check(ctx, repair)
 }
 
 // Stats returns the state of ns's indexes (zero values for an unknown ns).
-func (e *Engine) Stats(ns string) Stats { return e.k.Stats(ns) }
+func (e *Service) Stats(ns string) Stats { return e.k.Stats(ns) }
 
 // Totals sums Stats over the namespaces this engine holds indexes of, for
 // metrics.
@@ -197,7 +197,7 @@ type Totals struct {
 }
 
 // Totals returns the sums of every held namespace's Stats.
-func (e *Engine) Totals() Totals {
+func (e *Service) Totals() Totals {
 	var t Totals
 	for _, ns := range e.k.Names() {
 		s := e.k.Stats(ns)
