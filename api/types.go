@@ -293,8 +293,11 @@ type EngineInfo struct {
 	PrefixCacheMB int  `json:"prefix_cache_mb"`
 	// SessionCache: the optimised session is kept on disk (--session-cache).
 	SessionCache bool `json:"session_cache"`
-	// Reason explains the defaults and what to measure before changing them.
+	// Reason explains the defaults and what to measure before changing
+	// them; Docs names the page with the measurements behind them (one
+	// machine's, so they stay out of the answer).
 	Reason string `json:"reason"`
+	Docs   string `json:"docs"`
 }
 
 // TruncationInfo is the truncation policy /info reports: the limits and
@@ -308,8 +311,10 @@ type TruncationInfo struct {
 	PerDocCut bool `json:"per_doc_cut"`
 	// ModelCardMaxLength is the longest input the model card scores.
 	ModelCardMaxLength int `json:"model_card_max_length,omitempty"`
-	// Reason explains the choice (latency against fidelity).
+	// Reason explains the choice (latency against fidelity); Docs names
+	// the page with the measurements behind the defaults.
 	Reason string `json:"reason"`
+	Docs   string `json:"docs"`
 }
 
 // CalibrationInfo is the part of a calibration file /info reports.

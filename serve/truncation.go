@@ -20,24 +20,23 @@ const DefaultMaxTokensPerDoc = rerank.DefaultMaxDocTokens
 const ModelCardMaxLength = 8192
 
 // DefaultTruncationReason says why the default limits are what they are.
-// The numbers are one query-document pair scored by `rerankd score` on a
-// model of Qwen3-Reranker-0.6B's dimensions (random weights, float32,
-// shared-prefix graph, ONNX Runtime 1.30 on a 2-vCPU VM, load time
-// subtracted; measured for issue 18): 256 document tokens ~0.8 s, 512
-// ~2.5 s, 1024 ~8 s, 2048 ~22 s, 4096 ~70 s. Attention makes the cost grow
-// faster than the length, so past 1024 tokens one long document costs
-// more than a whole 20-memory request, and at 4096 it passes the default
-// 60 s request timeout.
+// The measurements behind it (one pair's time by document length, on a
+// model of Qwen3-Reranker-0.6B's dimensions) are in TruncationDocs: past
+// 1024 tokens one long document costs more than a whole 20-memory request
+// on CPU, and at 4096 it passes the default request timeout.
 const DefaultTruncationReason = "latency over fidelity on CPU: prompts are cut at 1024 tokens (template included) " +
 	"and there is no separate per-document cut, so a document keeps every token the prompt has room for; " +
 	"the model card scores up to 8192 tokens, so a longer document is cut (truncated: true) and its score differs from the card's. " +
-	"Measured, one pair, 0.6B dimensions, float32, 2 vCPUs: 512 document tokens ~2.5 s, 1024 ~8 s, 2048 ~22 s, 4096 ~70 s. " +
-	"On a GPU raise --max-length towards 8192 for fidelity."
+	"On CPU a pair's cost grows faster than its length; on a GPU raise --max-length towards 8192 for fidelity."
+
+// TruncationDocs names the page with the measurements behind the default
+// cut (one pair's time by length), which /info points to.
+const TruncationDocs = "README.md#model-runtime"
 
 // truncationInfo describes the limits a server applies, and why.
 func truncationInfo(cfg Config, maxLength int) *api.TruncationInfo {
 	t := &api.TruncationInfo{MaxLength: maxLength, MaxTokensPerDoc: cfg.MaxTokensPerDoc,
-		PerDocCut: cfg.MaxTokensPerDoc > 0, ModelCardMaxLength: ModelCardMaxLength}
+		PerDocCut: cfg.MaxTokensPerDoc > 0, ModelCardMaxLength: ModelCardMaxLength, Docs: TruncationDocs}
 	switch {
 	case maxLength == 0:
 		t.Reason = "this backend has no token limit: documents are never cut"
@@ -50,7 +49,7 @@ func truncationInfo(cfg Config, maxLength int) *api.TruncationInfo {
 			perDoc = fmt.Sprintf("documents cut at %d tokens", cfg.MaxTokensPerDoc)
 		}
 		t.Reason = fmt.Sprintf("set by the operator (--max-length %d, --max-tokens-per-doc %d): prompts cut at %d tokens, %s; "+
-			"the model card scores up to %d. The defaults (1024, 0) and their measurement: %s",
+			"the model card scores up to %d. The defaults (1024, 0): %s",
 			maxLength, cfg.MaxTokensPerDoc, maxLength, perDoc, ModelCardMaxLength, DefaultTruncationReason)
 	}
 	return t

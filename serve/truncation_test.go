@@ -49,7 +49,7 @@ func TestInfoTruncation(t *testing.T) {
 	in := info(DefaultConfig(), &fakeBackend{})
 	tr := in.Truncation
 	if tr == nil || tr.MaxLength != 1024 || tr.MaxTokensPerDoc != 0 || tr.PerDocCut || tr.ModelCardMaxLength != 8192 ||
-		tr.Reason != DefaultTruncationReason || in.MaxTokensPerDoc != 0 {
+		tr.Reason != DefaultTruncationReason || tr.Docs != TruncationDocs || in.MaxTokensPerDoc != 0 {
 		t.Errorf("default truncation %+v", tr)
 	}
 	cfg := DefaultConfig()

@@ -204,14 +204,17 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 // engineReason is /info's account of the engine defaults; the figures are
 // from README's model runtime section (rerankd bench and tune, full-size
 // random-weight model, 20-memory requests, a 2-core AVX-512 machine).
-const engineReason = "float32 by default: int8 runs ~2x faster (its MatMul chain ~3x) but moved scores by 0.03 on average (Kendall tau 0.92) on random " +
-	"weights, and its error on trained weights is unmeasured here: run `rerankd quant-check` on your model and texts first. int8-block32 " +
-	"(q8_0's blocks of 32) moved logits ~5x less than int8 on the same weights (max 0.081 against 0.41) but ran at ~0.7x int8's speed, so " +
-	"neither int8 layout is the recommended CPU default (docs/int8-precision.md). Float16 and bfloat16 " +
-	"are not offered: ONNX Runtime's float16 MatMul ran at 0.99-1.01x float32 on this CPU and it has no bfloat16 one " +
-	"(BenchmarkMatMulChain_Precision). One worker with one thread per core gives the lowest latency at one client; at 4 concurrent " +
-	"clients --workers 2 --threads 1 served ~2x the pairs/s (rerankd tune, rerankd loadtest). The scheduler budgets an engine call by " +
-	"what the engine computes, so a request that fits --batch-tokens is one call."
+// engineReason and engineDocs are /info's account of the engine
+// defaults: the decision in words, the measurements on the page named.
+const (
+	engineReason = "float32 by default: int8 is faster but moves scores, and how far on trained weights only " +
+		"`rerankd quant-check` on your model and texts can tell; neither int8 layout is the recommended CPU default. " +
+		"Float16 and bfloat16 are not offered (no faster than float32 on CPU in ONNX Runtime). One worker with one " +
+		"thread per core gives the lowest latency at one client; with concurrent clients measure `rerankd tune` and " +
+		"`rerankd loadtest` (more workers, fewer threads each). The scheduler budgets an engine call by what the " +
+		"engine computes, so a request that fits --batch-tokens is one call."
+	engineDocs = "docs/int8-precision.md"
+)
 
 // composition is what composeServer builds.
 type composition struct {
@@ -310,7 +313,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 		threads = runtime.NumCPU()
 	}
 	f.server.Engine = &api.EngineInfo{Quant: quant.String(), Threads: threads, Workers: f.sched.Workers, SharedPrefix: info.SharedPrefix,
-		PrefixCacheMB: f.prefixCacheMB, SessionCache: o.Session.SessionCacheDir != "", Reason: engineReason}
+		PrefixCacheMB: f.prefixCacheMB, SessionCache: o.Session.SessionCacheDir != "", Reason: engineReason, Docs: engineDocs}
 	maxLen := f.maxLength
 	if info.Encoder != nil { // a cross-encoder: no template; pairs cut at the model's positions
 		maxLen = info.MaxLength

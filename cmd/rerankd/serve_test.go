@@ -122,7 +122,7 @@ func TestServePrefixCacheMetrics(t *testing.T) {
 		}
 		// /info's engine section says what runs and why.
 		if e := f.server.Engine; e == nil || e.Quant != "fp32" || e.Threads != 2 || e.Workers != 1 || !e.SharedPrefix ||
-			fmt.Sprint(e.PrefixCacheMB) != cacheMB || e.SessionCache || !strings.Contains(e.Reason, "int8") {
+			fmt.Sprint(e.PrefixCacheMB) != cacheMB || e.SessionCache || !strings.Contains(e.Reason, "int8") || e.Docs != engineDocs {
 			t.Errorf("engine info %+v", e)
 		}
 		if err := backend.Close(t.Context()); err != nil {
