@@ -42,12 +42,18 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --out required", errUsage)
 	}
 	if *archName == "xlmr" || *archName == "bert" {
-		encTok := ""
+		encTok, graphFlag := "", ""
 		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "tokenizer" {
+			switch f.Name {
+			case "tokenizer":
 				encTok = *tok
+			case "encoder-fusion", "graph-fusion", "attention-buckets":
+				graphFlag = f.Name
 			}
 		})
+		if graphFlag != "" {
+			return fmt.Errorf("%w: --%s: --arch %s writes a Hugging Face checkpoint, not a graph: pass it to rerankd convert", errUsage, graphFlag, *archName)
+		}
 		return writeTestEncoder(stdout, stderr, encoderSpec{out: *out, arch: *archName, size: *size, kind: *kind, dtype: *dtype,
 			pooling: *pooling, tokenizer: encTok, seed: *seed})
 	}
