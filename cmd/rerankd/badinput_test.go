@@ -226,6 +226,7 @@ func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
 		{name: "testmodel: graph fusion unknown", args: []string{"testmodel", "--out", filepath.Join(h.dir, "fused"), "--graph-fusion", "rotary+flash"}, code: 2, want: []string{"--graph-fusion", `unknown fusion "flash"`}},
 		{name: "convert: encoder fusion unknown", args: []string{"convert", "--from", h.dir, "--out", filepath.Join(h.dir, "conv"), "--encoder-fusion", "skipnorm+rotary"}, code: 2, want: []string{"--encoder-fusion", `unknown encoder fusion "rotary"`}},
 		{name: "testmodel: encoder fusion on a checkpoint", args: []string{"testmodel", "--arch", "bert", "--out", filepath.Join(h.dir, "ckpt"), "--encoder-fusion", "all"}, code: 2, want: []string{"--encoder-fusion", "pass it to rerankd convert"}},
+		{name: "testmodel: encoder fusion on qwen3", args: []string{"testmodel", "--out", filepath.Join(h.dir, "q"), "--encoder-fusion", "all"}, code: 2, want: []string{"--encoder-fusion is for BERT / XLM-R graphs"}},
 		{name: "bench: compare on a decoder folder", args: []string{"bench", "--model", h.dir, "--compare", h.dir}, code: 2, want: []string{"--compare", "not a cross-encoder folder"}},
 		{name: "convert: attention buckets 0", args: []string{"convert", "--from", h.dir, "--out", filepath.Join(h.dir, "conv"), "--attention-buckets", "0"}, code: 2, want: []string{"--attention-buckets 0: want 1..8"}},
 		{name: "serve: address in use", args: []string{"serve", "--store", "none", "--addr", busy.Addr().String()}, code: 1, want: []string{"listen", "address already in use"}},

@@ -60,6 +60,11 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if *archName != "qwen3" {
 		return fmt.Errorf("%w: --arch %q: want qwen3, xlmr or bert", errUsage, *archName)
 	}
+	encFusion := false
+	fs.Visit(func(f *flag.Flag) { encFusion = encFusion || f.Name == "encoder-fusion" })
+	if encFusion {
+		return fmt.Errorf("%w: --encoder-fusion is for BERT / XLM-R graphs (rerankd convert); --arch qwen3 takes --graph-fusion", errUsage)
+	}
 	var cfg arch.Config
 	switch *size {
 	case "tiny":
