@@ -87,7 +87,10 @@ var encoderFusionNames = []struct {
 const AllEncoderFusions = encoderFuseAll
 
 // DefaultEncoderFusion is what NewEncoderOptions (and so every converted
-// encoder folder unless asked otherwise) uses.
+// encoder folder unless asked otherwise) uses: standard ops only. On CPU
+// SkipLayerNormalization and BiasGelu cost more than the ops they replace,
+// and MultiHeadAttention gained only at bge-reranker-v2-m3's size, on few
+// requests, while losing on MiniLM's (docs/encoders.md).
 const DefaultEncoderFusion EncoderFusion = 0
 
 // String lists the set's names joined by "+" ("none" when empty).
