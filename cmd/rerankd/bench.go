@@ -199,6 +199,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	served := fs.Bool("served", true, "also time the same requests through the served composition (HTTP, scheduler, engine), one client")
 	readyStarts := fs.Int("ready-starts", 3, "fresh `rerankd serve` processes to time from start to /ready (0: skip)")
+	compare := fs.String("compare", "", "cross-encoder folders only: a second conversion of the same checkpoint (another convert --encoder-fusion, say) whose batched path takes turns with ours request by request (`DIR`)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -224,7 +225,10 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return err
 	} else if enc {
 		return runEncoderBench(encoderBench{dir: *dir, requests: *requests, candidates: *candidates, starts: *readyStarts, quant: q,
-			seed: *seed, served: *served, asJSON: *asJSON, opts: o, settings: st, profile: *profile}, stdout, stderr)
+			seed: *seed, served: *served, asJSON: *asJSON, opts: o, settings: st, profile: *profile, compare: *compare}, stdout, stderr)
+	}
+	if *compare != "" {
+		return fmt.Errorf("%w: --compare: %s is not a cross-encoder folder (decoder graph forms: see docs/graph-fusion.md)", errUsage, *dir)
 	}
 	benchStart := time.Now() // a trace written after this is ours
 	// The last request only warms up: its query differs from the timed

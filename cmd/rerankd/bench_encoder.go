@@ -27,6 +27,7 @@ type encoderBench struct {
 	opts                         model.Options
 	settings                     servedSettings
 	profile                      string // --ort-profile prefix of our path's trace ("" off)
+	compare                      string // --compare folder ("" none)
 }
 
 // encoderBenchResult is bench's --json output for a cross-encoder. A
@@ -90,7 +91,27 @@ type encoderBenchResult struct {
 	// types that ran show which of ONNX Runtime's fusions (Attention,
 	// SkipLayerNormalization, Gelu) it applied to the graph.
 	Profile *profileResult `json:"ort_profile,omitempty"`
+	// Compare is --compare's folder, timed beside ours in every request.
+	Compare *compareResult `json:"compare,omitempty"`
 	Notes   string         `json:"notes"`
+}
+
+// compareResult is a second folder's batched path against ours, the two
+// taking turns request by request (which goes first alternates, so the
+// host's drift hits both alike).
+type compareResult struct {
+	Dir string `json:"dir"`
+	// EncoderFusion is the folder's graph form (onnx.MetaEncoderFusion),
+	// as is OursFusion ours.
+	EncoderFusion string  `json:"encoder_fusion"`
+	OursFusion    string  `json:"ours_encoder_fusion"`
+	PairsPerS     float64 `json:"pairs_per_s"`
+	// Ratio is ours over it in pairs/s (above 1: ours is faster);
+	// RatioMedian the median of the per-request ratios.
+	Ratio       float64 `json:"ours_over_it"`
+	RatioMedian float64 `json:"ours_over_it_median"`
+	// MaxAbsLogitDiff is the largest difference from our logits.
+	MaxAbsLogitDiff float64 `json:"max_abs_logit_diff"`
 }
 
 // quantError is a quantised graph's score error against float32 over the
@@ -162,6 +183,18 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 		}
 		defer ref.Close() //nolint:errcheck // measurements are already printed
 	}
+	var alt *rerank.Scorer
+	if b.compare != "" {
+		o := b.opts
+		o.Session.ProfilePrefix = ""
+		if alt, _, err = model.Open(b.compare, o); err != nil {
+			return fmt.Errorf("bench: --compare: %w", err)
+		}
+		defer alt.Close() //nolint:errcheck // measurements are already printed
+		if _, err := alt.Score(ctx, warm); err != nil {
+			return fmt.Errorf("bench: --compare: %w", err)
+		}
+	}
 	one := b.opts.Scorer
 	// As Open set it for this model: the pair cut at its positions.
 	one.Prompt.MaxLength, one.BatchTokens = info.MaxLength, max(one.BatchTokens, info.MaxLength)
@@ -198,6 +231,13 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 	var real, padded int
 	var usefulFLOPs float64
 	var effs, baseEffs, peaks []float64
+	var altScores []rerank.Score
+	var altT []time.Duration
+	timeAlt := func(req rerank.Request) error {
+		got, d, err := timeRequests(ctx, alt, []rerank.Request{req})
+		altScores, altT = append(altScores, got...), append(altT, d)
+		return err
+	}
 	fmt.Fprintf(stderr, "scoring %d requests x %d memories: ours (%s, batched), one pair per call, served, in turn...\n", b.requests, b.candidates, b.quant)
 	bar := progress.New(stderr, int64(len(reqs)), "bench", progress.Items)
 	for i, req := range reqs {
@@ -223,11 +263,21 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 		calls = append(calls, len(s.Batches(prompts)))
 		usefulFLOPs += flops
 
+		if alt != nil && i%2 == 1 {
+			if err := timeAlt(req); err != nil {
+				return err
+			}
+		}
 		got, d, err := timeRequests(ctx, s, []rerank.Request{req})
 		if err != nil {
 			return err
 		}
 		ours, oursT = append(ours, got...), append(oursT, d)
+		if alt != nil && i%2 == 0 {
+			if err := timeAlt(req); err != nil {
+				return err
+			}
+		}
 		_, bd, err := timeRequests(ctx, base, []rerank.Request{req})
 		if err != nil {
 			return err
@@ -302,6 +352,20 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 	if refScores != nil && b.quant != onnx.QuantNone {
 		r.Error = compareScores(ours, refScores, b.candidates)
 	}
+	if alt != nil {
+		c := &compareResult{Dir: b.compare, PairsPerS: float64(len(altScores)) / sum(altT).Seconds(), RatioMedian: medianRatio(altT, oursT)}
+		c.Ratio = r.PairsPerS / c.PairsPerS
+		for i, sc := range altScores {
+			c.MaxAbsLogitDiff = math.Max(c.MaxAbsLogitDiff, math.Abs(sc.Logit-ours[i].Logit))
+		}
+		if c.OursFusion, err = graphFusion(b.dir, b.quant); err == nil {
+			c.EncoderFusion, err = graphFusion(b.compare, b.quant)
+		}
+		if err != nil {
+			return err
+		}
+		r.Compare = c
+	}
 	if b.asJSON {
 		return json.NewEncoder(stdout).Encode(r)
 	}
@@ -343,10 +407,27 @@ func printEncoderBench(w io.Writer, r encoderBenchResult) error {
 	if err == nil && r.ReadyS > 0 {
 		_, err = fmt.Fprintf(w, "start to ready: median %.2f s of %v, peak RSS at ready %.0f MB\n", r.ReadyS, r.ReadyStartsS, r.ReadyPeakMB)
 	}
+	if err == nil && r.Compare != nil {
+		c := r.Compare
+		_, err = fmt.Fprintf(w, "--compare %s (encoder fusion %s; ours %s): pairs/s %.2f, ours over it %.3f (median per request %.3f), max logit difference %.2g\n",
+			c.Dir, c.EncoderFusion, c.OursFusion, c.PairsPerS, c.Ratio, c.RatioMedian, c.MaxAbsLogitDiff)
+	}
 	if err == nil && r.Profile != nil {
 		err = printProfile(w, r.Profile)
 	}
 	return err
+}
+
+// graphFusion names the encoder fusion of variant q's graph in dir.
+func graphFusion(dir string, q onnx.Quant) (string, error) {
+	meta, err := onnx.ReadMeta(filepath.Join(dir, onnx.QuantFile(onnx.ModelFile, q)))
+	if err != nil {
+		return "", err
+	}
+	if f := meta[onnx.MetaEncoderFusion]; f != "" {
+		return f, nil
+	}
+	return onnx.EncoderFusion(0).String(), nil
 }
 
 // encoderFLOPs is the matrix and attention work of one sequence of n

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rerankd/rerankd/model/onnx"
 )
 
 // TestBenchEncoder: bench on a tiny cross-encoder of each family (testmodel
@@ -74,5 +76,41 @@ func TestBenchEncoder(t *testing.T) {
 				t.Errorf("--ort-profile: %+v", pr.Profile)
 			}
 		})
+	}
+}
+
+// TestBenchEncoderCompare: convert --encoder-fusion writes the fused graph
+// (its metadata names the set), and bench --compare times it beside the
+// standard-op folder of the same checkpoint: every pair scored by both,
+// the logits within the fusions' 1e-4 tolerance, the ratio consistent
+// with the two pairs/s, each folder's form named.
+func TestBenchEncoderCompare(t *testing.T) {
+	ckpt, plain, fused := filepath.Join(t.TempDir(), "ckpt"), filepath.Join(t.TempDir(), "plain"), filepath.Join(t.TempDir(), "fused")
+	tok := filepath.Join("..", "..", "tokenizer", "testdata", "wordpiece", "bert-uncased.json")
+	if code, _, errs := runCLI(t, "testmodel", "--arch", "bert", "--out", ckpt, "--tokenizer", tok); code != 0 {
+		t.Fatalf("testmodel: %s", errs)
+	}
+	for dir, f := range map[string]string{plain: "none", fused: "all"} {
+		if code, _, errs := runCLI(t, "convert", "--from", ckpt, "--out", dir, "--encoder-fusion", f, "--quant", "none"); code != 0 {
+			t.Fatalf("convert --encoder-fusion %s: %s", f, errs)
+		}
+	}
+	meta, err := onnx.ReadMeta(filepath.Join(fused, onnx.ModelFile))
+	if err != nil || meta[onnx.MetaEncoderFusion] != onnx.AllEncoderFusions.String() {
+		t.Fatalf("fused folder's %s: %q (%v)", onnx.MetaEncoderFusion, meta[onnx.MetaEncoderFusion], err)
+	}
+	code, out, errs := runCLI(t, "bench", "--model", plain, "--compare", fused, "--requests", "3", "--candidates", "4", "--threads", "2",
+		"--ready-starts", "0", "--served=false", "--json")
+	if code != 0 {
+		t.Fatalf("bench --compare: exit %d: %s", code, errs)
+	}
+	var r encoderBenchResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("bench output %q: %v", out, err)
+	}
+	c := r.Compare
+	if c == nil || c.Dir != fused || c.EncoderFusion != onnx.AllEncoderFusions.String() || c.OursFusion != "none" ||
+		c.PairsPerS <= 0 || math.Abs(c.Ratio-r.PairsPerS/c.PairsPerS) > 1e-9 || c.RatioMedian <= 0 || c.MaxAbsLogitDiff > 1e-4 {
+		t.Errorf("compare: %+v (ours %.3f pairs/s)", c, r.PairsPerS)
 	}
 }

@@ -72,10 +72,15 @@ func graphFlags(fs *flag.FlagSet) func(*folder.BuildOptions) error {
 		"ONNX Runtime contrib kernels in the reranker graphs: none (standard ops), all, or names from rotary, skipnorm, scores joined by + (docs/graph-fusion.md)")
 	buckets := fs.Int("attention-buckets", onnx.DefaultAttentionBuckets,
 		"runs of rows the shared-prefix graph pads to their own longest row (1-8)")
+	encFusion := fs.String("encoder-fusion", onnx.DefaultEncoderFusion.String(),
+		"ONNX Runtime contrib kernels in BERT / XLM-R graphs: none (standard ops), all, or names from skipnorm, gelu, attention joined by + (docs/encoders.md)")
 	return func(o *folder.BuildOptions) error {
 		f, err := onnx.ParseFusion(*fusion)
 		if err != nil {
 			return fmt.Errorf("%w: --graph-fusion: %w", errUsage, err)
+		}
+		if o.EncoderFusion, err = onnx.ParseEncoderFusion(*encFusion); err != nil {
+			return fmt.Errorf("%w: --encoder-fusion: %w", errUsage, err)
 		}
 		if *buckets < 1 || *buckets > 8 {
 			return fmt.Errorf("%w: --attention-buckets %d: want 1..8", errUsage, *buckets)

@@ -42,17 +42,28 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --out required", errUsage)
 	}
 	if *archName == "xlmr" || *archName == "bert" {
-		encTok := ""
+		encTok, graphFlag := "", ""
 		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "tokenizer" {
+			switch f.Name {
+			case "tokenizer":
 				encTok = *tok
+			case "encoder-fusion", "graph-fusion", "attention-buckets":
+				graphFlag = f.Name
 			}
 		})
+		if graphFlag != "" {
+			return fmt.Errorf("%w: --%s: --arch %s writes a Hugging Face checkpoint, not a graph: pass it to rerankd convert", errUsage, graphFlag, *archName)
+		}
 		return writeTestEncoder(stdout, stderr, encoderSpec{out: *out, arch: *archName, size: *size, kind: *kind, dtype: *dtype,
 			pooling: *pooling, tokenizer: encTok, seed: *seed})
 	}
 	if *archName != "qwen3" {
 		return fmt.Errorf("%w: --arch %q: want qwen3, xlmr or bert", errUsage, *archName)
+	}
+	encFusion := false
+	fs.Visit(func(f *flag.Flag) { encFusion = encFusion || f.Name == "encoder-fusion" })
+	if encFusion {
+		return fmt.Errorf("%w: --encoder-fusion is for BERT / XLM-R graphs (rerankd convert); --arch qwen3 takes --graph-fusion", errUsage)
 	}
 	var cfg arch.Config
 	switch *size {

@@ -49,6 +49,10 @@ type BuildOptions struct {
 	// Fusion selects ONNX Runtime contrib kernels for the reranker graphs
 	// (onnx.Options.Fusion); 0, the default, writes standard ops only.
 	Fusion onnx.Fusion
+	// EncoderFusion selects ONNX Runtime contrib kernels for encoder
+	// graphs (BERT, XLM-R: onnx.EncoderOptions.Fusion); 0 writes standard
+	// ops only (convert's flag defaults to onnx.DefaultEncoderFusion).
+	EncoderFusion onnx.EncoderFusion
 	// AttentionBuckets splits a shared-prefix batch's attention into runs
 	// of rows padded to their own longest (onnx.Options.AttentionBuckets);
 	// 0 takes onnx.DefaultAttentionBuckets.

@@ -89,6 +89,7 @@ func convertEncoder(src, out string, o BuildOptions) error {
 	}
 	opts := onnx.NewEncoderOptions()
 	opts.Storage.ForceExternal = o.ForceExternal
+	opts.Fusion = o.EncoderFusion
 	m, err := onnx.BuildEncoder(w, opts)
 	if err != nil {
 		return err

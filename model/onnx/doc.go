@@ -31,5 +31,13 @@
 // for a classifier (one logit; two labels as label 1 minus label 0) or
 // last_hidden_state [batch, seq, hidden] for a bare encoder. The
 // architecture is recorded under MetaEncoderConfig, which ReadMeta reads
-// without decoding the weights.
+// without decoding the weights. EncoderOptions.Fusion may replace
+// standard-op subgraphs of every layer with ONNX Runtime contrib kernels
+// (SkipLayerNormalization for the post-LN residual add and norm, BiasGelu
+// for the erf GELU or FastGelu for the tanh one, never FastGelu for erf;
+// MultiHeadAttention with attention_mask as its key_padding_mask); each
+// form computes the same function up to float32 rounding, keeps the
+// weights' names and layout (EncoderWeights reads any form back), and is
+// recorded under MetaEncoderFusion. A row's outputs stay independent of
+// its padding and of the other rows in every form.
 package onnx

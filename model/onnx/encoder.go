@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -29,6 +30,8 @@ const (
 	// MetaEncoderConfig holds the arch.EncoderConfig as JSON (decoder
 	// graphs use MetaConfig, so neither is read as the other).
 	MetaEncoderConfig = "rerankd.encoder_config"
+	// MetaEncoderFusion names the graph's EncoderFusion (absent: none).
+	MetaEncoderFusion = "rerankd.encoder_fusion"
 )
 
 // EncoderOptions configure BuildEncoder.
@@ -38,10 +41,104 @@ type EncoderOptions struct {
 	// Quant selects how the layers' projections are stored (QuantNone:
 	// float32 Gemm). Embeddings, LayerNorms, biases and heads stay float32.
 	Quant Quant
+	// Fusion selects ONNX Runtime contrib kernels written in place of
+	// standard-op subgraphs (EncoderFusion); 0 writes standard ONNX ops
+	// only. NewEncoderOptions sets DefaultEncoderFusion.
+	Fusion EncoderFusion
 }
 
-// NewEncoderOptions returns the defaults: float32, default storage.
-func NewEncoderOptions() EncoderOptions { return EncoderOptions{Storage: DefaultStorage()} }
+// EncoderFusion is a set of ONNX Runtime contrib kernels (domain
+// com.microsoft, CPU kernels in ONNX Runtime 1.30) an encoder graph may
+// use. Each computes the same function as the standard ops it replaces up
+// to float32 rounding; none changes the weights' names or layout, so
+// Model.EncoderWeights reads the same tensors back from every form.
+type EncoderFusion uint8
+
+const (
+	// EncoderFuseSkipNorm writes each sublayer's output projection, its
+	// bias, the residual add and the post-LayerNorm that follows (BERT's
+	// order: LayerNorm(x·Wᵀ + b + residual), epsilon from the config) as
+	// a bias-free product and one SkipLayerNormalization.
+	EncoderFuseSkipNorm EncoderFusion = 1 << iota
+	// EncoderFuseGelu writes the intermediate projection's bias and the
+	// activation as one kernel: BiasGelu for the exact erf "gelu",
+	// FastGelu (its tanh formula, with the bias) for "gelu_new" and
+	// "gelu_pytorch_tanh". FastGelu is never written for an erf model;
+	// "relu" has nothing to fuse and is left as it is.
+	EncoderFuseGelu
+	// EncoderFuseAttention writes scaled dot-product attention over the
+	// projected queries, keys and values, with the padding mask, as one
+	// MultiHeadAttention (key_padding_mask: attention_mask as int32). Not
+	// the Attention kernel: that one takes the three projections packed
+	// as one [hidden, 3·hidden] weight, a second copy of them in another
+	// layout, and only in float32, where MultiHeadAttention takes the
+	// projections' outputs whatever Quant computed them.
+	EncoderFuseAttention
+
+	encoderFuseAll = EncoderFuseSkipNorm | EncoderFuseGelu | EncoderFuseAttention
+)
+
+var encoderFusionNames = []struct {
+	f    EncoderFusion
+	name string
+}{{EncoderFuseSkipNorm, "skipnorm"}, {EncoderFuseGelu, "gelu"}, {EncoderFuseAttention, "attention"}}
+
+// AllEncoderFusions is every fusion BuildEncoder writes.
+const AllEncoderFusions = encoderFuseAll
+
+// DefaultEncoderFusion is what NewEncoderOptions (and so every converted
+// encoder folder unless asked otherwise) uses: standard ops only. On CPU
+// SkipLayerNormalization and BiasGelu cost more than the ops they replace,
+// and MultiHeadAttention gained only at bge-reranker-v2-m3's size, on few
+// requests, while losing on MiniLM's (docs/encoders.md).
+const DefaultEncoderFusion EncoderFusion = 0
+
+// String lists the set's names joined by "+" ("none" when empty).
+func (f EncoderFusion) String() string {
+	var parts []string
+	for _, n := range encoderFusionNames {
+		if f&n.f != 0 {
+			parts = append(parts, n.name)
+		}
+	}
+	if rest := f &^ encoderFuseAll; rest != 0 {
+		parts = append(parts, fmt.Sprintf("EncoderFusion(%#x)", uint8(rest)))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "+")
+}
+
+// ParseEncoderFusion is the inverse of EncoderFusion.String ("all" is
+// every fusion).
+func ParseEncoderFusion(s string) (EncoderFusion, error) {
+	switch s {
+	case "none", "":
+		return 0, nil
+	case "all":
+		return encoderFuseAll, nil
+	}
+	var f EncoderFusion
+	for _, part := range strings.Split(s, "+") {
+		found := false
+		for _, n := range encoderFusionNames {
+			if n.name == part {
+				f, found = f|n.f, true
+			}
+		}
+		if !found {
+			return 0, fmt.Errorf("unknown encoder fusion %q (want none, all, or names from skipnorm, gelu, attention joined by +)", part)
+		}
+	}
+	return f, nil
+}
+
+// NewEncoderOptions returns the defaults: float32, default storage,
+// DefaultEncoderFusion.
+func NewEncoderOptions() EncoderOptions {
+	return EncoderOptions{Storage: DefaultStorage(), Fusion: DefaultEncoderFusion}
+}
 
 // Validate reports every problem at once.
 func (o EncoderOptions) Validate() error {
@@ -52,6 +149,9 @@ func (o EncoderOptions) Validate() error {
 	case o.Quant == QuantInt8Mixed || o.Quant.smooths():
 		// Both name decoder tensors (down_proj, the RMSNorm gains).
 		errs = append(errs, fmt.Errorf("quantisation %v is for decoder rerankers, not encoders", o.Quant))
+	}
+	if o.Fusion&^encoderFuseAll != 0 {
+		errs = append(errs, fmt.Errorf("unknown encoder fusion %v", o.Fusion))
 	}
 	if err := o.Storage.Validate(); err != nil {
 		errs = append(errs, err)
@@ -67,8 +167,10 @@ type encoder struct {
 	cfg          arch.EncoderConfig
 	w            *arch.EncoderWeights
 	quant        Quant
+	fuse         EncoderFusion
 	batch1, seq1 string // 1-element batch and sequence sizes
-	mask         string // additive key mask [batch, 1, 1, seq]
+	mask         string // additive key mask [batch, 1, 1, seq] (standard-op attention)
+	keyMask      string // attention_mask as int32 [batch, seq] (EncoderFuseAttention)
 }
 
 // BuildEncoder writes the encoder of w as an ONNX graph: logits for a
@@ -82,7 +184,7 @@ func BuildEncoder(w *arch.EncoderWeights, opts EncoderOptions) (*Model, error) {
 		return nil, fmt.Errorf("onnx: build encoder: %w", err)
 	}
 	c := w.Config
-	e := &encoder{graph: newGraph(), cfg: c, w: w, quant: opts.Quant}
+	e := &encoder{graph: newGraph(), cfg: c, w: w, quant: opts.Quant, fuse: opts.Fusion}
 	ids := e.input(InputIDs, onnxpb.TensorProto_INT64, "batch", "seq")
 	mask := e.input(AttentionMask, onnxpb.TensorProto_INT64, "batch", "seq")
 	types := ""
@@ -113,6 +215,9 @@ func BuildEncoder(w *arch.EncoderWeights, opts EncoderOptions) (*Model, error) {
 	m.setMeta(MetaEncoderConfig, string(cfgJSON))
 	if opts.Quant != QuantNone {
 		m.setMeta(MetaQuant, opts.Quant.String())
+	}
+	if opts.Fusion != 0 {
+		m.setMeta(MetaEncoderFusion, opts.Fusion.String())
 	}
 	return m, nil
 }
@@ -162,9 +267,13 @@ func (e *encoder) embeddings(ids, mask, types string) string {
 	x = e.op("Add", []string{x, e.op("Gather", []string{e.weight(arch.EncPositionEmbeddings), pos}, attrInt("axis", 0))})
 	x = e.op("Reshape", []string{x, e.ints(-1, int64(e.cfg.HiddenSize))})
 
-	keyOK := e.op("Cast", []string{mask}, attrInt("to", int64(onnxpb.TensorProto_BOOL)))
-	add := e.op("Where", []string{keyOK, e.scalarFloat(0), e.scalarFloat(maskValue)}) // [B,S]
-	e.mask = e.op("Unsqueeze", []string{add, e.ints(1, 2)})                           // [B,1,1,S]
+	if e.fuse&EncoderFuseAttention != 0 {
+		e.keyMask = e.op("Cast", []string{mask}, attrInt("to", int64(onnxpb.TensorProto_INT32)))
+	} else {
+		keyOK := e.op("Cast", []string{mask}, attrInt("to", int64(onnxpb.TensorProto_BOOL)))
+		add := e.op("Where", []string{keyOK, e.scalarFloat(0), e.scalarFloat(maskValue)}) // [B,S]
+		e.mask = e.op("Unsqueeze", []string{add, e.ints(1, 2)})                           // [B,1,1,S]
+	}
 	return e.layerNorm(x, arch.EncEmbedNormWeight, arch.EncEmbedNormBias)
 }
 
@@ -178,17 +287,51 @@ func (e *encoder) layerNorm(x, gain, bias string) string {
 // per e.quant for the layers' projections (layer true).
 func (e *encoder) affine(x, weight, bias string, layer bool) string {
 	if q := e.quant.forTensor(weight); layer && q != QuantNone {
-		t := e.w.Tensors[weight]
-		return e.op("Add", []string{e.quantLinear(x, weight, t.Shape, t.Data, q), e.weight(bias)})
+		return e.op("Add", []string{e.product(x, weight), e.weight(bias)})
 	}
 	return e.op("Gemm", []string{x, e.weight(weight), e.weight(bias)}, attrInt("transB", 1))
 }
 
-// layer appends encoder block l to x [batch*seq, hidden].
-func (e *encoder) layer(l int, x string) string {
+// product computes x·Wᵀ for a layer projection without its bias, for the
+// fused kernels that add the bias themselves; quantised per e.quant.
+func (e *encoder) product(x, weight string) string {
+	if q := e.quant.forTensor(weight); q != QuantNone {
+		t := e.w.Tensors[weight]
+		return e.quantLinear(x, weight, t.Shape, t.Data, q)
+	}
+	return e.op("Gemm", []string{x, e.weight(weight)}, attrInt("transB", 1))
+}
+
+// addNorm is a sublayer's end: LayerNorm(x·Wᵀ + b + residual) for the
+// projection (weight, bias) and the norm (gain, beta), post-LN as BERT
+// and XLM-R compute it; with EncoderFuseSkipNorm one
+// SkipLayerNormalization adds the bias and the residual to the product.
+func (e *encoder) addNorm(x, residual, weight, bias, gain, beta string) string {
+	if e.fuse&EncoderFuseSkipNorm == 0 {
+		return e.layerNorm(e.op("Add", []string{e.affine(x, weight, bias, true), residual}), gain, beta)
+	}
+	return e.msOp("SkipLayerNormalization", 4, []int{0},
+		[]string{e.product(x, weight), residual, e.weight(gain), e.weight(beta), e.weight(bias)},
+		attrFloat("epsilon", float32(e.cfg.LayerNormEps)))[0]
+}
+
+// attention returns the heads' outputs [batch*seq, hidden] of layer l's
+// self-attention over x: softmax(q·kᵀ/√head_dim + padding mask)·v.
+func (e *encoder) attention(l int, x string) string {
 	t := func(name string) string { return arch.EncoderLayerTensor(l, name) }
 	nh, hd := int64(e.cfg.NumAttentionHeads), int64(e.cfg.HeadDim())
-	e.scope = fmt.Sprintf("layer.%d/attention", l)
+	if e.fuse&EncoderFuseAttention != 0 {
+		// [B,S,hidden] in and out; the kernel splits the heads, scales by
+		// 1/√head_dim (its default) and masks keys where key_padding_mask
+		// is 0 with mask_filter_value.
+		proj := func(w, b string) string {
+			return e.op("Reshape", []string{e.affine(x, t(w), t(b), true), e.shapeBS(nh * hd)})
+		}
+		q, k, v := proj(arch.EncQuery, arch.EncQueryBias), proj(arch.EncKey, arch.EncKeyBias), proj(arch.EncValue, arch.EncValueBias)
+		o := e.msOp("MultiHeadAttention", 3, []int{0}, []string{q, k, v, "", e.keyMask},
+			attrInt("num_heads", nh), attrFloat("mask_filter_value", maskValue))[0]
+		return e.op("Reshape", []string{o, e.ints(-1, nh*hd)})
+	}
 	heads := func(w, b string, perm ...int64) string {
 		y := e.op("Reshape", []string{e.affine(x, t(w), t(b), true), e.shapeBS(nh, hd)})
 		return e.op("Transpose", []string{y}, attrInts("perm", perm...))
@@ -200,14 +343,33 @@ func (e *encoder) layer(l int, x string) string {
 	scores := e.op("Add", []string{e.op("MatMul", []string{q, kT}), e.mask})
 	p := e.op("Softmax", []string{scores}, attrInt("axis", -1))
 	o := e.op("Transpose", []string{e.op("MatMul", []string{p, v})}, attrInts("perm", 0, 2, 1, 3)) // [B,S,nh,hd]
-	o = e.op("Reshape", []string{o, e.ints(-1, nh*hd)})
-	a := e.affine(o, t(arch.EncAttnOut), t(arch.EncAttnOutB), true)
-	x = e.layerNorm(e.op("Add", []string{a, x}), t(arch.EncAttnNormW), t(arch.EncAttnNormB))
+	return e.op("Reshape", []string{o, e.ints(-1, nh*hd)})
+}
+
+// layer appends encoder block l to x [batch*seq, hidden].
+func (e *encoder) layer(l int, x string) string {
+	t := func(name string) string { return arch.EncoderLayerTensor(l, name) }
+	e.scope = fmt.Sprintf("layer.%d/attention", l)
+	o := e.attention(l, x)
+	x = e.addNorm(o, x, t(arch.EncAttnOut), t(arch.EncAttnOutB), t(arch.EncAttnNormW), t(arch.EncAttnNormB))
 
 	e.scope = fmt.Sprintf("layer.%d/mlp", l)
-	m := e.act(e.affine(x, t(arch.EncInter), t(arch.EncInterBias), true))
-	f := e.affine(m, t(arch.EncOut), t(arch.EncOutBias), true)
-	return e.layerNorm(e.op("Add", []string{f, x}), t(arch.EncOutNormW), t(arch.EncOutNormB))
+	m := e.intermediate(x, t(arch.EncInter), t(arch.EncInterBias))
+	return e.addNorm(m, x, t(arch.EncOut), t(arch.EncOutBias), t(arch.EncOutNormW), t(arch.EncOutNormB))
+}
+
+// intermediate returns act(x·Wᵀ + b) for the MLP's first projection; with
+// EncoderFuseGelu the bias and a GELU are one kernel of the same formula.
+func (e *encoder) intermediate(x, weight, bias string) string {
+	if e.fuse&EncoderFuseGelu != 0 {
+		switch e.cfg.HiddenAct {
+		case "gelu": // erf: BiasGelu computes 0.5·y·(1 + erf(y/√2)), y = x + bias
+			return e.msOp("BiasGelu", 1, []int{0}, []string{e.product(x, weight), e.weight(bias)})[0]
+		case "gelu_new", "gelu_pytorch_tanh": // FastGelu is exactly this tanh formula
+			return e.msOp("FastGelu", 1, []int{0}, []string{e.product(x, weight), e.weight(bias)})[0]
+		}
+	}
+	return e.act(e.affine(x, weight, bias, true))
 }
 
 // act applies hidden_act in the forms ORT fuses: x/√2 through Erf (Gelu),
