@@ -95,6 +95,12 @@ type SessionConfig struct {
 	// bit-identical scores. CPU only; "" builds every session from the
 	// model's own graph.
 	SessionCacheDir string
+	// Prefetch starts reading the weights a session maps (its graph's
+	// external data, embedding tables left out) while the session builds
+	// (prefetch.go): a first start, with the files not in the page cache,
+	// reads them in large requests alongside the CPU work instead of one
+	// page fault at a time. Only a hint: the session is the same either way.
+	Prefetch bool
 	// ProfilePrefix, when set, makes ONNX Runtime write a per-node timing
 	// trace (Chrome trace JSON) to PREFIX_<date>.json when the session
 	// closes: where a graph's time goes, op by op (rerankd bench
