@@ -104,15 +104,18 @@ type startVariantSpec struct {
 	sessionCache bool
 }
 
-// startVariants are the variants start-bench knows, by name.
+// startVariants are the variants start-bench knows, by name. Each but
+// default sets every start flag itself, so it means the same whatever
+// serve's defaults are.
 func startVariants() []startVariantSpec {
 	return []startVariantSpec{
 		{name: "default"},
-		{name: "prefetch", flags: []string{"--prefetch"}},
-		{name: "session-cache", sessionCache: true},
-		{name: "session-cache+prefetch", flags: []string{"--prefetch"}, sessionCache: true},
-		{name: "no-prepack", flags: []string{"--prepack=false"}},
-		{name: "no-prepack+prefetch", flags: []string{"--prepack=false", "--prefetch"}},
+		{name: "prepack", flags: []string{"--prepack=true", "--prefetch=false"}},
+		{name: "prepack+prefetch", flags: []string{"--prepack=true", "--prefetch=true"}},
+		{name: "no-prepack", flags: []string{"--prepack=false", "--prefetch=false"}},
+		{name: "no-prepack+prefetch", flags: []string{"--prepack=false", "--prefetch=true"}},
+		{name: "session-cache", flags: []string{"--prepack=true", "--prefetch=false"}, sessionCache: true},
+		{name: "session-cache+prefetch", flags: []string{"--prepack=true", "--prefetch=true"}, sessionCache: true},
 	}
 }
 
