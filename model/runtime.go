@@ -85,8 +85,11 @@ type SessionConfig struct {
 	// back-to-back runs, a busy core when idle. Off costs ~25% on short
 	// sequences (NOTES.md) but frees the CPU for the rest of the server.
 	Spinning bool
-	// DisablePrepacking skips weight prepacking: a 2.4 GB model loads in
-	// ~1 s instead of ~8 s, at some cost per run.
+	// DisablePrepacking skips weight prepacking: the kernels pack a
+	// weight panel per call instead of keeping a packed copy, so a session
+	// builds without the packing's CPU time and memory; what it costs per
+	// run depends on the kernel (docs/first-start.md: nothing measurable
+	// for float32 MatMul, more for int8 MatMulInteger).
 	DisablePrepacking bool
 	// SessionCacheDir, when set, keeps optimised sessions with their
 	// prepacked weights under this folder (sessioncache.go): the first

@@ -199,7 +199,7 @@ func runStartBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	b := &startBench{exe: exe, dir: *dir, ortLib: *ortLib, tok: *tok, threads: *threads, candidates: *candidates, stderr: stderr}
+	b := &startBench{exe: exe, dir: *dir, ortLib: *ortLib, tok: *tok, threads: *threads, candidates: *candidates}
 	r := startBenchResult{Model: *dir, Rounds: *rounds, Threads: *threads, Candidates: *candidates, Base: specs[0].name,
 		WeightFilesMB: float64(weightFileBytes(*dir)) / (1 << 20),
 		Note: "first: the model folder's files (and a session-cache entry's) dropped from the page cache before the start; " +
@@ -389,7 +389,6 @@ func printStartBench(w io.Writer, r startBenchResult) error {
 type startBench struct {
 	exe, dir, ortLib, tok string
 	threads, candidates   int
-	stderr                io.Writer
 }
 
 func (b *startBench) flags(s startVariantSpec, cacheDir string) []string {
