@@ -330,7 +330,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	}
 	log.Info("model loaded", "dir", dir, "output", info.Output.String(), "runtime", info.Runtime,
 		"shared_prefix", info.SharedPrefix, "prefix_cache", info.PrefixCache, "weights", info.Quant.String(),
-		"tokenizer_ms", info.TokenizerLoad.Milliseconds(), "session_ms", info.SessionLoad.Milliseconds())
+		"prepacked", prepack, "prefetch", f.prefetch, "tokenizer_ms", info.TokenizerLoad.Milliseconds(), "session_ms", info.SessionLoad.Milliseconds())
 	return serve.NewNeural(f.modelArg, scorer, sched, maxLen), scorer, limits, nil
 }
 
