@@ -85,8 +85,11 @@ type SessionConfig struct {
 	// back-to-back runs, a busy core when idle. Off costs ~25% on short
 	// sequences (NOTES.md) but frees the CPU for the rest of the server.
 	Spinning bool
-	// DisablePrepacking skips weight prepacking: a 2.4 GB model loads in
-	// ~1 s instead of ~8 s, at some cost per run.
+	// DisablePrepacking skips weight prepacking: the kernels pack a
+	// weight panel per call instead of keeping a packed copy, so a session
+	// builds without the packing's CPU time and memory; what it costs per
+	// run depends on the kernel (docs/first-start.md: nothing measurable
+	// for float32 MatMul, more for int8 MatMulInteger).
 	DisablePrepacking bool
 	// SessionCacheDir, when set, keeps optimised sessions with their
 	// prepacked weights under this folder (sessioncache.go): the first
@@ -95,6 +98,12 @@ type SessionConfig struct {
 	// bit-identical scores. CPU only; "" builds every session from the
 	// model's own graph.
 	SessionCacheDir string
+	// Prefetch starts reading the weights a session maps (its graph's
+	// external data, embedding tables left out) while the session builds
+	// (prefetch.go): a first start, with the files not in the page cache,
+	// reads them in large requests alongside the CPU work instead of one
+	// page fault at a time. Only a hint: the session is the same either way.
+	Prefetch bool
 	// ProfilePrefix, when set, makes ONNX Runtime write a per-node timing
 	// trace (Chrome trace JSON) to PREFIX_<date>.json when the session
 	// closes: where a graph's time goes, op by op (rerankd bench

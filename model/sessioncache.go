@@ -96,6 +96,9 @@ const (
 
 func openSessionFrom(path string, inputs, outputs []string, cfg SessionConfig) (*ort.DynamicAdvancedSession, string, error) {
 	if cfg.SessionCacheDir == "" || cfg.Provider != ProviderCPU && cfg.Provider != "" {
+		if cfg.Prefetch {
+			go prefetchGraph(path, false)
+		}
 		s, err := plainSession(path, inputs, outputs, cfg, "")
 		return s, fromGraph, err
 	}
@@ -106,6 +109,9 @@ func openSessionFrom(path string, inputs, outputs []string, cfg SessionConfig) (
 	entry := filepath.Join(cfg.SessionCacheDir, key)
 	cached := filepath.Join(entry, filepath.Base(path))
 	if _, err := os.Stat(cached); err == nil {
+		if cfg.Prefetch {
+			go prefetchGraph(cached, true)
+		}
 		s, err := cachedSession(cached, inputs, outputs, cfg)
 		if err == nil {
 			return s, fromCache, nil
@@ -121,6 +127,9 @@ func openSessionFrom(path string, inputs, outputs []string, cfg SessionConfig) (
 		slog.Warn("session cache unavailable", "dir", cfg.SessionCacheDir, "err", err)
 		s, err := plainSession(path, inputs, outputs, cfg, "")
 		return s, fromGraph, err
+	}
+	if cfg.Prefetch {
+		go prefetchGraph(path, false)
 	}
 	s, err := plainSession(path, inputs, outputs, cfg, filepath.Join(tmp, filepath.Base(path)))
 	if err != nil {

@@ -219,6 +219,10 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	o := model.DefaultOptions()
 	o.RuntimeLib, o.Tokenizer, o.Session.IntraOpThreads, o.Session.Spinning = *ortLib, *tok, *threads, *spinning
 	o.Quant = q
+	// Weights packed as serve packs them by default (--prepack auto), so
+	// the direct path runs the session the served one runs.
+	prepack, _ := resolvePrepack("auto", q, false)
+	o.Session.DisablePrepacking = !prepack
 	o.Session.ProfilePrefix = *profile
 	o.PrefixCacheMB = *cacheMB
 	if enc, err := model.IsEncoderFolder(*dir); err != nil {

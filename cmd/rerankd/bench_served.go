@@ -1,22 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rerankd/rerankd/api"
@@ -162,49 +156,12 @@ func measureReady(ctx context.Context, st servedSettings, n int) ([]readyStart, 
 var bannerURL = regexp.MustCompile(`on (http://\S+)`)
 
 func oneStart(ctx context.Context, exe string, args []string) (readyStart, error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Env = append(os.Environ(), "RERANKD_TEST_AS_CLI=1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return readyStart{}, err
-	}
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		return readyStart{}, err
-	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
-	// The banner comes once the model is loaded and the port is bound;
-	// ready is the first 200 from /ready after it.
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	m := bannerURL.FindStringSubmatch(line)
-	if err != nil || m == nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait() // stderr is complete, and no longer written, after Wait
-		return readyStart{}, fmt.Errorf("serve printed %q (read: %w); stderr: %s", line, err, stderr.String())
-	}
-	for {
-		resp, err := http.Get(m[1] + "/ready") //nolint:noctx // bounded by the loop's deadline
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if ctx.Err() != nil {
-			return readyStart{}, errors.New("serve never became ready")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	r := readyStart{Seconds: time.Since(t0).Seconds()}
-	r.PeakMB = statusPeakMB(strconv.Itoa(cmd.Process.Pid))
-	return r, nil
+	var r readyStart
+	err := timeServeStart(ctx, exe, args, func(pid int, _ string, readyS float64) error {
+		r = readyStart{Seconds: readyS, PeakMB: statusPeakMB(strconv.Itoa(pid))}
+		return nil
+	})
+	return r, err
 }
 
 // medianInt is the median of xs (0 for none).

@@ -30,6 +30,7 @@ func program() cli.Program {
 		{Name: "loadtest", Summary: "drive an in-process server over loopback: throughput, latency, overhead, overload", Run: runLoadtest},
 		{Name: "bench", Summary: "measure scoring speed against a one-pair-per-call baseline and the machine's MatMul peak", Run: runBench},
 		{Name: "quant-check", Summary: "every quantised variant of a model folder against its float32 on your texts: logit/score error, ranking agreement, speed", Run: runQuantCheck},
+		{Name: "start-bench", Summary: "time starts of serve to ready with the model's files dropped from the page cache (first) and right after (repeat), per start variant", Run: runStartBench},
 		{Name: "tune", Summary: "compare ONNX Runtime thread, spinning and session layouts on one model, same run", Run: runTune},
 		{Name: "convert", Summary: "convert a Hugging Face checkpoint (folder or hub repo) to a model folder", Run: runConvert},
 		{Name: "store", Summary: "check the memory store (file or postgres:// URL), salvage a damaged file's valid records, or copy every memory between stores", Run: runStore},

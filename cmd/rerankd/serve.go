@@ -38,8 +38,9 @@ import (
 // on the command line wins.
 type serveFlags struct {
 	addr, modelArg, apiKeys, ortLib, tok, provider, logLevel string
-	keyScopes, calibration, quant, sessionCache              string
+	keyScopes, calibration, quant, sessionCache, prepack     string
 	device, threads, maxLength, prefixCacheMB                int
+	prefetch                                                 bool
 	server                                                   serve.Config
 	sched                                                    scheduler.Config
 	memory                                                   *memoryFlags
@@ -83,6 +84,10 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.IntVar(&f.threads, "threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
 	fs.StringVar(&f.sessionCache, "session-cache", "", "keep the optimised ONNX Runtime session with its prepacked weights: 'auto' (under the cache folder), a folder, or '' (off). "+
 		"The first start writes it (slower; about 1.5x the weights on disk), later starts on this machine load in about half the time, with bit-identical scores")
+	fs.BoolVar(&f.prefetch, "prefetch", true, "read the weights the session maps (embedding table left out) in large requests while it builds: a first start, with the files not in the page cache, "+
+		"reads them alongside the CPU work and before the first request instead of one page fault at a time (docs/first-start.md)")
+	fs.StringVar(&f.prepack, "prepack", "auto", "pack weights into the CPU kernels' layout once at start: true, false, or auto: false for float32 (packing a 0.6B model's 1.8 GB took most of a 4-11 s start and "+
+		"gained requests nothing measurable here), true for quantised weights (int8 ran 0.89x as fast unpacked) and with --session-cache (which stores the packed weights); docs/first-start.md")
 	fs.IntVar(&f.prefixCacheMB, "prefix-cache-mb", model.DefaultPrefixCacheMB, "MiB of prefix keys/values (system prompt, instruction, query) kept across requests by the shared-prefix engine; 0: off")
 	fs.IntVar(&f.maxLength, "max-length", rerank.DefaultPromptConfig().MaxLength, "most tokens per prompt, template included; longer documents are cut (truncated: true). 1024 bounds latency on CPU; the model card scores up to 8192")
 	fs.IntVar(&f.server.MaxDocuments, "max-documents", f.server.MaxDocuments, "documents per request (more: 422)")
@@ -277,6 +282,10 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 			"or --model DIR with a folder from `rerankd convert` / scripts/export_onnx.py.")
 		return serve.NewLexical(lexical.Default()), nil, serve.Limits{}, nil
 	}
+	prepack, err := resolvePrepack(f.prepack, quant, f.sessionCache != "")
+	if err != nil {
+		return nil, nil, limits, fmt.Errorf("%w: %w", errUsage, err)
+	}
 	dir, err := resolveModel(f.modelArg, f.tok, quant, stderr)
 	if err != nil {
 		return nil, nil, limits, err
@@ -286,6 +295,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	o.RuntimeLib, o.Tokenizer, o.EncoderTokenizer = f.ortLib, f.tok, f.encoderTokenizer
 	o.Session.Provider, o.Session.DeviceID, o.Session.IntraOpThreads = model.Provider(f.provider), f.device, f.threads
 	o.Session.SessionCacheDir = f.sessionCache
+	o.Session.Prefetch, o.Session.DisablePrepacking = f.prefetch, !prepack
 	o.Session.Spinning = o.Session.Spinning && !f.noSpinning
 	if f.sessionCache == "auto" {
 		o.Session.SessionCacheDir = filepath.Join(cacheDir(), "sessions")
@@ -323,8 +333,27 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	}
 	log.Info("model loaded", "dir", dir, "output", info.Output.String(), "runtime", info.Runtime,
 		"shared_prefix", info.SharedPrefix, "prefix_cache", info.PrefixCache, "weights", info.Quant.String(),
-		"tokenizer_ms", info.TokenizerLoad.Milliseconds(), "session_ms", info.SessionLoad.Milliseconds())
+		"prepacked", prepack, "prefetch", f.prefetch, "tokenizer_ms", info.TokenizerLoad.Milliseconds(), "session_ms", info.SessionLoad.Milliseconds())
 	return serve.NewNeural(f.modelArg, scorer, sched, maxLen), scorer, limits, nil
+}
+
+// resolvePrepack reads --prepack: auto packs quantised weights and a
+// session-cache entry's (the cache exists to store packed weights), not
+// float32 ones, whose packing costs most of a start and gained requests
+// nothing measurable (docs/first-start.md).
+func resolvePrepack(v string, q onnx.Quant, sessionCache bool) (bool, error) {
+	switch v {
+	case "auto":
+		return q != onnx.QuantNone || sessionCache, nil
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		if sessionCache {
+			return false, errors.New("--prepack=false with --session-cache: the cache stores packed weights; drop one of them")
+		}
+		return false, nil
+	}
+	return false, fmt.Errorf("--prepack %q: want auto, true or false", v)
 }
 
 // supportedModels is model.Classes for /info.

@@ -27,6 +27,9 @@ type tuneSetting struct {
 	Threads  int  `json:"threads"`
 	Spinning bool `json:"spinning"`
 	Sessions int  `json:"sessions"` // serve's --workers: concurrent engine calls, and the requests sent at once
+	// Prepack is serve's --prepack ("": its default): --prepack-compare
+	// measures what packing the weights once at start gains per request.
+	Prepack string `json:"prepack,omitempty"`
 }
 
 // tuneResult is one setting's measurement.
@@ -41,9 +44,9 @@ type tuneResult struct {
 // tuneSettings are the layouts worth comparing on a machine of `cores`
 // cores: the default first (one worker using every core, spinning).
 func tuneSettings(cores int) []tuneSetting {
-	out := []tuneSetting{{cores, true, 1}, {cores, false, 1}}
+	out := []tuneSetting{{Threads: cores, Spinning: true, Sessions: 1}, {Threads: cores, Sessions: 1}}
 	if cores > 1 {
-		out = append(out, tuneSetting{1, true, 1}, tuneSetting{1, false, cores}, tuneSetting{cores, false, 2})
+		out = append(out, tuneSetting{Threads: 1, Spinning: true, Sessions: 1}, tuneSetting{Threads: 1, Sessions: cores}, tuneSetting{Threads: cores, Sessions: 2})
 	}
 	return out
 }
@@ -54,6 +57,9 @@ func (st tuneSetting) flags(dir, ortLib, tok string, q onnx.Quant) *serveFlags {
 	f := defineServeFlags(flag.NewFlagSet("serve", flag.ContinueOnError))
 	f.modelArg, f.ortLib, f.tok, f.quant = dir, ortLib, tok, q.String()
 	f.threads, f.sched.Workers, f.noSpinning = st.Threads, st.Sessions, !st.Spinning
+	if st.Prepack != "" {
+		f.prepack = st.Prepack
+	}
 	f.server.Version = version
 	return f
 }
@@ -71,6 +77,7 @@ func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	cores := fs.Int("cores", 2, "cores to plan for (this machine has 2)")
 	quant := fs.String("quant", "fp32", "weights: fp32 or int8")
 	asJSON := fs.Bool("json", false, "print JSON")
+	prepackCompare := fs.Bool("prepack-compare", false, "compare serve's --prepack=true and --prepack=false (default threads) instead of the thread layouts: what packing the weights once at start gains per request")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library (env ORT_LIB)")
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -89,6 +96,10 @@ func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("model folder %s: %w", *dir, err)
 	}
 	settings := tuneSettings(*cores)
+	if *prepackCompare {
+		settings = []tuneSetting{settings[0], settings[0]}
+		settings[0].Prepack, settings[1].Prepack = "true", "false"
+	}
 	servers := make([]*loadServer, len(settings))
 	clients := make([]*client.Client, len(settings))
 	defer func() {
@@ -151,8 +162,12 @@ func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return json.NewEncoder(stdout).Encode(out)
 	}
 	for _, r := range out {
-		if _, err := fmt.Fprintf(stdout, "threads %d spinning %-5v sessions %d: %.2f pairs/s (%.2fx), request p50 %.0f ms\n",
-			r.Threads, r.Spinning, r.Sessions, r.PairsPerS, r.Ratio, r.P50ms); err != nil {
+		prepack := ""
+		if r.Prepack != "" {
+			prepack = " prepack " + r.Prepack
+		}
+		if _, err := fmt.Fprintf(stdout, "threads %d spinning %-5v sessions %d%s: %.2f pairs/s (%.2fx), request p50 %.0f ms\n",
+			r.Threads, r.Spinning, r.Sessions, prepack, r.PairsPerS, r.Ratio, r.P50ms); err != nil {
 			return err
 		}
 	}
