@@ -293,6 +293,11 @@ type EngineInfo struct {
 	PrefixCacheMB int  `json:"prefix_cache_mb"`
 	// SessionCache: the optimised session is kept on disk (--session-cache).
 	SessionCache bool `json:"session_cache"`
+	// Prepacked: the weights were packed into the CPU kernels' layout at
+	// start (--prepack); Prefetch: the mapped weights were read ahead
+	// while the session built (--prefetch).
+	Prepacked bool `json:"prepacked"`
+	Prefetch  bool `json:"prefetch"`
 	// Reason explains the defaults and what to measure before changing
 	// them; Docs names the page with the measurements behind them (one
 	// machine's, so they stay out of the answer).

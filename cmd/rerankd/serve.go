@@ -323,7 +323,8 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 		threads = runtime.NumCPU()
 	}
 	f.server.Engine = &api.EngineInfo{Quant: quant.String(), Threads: threads, Workers: f.sched.Workers, SharedPrefix: info.SharedPrefix,
-		PrefixCacheMB: f.prefixCacheMB, SessionCache: o.Session.SessionCacheDir != "", Reason: engineReason, Docs: engineDocs}
+		PrefixCacheMB: f.prefixCacheMB, SessionCache: o.Session.SessionCacheDir != "",
+		Prepacked: prepack, Prefetch: f.prefetch, Reason: engineReason, Docs: engineDocs}
 	maxLen := f.maxLength
 	if info.Encoder != nil { // a cross-encoder: no template; pairs cut at the model's positions
 		maxLen = info.MaxLength
