@@ -51,7 +51,7 @@ type EmbedConfig struct {
 
 // DefaultEmbedConfig returns the defaults.
 func DefaultEmbedConfig() EmbedConfig {
-	return EmbedConfig{MaxLength: 512, BatchTokens: 8192, MaxBatch: 32, MaxPadRatio: 1.25}
+	return EmbedConfig{MaxLength: 512, BatchTokens: 8192, MaxBatch: 32, MaxPadRatio: batching.DefaultMaxPadRatio}
 }
 
 // Validate reports every problem at once.

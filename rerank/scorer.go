@@ -54,7 +54,7 @@ type ScorerConfig struct {
 
 // DefaultScorerConfig returns the defaults.
 func DefaultScorerConfig() ScorerConfig {
-	return ScorerConfig{Prompt: DefaultPromptConfig(), BatchTokens: 8192, MaxBatch: 32, MaxPadRatio: 1.25}
+	return ScorerConfig{Prompt: DefaultPromptConfig(), BatchTokens: 8192, MaxBatch: 32, MaxPadRatio: batching.DefaultMaxPadRatio}
 }
 
 // Validate reports every problem at once.

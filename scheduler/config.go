@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/rerankd/rerankd/internal/batching"
 )
 
 // Config sets the scheduler's bounds. The zero value is invalid; start from
@@ -47,7 +49,7 @@ func DefaultConfig() Config {
 		MaxBatch:    32,
 		MaxWait:     2 * time.Millisecond,
 		Workers:     1,
-		MaxPadRatio: 1.25,
+		MaxPadRatio: batching.DefaultMaxPadRatio,
 	}
 }
 

@@ -181,6 +181,7 @@ func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
 		{name: "serve: address in use", args: []string{"serve", "--store", "none", "--addr", busy.Addr().String()}, code: 1, want: []string{"listen", "address already in use"}},
 		{name: "serve: address garbage", args: []string{"serve", "--store", "none", "--addr", "not an address"}, code: 1, want: []string{"listen not an address"}},
 		{name: "serve: positional argument", args: srv("extra"), code: 2, want: []string{`unexpected argument "extra"`}},
+		{name: "serve: pad ratio below 1", args: srv("--max-pad-ratio", "0.5"), code: 2, want: []string{"max pad ratio 0.5: want >= 1"}},
 		{name: "serve: store is a directory", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", h.dir}, code: 1, want: []string{"memory store", "is a directory"}},
 		{name: "serve: store is garbage", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", h.garbage}, code: 1, want: []string{"memory store", "damaged"}},
 		{name: "serve: store is all zeros", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", h.zeros}, code: 1, want: []string{"memory store", "damaged"}},

@@ -80,10 +80,13 @@ func TestBenchTiny(t *testing.T) {
 				math.Abs(r.EfficiencyComputed/r.Efficiency-r.ComputedGFLOPs/r.UsefulGFLOPs) < 1e-9},
 			{"median speedup", r.SpeedupMedian > 0},
 			// The served composition scores the same pairs as the direct
-			// path (its own engine, the same cache history), each request
-			// in one engine call.
+			// path (its own engine, the same cache history) in the same
+			// calls: one per request on the packed shared-prefix graph; on
+			// the padded plain graph the pad ratio may split a request, the
+			// same way in both.
 			{"served", r.ServedPairsPerS > 0 && math.Abs(r.ServedRatio-r.ServedPairsPerS/r.PairsPerS) < 1e-9 && r.ServedRatioMedian > 0 &&
-				r.ServedMaxAbsLogitDiff <= 1e-4 && r.EngineCallsPerRequest == 1 && r.DirectEngineCallsPerRequest == 1},
+				r.ServedMaxAbsLogitDiff <= 1e-4 && r.EngineCallsPerRequest == r.DirectEngineCallsPerRequest &&
+				(noShared && r.EngineCallsPerRequest >= 1 || r.EngineCallsPerRequest == 1)},
 			{"ready", len(r.ReadyStartsS) == 2 && r.ReadyS > 0 && r.ReadyS < 60 && r.ReadyPeakRSSMB > 0 &&
 				len(r.ReadyCachedStartsS) == 2 && r.ReadyCachedS > 0 && r.ReadyCachedPeakRSSMB > 0},
 			{"score_error", r.ScoreError != nil && r.ScoreError.Variant == c.quant && r.ScoreError.MaxAbs == r.MaxAbsScoreError},

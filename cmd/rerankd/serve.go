@@ -97,6 +97,7 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.IntVar(&f.sched.QueueSize, "queue-size", f.sched.QueueSize, "pairs waiting before requests get 429")
 	fs.IntVar(&f.sched.BatchTokens, "batch-tokens", f.sched.BatchTokens, "token budget per engine call (padding counted)")
 	fs.IntVar(&f.sched.MaxBatch, "max-batch", f.sched.MaxBatch, "pairs per engine call")
+	fs.Float64Var(&f.sched.MaxPadRatio, "max-pad-ratio", f.sched.MaxPadRatio, "most computed tokens over real tokens in one engine call of a padding engine (cross-encoders, the plain graph): low on CPU, where padding is wasted work; raise it on a GPU (1: equal lengths only)")
 	fs.DurationVar(&f.sched.MaxWait, "max-wait", f.sched.MaxWait, "how long a batch may wait to fill")
 	fs.IntVar(&f.sched.Workers, "workers", f.sched.Workers, "concurrent engine calls")
 	f.memory = defineMemoryFlags(fs)

@@ -12,6 +12,15 @@ package batching
 
 import "slices"
 
+// DefaultMaxPadRatio is the default bound on an engine call's computed
+// tokens over its real tokens, for the scorer, the embedder and the
+// server's scheduler alike (one value, so they plan the same calls). On
+// CPU a padded token costs what a real one does and a call of one pair
+// already keeps the matrix kernels busy, so batching wins only where it
+// pads little; docs/encoders.md has the measurements behind the value. A
+// GPU, where fuller calls pay, wants a larger one (serve --max-pad-ratio).
+const DefaultMaxPadRatio = 1.05
+
 // Cost is the tokens one engine call over seqs computes. It must not keep
 // or change seqs.
 type Cost func(seqs [][]int) int
