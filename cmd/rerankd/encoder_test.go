@@ -80,8 +80,9 @@ func postJSON(t *testing.T, url string, body any, out any) (int, string) {
 // TestServeEncoderReranker: a BERT / XLM-R cross-encoder converted from a
 // generated checkpoint serves /rerank with the reference engine's scores
 // (within 1e-4), raw_scores gives the logits, truncated marks the pair cut
-// to the model's positions, a request is one engine call, and a request
-// with a prompt part is a 400 naming the model. /info names the class.
+// to the model's positions, and a request with a prompt part is a 400
+// naming the model. /info names the class. (How a request splits into
+// engine calls is TestEncoderEngineCalls'.)
 func TestServeEncoderReranker(t *testing.T) {
 	docs := []string{"alice met bob at the cafe", "bob", strings.Repeat("long ", 300), "a sunny tuesday in june"}
 	query := "where did alice meet bob"
