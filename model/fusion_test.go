@@ -17,7 +17,7 @@ import (
 
 // fusionForms are the graph forms TestFusionForms checks: standard ops
 // only, each contrib kernel alone, and all of them.
-var fusionForms = []onnx.Fusion{0, onnx.FuseRotary, onnx.FuseSkipNorm, onnx.FuseScores, onnx.AllFusions}
+var fusionForms = []onnx.Fusion{0, onnx.FuseRotary, onnx.FuseSkipNorm, onnx.FuseScores, onnx.FuseAttention, onnx.AllFusions}
 
 // TestFusionForms: every graph form of the plain and the shared-prefix
 // graph, for the Qwen3 layout (q/k norms) and the Qwen2 one (q/k/v biases),
@@ -164,7 +164,8 @@ func fusionLogits(t *testing.T, w *arch.Weights, f onnx.Fusion, q onnx.Quant, ye
 // TestAttentionBuckets: the shared-prefix graph with its batch split into
 // 1, 2, 3 or 8 attention buckets scores within 1e-4 of the reference pass
 // for batches of 1 to 7 rows (fewer rows than buckets included), whether
-// rows come longest first (the engine's order) or in any order.
+// rows come longest first (the engine's order) or in any order, in the
+// standard-op form and with FuseAttention (one Attention node per bucket).
 func TestAttentionBuckets(t *testing.T) {
 	const yes, no = 7, 3
 	cfg := arch.Tiny()
@@ -201,9 +202,13 @@ func TestAttentionBuckets(t *testing.T) {
 	sc := DefaultSessionConfig()
 	sc.IntraOpThreads = 2
 	ctx := context.Background()
-	for _, k := range []int{1, 2, 3, 8} {
+	for _, fk := range []struct {
+		f onnx.Fusion
+		k int
+	}{{0, 1}, {0, 2}, {0, 3}, {0, 8}, {onnx.FuseAttention, 1}, {onnx.FuseAttention, 3}, {onnx.FuseAttention, 8}} {
+		k := fk.k
 		o := onnx.NewOptions(yes, no)
-		o.AttentionBuckets = k
+		o.AttentionBuckets, o.Fusion = k, fk.f
 		m, err := onnx.BuildSharedPrefix(w, o)
 		if err != nil {
 			t.Fatal(err)
@@ -222,18 +227,18 @@ func TestAttentionBuckets(t *testing.T) {
 			for _, n := range []int{1, 2, 3, len(all)} {
 				got, err := s.Logits(ctx, all[:n])
 				if err != nil {
-					t.Fatalf("%d buckets, %d rows: %v", k, n, err)
+					t.Fatalf("%v, %d buckets, %d rows: %v", fk.f, k, n, err)
 				}
 				for i := range got {
 					d := math.Abs(float64(got[i]) - want[i])
 					worst = max(worst, d)
 					if d > 1e-4 {
-						t.Errorf("%d buckets, %d rows, caller's order %v: row %d logit %.6f, reference %.6f", k, n, keep, i, got[i], want[i])
+						t.Errorf("%v, %d buckets, %d rows, caller's order %v: row %d logit %.6f, reference %.6f", fk.f, k, n, keep, i, got[i], want[i])
 					}
 				}
 			}
 			_ = s.Close()
-			t.Logf("%d buckets, caller's order %v: max |logit - reference| %.2g", k, keep, worst)
+			t.Logf("%v, %d buckets, caller's order %v: max |logit - reference| %.2g", fk.f, k, keep, worst)
 		}
 	}
 }

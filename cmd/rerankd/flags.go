@@ -69,7 +69,7 @@ func quantsFor(fs *flag.FlagSet, list string, reranker bool, head onnx.Head) ([]
 // and returns a function that sets them on BuildOptions after parsing.
 func graphFlags(fs *flag.FlagSet) func(*folder.BuildOptions) error {
 	fusion := fs.String("graph-fusion", onnx.DefaultFusion.String(),
-		"ONNX Runtime contrib kernels in the reranker graphs: none (standard ops), all, or names from rotary, skipnorm, scores joined by + (docs/graph-fusion.md)")
+		"fused kernels in the reranker graphs: none (standard ops), all, or names from rotary, skipnorm, scores, attention joined by + (docs/graph-fusion.md)")
 	buckets := fs.Int("attention-buckets", onnx.DefaultAttentionBuckets,
 		"runs of rows the shared-prefix graph pads to their own longest row (1-8)")
 	encFusion := fs.String("encoder-fusion", onnx.DefaultEncoderFusion.String(),

@@ -90,10 +90,11 @@ const DefaultAttentionBuckets = 1
 // attention's kernels in every layer.
 const maxAttentionBuckets = 8
 
-// Fusion is a set of ONNX Runtime contrib kernels (domain com.microsoft,
-// CPU kernels in ONNX Runtime 1.30) a graph may use where a standard-op
-// subgraph computes the same thing with more kernels and more passes over
-// memory. Each computes the same function up to float32 rounding.
+// Fusion is a set of fused kernels (ONNX Runtime's contrib ops, domain
+// com.microsoft, and ONNX's own Attention, all with CPU kernels in ONNX
+// Runtime 1.30) a graph may use where a standard-op subgraph computes the
+// same thing with more kernels and more passes over memory. Each computes
+// the same function up to float32 rounding.
 type Fusion uint8
 
 const (
@@ -108,8 +109,17 @@ const (
 	// FusedMatMul (transB, alpha): no transposed copy of the keys and no
 	// separate scaling of the queries.
 	FuseScores
+	// FuseAttention writes the shared-prefix graph's attention (every layer
+	// but the last) as ONNX's own Attention op (opset 23, so the graph
+	// imports opset 23): the prefix's one node with the past K/V, and one
+	// node per attention bucket whose past is the prefix's K/V repeated per
+	// row (the kernel takes no broadcast past), in place of the padded
+	// layout's transposes, score products, mask, concat, softmax and split.
+	// The plain graph and the last layer's one-token attention keep their
+	// standard ops.
+	FuseAttention
 
-	fuseAll = FuseRotary | FuseSkipNorm | FuseScores
+	fuseAll = FuseRotary | FuseSkipNorm | FuseScores | FuseAttention
 )
 
 type fusionName struct {
@@ -117,7 +127,7 @@ type fusionName struct {
 	name string
 }
 
-var fusionNames = []fusionName{{FuseRotary, "rotary"}, {FuseSkipNorm, "skipnorm"}, {FuseScores, "scores"}}
+var fusionNames = []fusionName{{FuseRotary, "rotary"}, {FuseSkipNorm, "skipnorm"}, {FuseScores, "scores"}, {FuseAttention, "attention"}}
 
 // DefaultFusion is what NewOptions (and so every model folder unless
 // asked otherwise) uses: standard ops only. The contrib kernels gain ~20% on
@@ -158,7 +168,7 @@ func ParseFusion(s string) (Fusion, error) {
 	for _, part := range strings.Split(s, "+") {
 		i := slices.IndexFunc(fusionNames, func(n fusionName) bool { return n.name == part })
 		if i < 0 {
-			return 0, fmt.Errorf("unknown fusion %q (want none, all, or names from rotary, skipnorm, scores joined by +)", part)
+			return 0, fmt.Errorf("unknown fusion %q (want none, all, or names from rotary, skipnorm, scores, attention joined by +)", part)
 		}
 		f |= fusionNames[i].f
 	}

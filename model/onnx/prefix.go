@@ -289,6 +289,7 @@ type attnBucket struct {
 	padIndex  string // [b*s]: row of each slot in the whole packed stream
 	contMask  string // additive [b, 1, 1, s, s]
 	splitKeys string // [P, s]
+	fusedMask string // FuseAttention's [b, 1, s, P+s] (prefixDecoder.fusedMask), "" until built
 }
 
 // bucketRows splits the batch into d.attnBuckets buckets of consecutive

@@ -51,6 +51,43 @@ func TestBuildSharedPrefix(t *testing.T) {
 	}
 }
 
+// TestFuseAttentionGraph: with FuseAttention every layer but the last
+// runs its attention as Attention nodes, one for the prefix and one per
+// bucket, and the model imports the opset that defines it; without it the
+// graph stays at Opset with no Attention node.
+func TestFuseAttentionGraph(t *testing.T) {
+	w := randomWeights(t, smallConfig(true))
+	for _, c := range []struct {
+		fusion  Fusion
+		buckets int
+		want    int
+		opset   int64
+	}{{0, 1, 0, Opset}, {FuseAttention, 1, 2, AttentionOpset}, {FuseAttention, 3, 4, AttentionOpset}, {AllFusions, 2, 3, AttentionOpset}} {
+		o := NewOptions(testYes, testNo)
+		o.Fusion, o.AttentionBuckets = c.fusion, c.buckets
+		m, err := BuildSharedPrefix(w, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Check(); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, node := range m.Proto.GetGraph().GetNode() {
+			if node.GetOpType() == "Attention" && node.GetDomain() == "" {
+				n++
+			}
+		}
+		layers := w.Config.NumHiddenLayers
+		if want := c.want * (layers - 1); n != want {
+			t.Errorf("%v, %d buckets: %d Attention nodes, want %d (%d per layer but the last)", c.fusion, c.buckets, n, want, c.want)
+		}
+		if got := m.Proto.GetOpsetImport()[0].GetVersion(); got != c.opset {
+			t.Errorf("%v: opset %d, want %d", c.fusion, got, c.opset)
+		}
+	}
+}
+
 // TestSaveWithSharesData: variants saved with SaveWith refer to the same
 // data file at the same offsets, which is no larger than model.onnx's own.
 func TestSaveWithSharesData(t *testing.T) {

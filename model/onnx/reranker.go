@@ -33,6 +33,11 @@ const (
 	IRVersion = 8
 	Opset     = 18
 	Producer  = "rerankd"
+	// AttentionOpset and AttentionIRVersion are written instead when a
+	// graph uses ONNX's Attention op (FuseAttention), which opset 23
+	// introduced (ONNX 1.18, IR version 11).
+	AttentionOpset     = 23
+	AttentionIRVersion = 11
 )
 
 // BuildReranker writes the Qwen3 (or Qwen2) decoder of w as an ONNX graph with the
@@ -105,13 +110,17 @@ func familyTitle(c arch.Config) string {
 }
 
 func newModel(g *graph, name, doc string, s Storage) *Model {
-	opsets := []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(Opset)}}
+	opset, ir := int64(Opset), int64(IRVersion)
+	if slices.ContainsFunc(g.nodes, func(n *onnxpb.NodeProto) bool { return n.GetDomain() == "" && n.GetOpType() == "Attention" }) {
+		opset, ir = AttentionOpset, AttentionIRVersion
+	}
+	opsets := []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(opset)}}
 	if slices.ContainsFunc(g.nodes, func(n *onnxpb.NodeProto) bool { return n.GetDomain() == msDomain }) {
 		opsets = append(opsets, &onnxpb.OperatorSetIdProto{Domain: proto.String(msDomain), Version: proto.Int64(1)})
 	}
 	return &Model{
 		Proto: &onnxpb.ModelProto{
-			IrVersion:    proto.Int64(IRVersion),
+			IrVersion:    proto.Int64(ir),
 			OpsetImport:  opsets,
 			ProducerName: proto.String(Producer), ProducerVersion: proto.String("1"),
 			DocString: proto.String(doc), Graph: g.proto(name, doc),
