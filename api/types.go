@@ -291,6 +291,10 @@ type EngineInfo struct {
 	// cross-request cache (0: off).
 	SharedPrefix  bool `json:"shared_prefix"`
 	PrefixCacheMB int  `json:"prefix_cache_mb"`
+	// FusedAttention: the shared-prefix graph that runs is the folder's
+	// CPU attention form (one fused Attention kernel per layer and bucket;
+	// --attention-form).
+	FusedAttention bool `json:"fused_attention"`
 	// SessionCache: the optimised session is kept on disk (--session-cache).
 	SessionCache bool `json:"session_cache"`
 	// Prepacked: the weights were packed into the CPU kernels' layout at

@@ -80,6 +80,12 @@ type Options struct {
 	// instead: same scores (within 1e-5), the request's shared prefix
 	// computed once. Benchmarks set it to measure the plain path.
 	NoSharedPrefix bool
+	// StandardAttention runs the shared-prefix graph's standard-op form on
+	// the CPU too. By default the CPU engine runs the folder's attention
+	// form (onnx.AttentionFormFile) where it has one: the same scores
+	// (within 1e-5), ONNX's fused Attention kernel in every layer. Other
+	// execution providers always run the standard-op form.
+	StandardAttention bool
 	// Quant selects the folder's graphs with weights stored that way
 	// (onnx.QuantFile: model.int8.onnx, shared_prefix.int8.onnx); the
 	// default, onnx.QuantNone, runs the float32 graphs. A folder without the
@@ -126,6 +132,9 @@ type Info struct {
 	// SharedPrefix: the onnx engine runs onnx.SharedPrefixFile (see
 	// PrefixSession) instead of model.onnx.
 	SharedPrefix bool
+	// FusedAttention: the shared-prefix graph running is the attention
+	// form (Options.StandardAttention).
+	FusedAttention bool
 	// PrefixCache: the shared-prefix engine keeps prefix K/V across
 	// requests (Options.PrefixCacheMB > 0 and a graph that supports it).
 	PrefixCache bool
@@ -234,13 +243,19 @@ func Open(dir string, o Options) (*rerank.Scorer, Info, error) {
 			return nil, info, err
 		}
 		prefixPath := filepath.Join(dir, onnx.QuantFile(onnx.SharedPrefixFile, o.Quant))
+		cpu, fused := o.Session.Provider == ProviderCPU || o.Session.Provider == "", false
+		if p := onnx.AttentionFormFile(prefixPath); cpu && !o.StandardAttention {
+			if _, err := os.Stat(p); err == nil {
+				prefixPath, fused = p, true
+			}
+		}
 		if _, err := os.Stat(prefixPath); err == nil && !o.NoSharedPrefix {
 			s, err := OpenPrefixSession(prefixPath, o.Session, int64(o.PrefixCacheMB)<<20)
 			if err != nil {
 				_ = waitTok()
 				return nil, info, err
 			}
-			info.Output, info.Runtime, info.SharedPrefix = OutputLogit, RuntimeVersion(), true
+			info.Output, info.Runtime, info.SharedPrefix, info.FusedAttention = OutputLogit, RuntimeVersion(), true, fused
 			_, info.PrefixCache = s.CacheStats()
 			engine = s
 			break

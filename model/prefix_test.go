@@ -36,7 +36,8 @@ func openPlain(t testing.TB, dir string, cfg rerank.ScorerConfig) *rerank.Scorer
 }
 
 // TestSharedPrefixMatchesPlain: the shared-prefix engine (the default when
-// the folder has the graph) gives the plain graph's scores within 1e-5 for
+// the folder has the graph; on the CPU its attention form,
+// onnx.AttentionFormFile) gives the plain graph's scores within 1e-5 for
 // several queries, instructions and context turns, mixed document lengths
 // (a truncated one included) and batch sizes 1..N.
 func TestSharedPrefixMatchesPlain(t *testing.T) {
@@ -66,8 +67,8 @@ func TestSharedPrefixMatchesPlain(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = sharedAll.Close() })
-		if !info.SharedPrefix || info.Output != OutputLogit {
-			t.Fatalf("info %+v: want the shared-prefix engine", info)
+		if !info.SharedPrefix || !info.FusedAttention || info.Output != OutputLogit {
+			t.Fatalf("info %+v: want the shared-prefix engine, its CPU attention form", info)
 		}
 		worst := 0.0
 		for _, maxBatch := range []int{1, 2, 5, 32} {
@@ -98,6 +99,57 @@ func TestSharedPrefixMatchesPlain(t *testing.T) {
 		t.Logf("external=%v: max |shared-prefix - plain| logit %.2g", external, worst)
 		if !external { // the sessions are open: reuse them
 			checkEngineBatches(t, plainAll, sharedAll)
+		}
+	}
+}
+
+// TestAttentionFormChoice: Open runs the folder's attention form of the
+// shared-prefix graph on the CPU unless told otherwise
+// (Options.StandardAttention), never with NoSharedPrefix, and runs the
+// standard-op form when the folder has no attention form; the two forms
+// score alike within sharedPrefixTol.
+func TestAttentionFormChoice(t *testing.T) {
+	dir := tinyModel(t, onnx.HeadLogit, true)
+	bare := filepath.Join(t.TempDir(), "bare") // the same folder without the attention forms
+	if err := os.CopyFS(bare, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(bare, onnx.AttentionFormFile(onnx.SharedPrefixFile))); err != nil {
+		t.Fatal(err)
+	}
+	r := rerank.Request{Query: query, Docs: mixedDocs(9)}
+	var ref []rerank.Score
+	for _, c := range []struct {
+		name                string
+		dir                 string
+		standard, noShared  bool
+		wantShared, wantAtt bool
+	}{
+		{"default", dir, false, false, true, true},
+		{"standard attention", dir, true, false, true, false},
+		{"no shared prefix", dir, false, true, false, false},
+		{"folder without the form", bare, false, false, true, false},
+	} {
+		o := DefaultOptions()
+		o.RuntimeLib, o.StandardAttention, o.NoSharedPrefix = testenv.ORTLib(), c.standard, c.noShared
+		o.Session.IntraOpThreads = 2
+		s, info, err := Open(c.dir, o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if info.SharedPrefix != c.wantShared || info.FusedAttention != c.wantAtt {
+			t.Errorf("%s: shared prefix %v, fused attention %v; want %v, %v", c.name, info.SharedPrefix, info.FusedAttention, c.wantShared, c.wantAtt)
+		}
+		got := scoreAll(t, s, r)
+		_ = s.Close()
+		if ref == nil {
+			ref = got
+			continue
+		}
+		for i := range got {
+			if d := math.Abs(got[i].Logit - ref[i].Logit); d > sharedPrefixTol {
+				t.Errorf("%s doc %d: logit %.7f, attention form %.7f", c.name, i, got[i].Logit, ref[i].Logit)
+			}
 		}
 	}
 }

@@ -31,6 +31,7 @@ type benchResult struct {
 	MeanTokensPerPair float64 `json:"mean_tokens_per_pair"`
 	MeanPrefixTokens  float64 `json:"mean_prefix_tokens"` // shared by a request's pairs (system + instruction + query)
 	SharedPrefix      bool    `json:"shared_prefix"`      // our path used the folder's shared-prefix graph
+	FusedAttention    bool    `json:"fused_attention"`    // in its CPU attention form (--attention-form)
 	// PrefixCache: our path kept prefix K/V across requests; the timed
 	// requests reused MeanPrefixReused of their MeanPrefixTokens from it
 	// (the system prompt and instruction, primed by a warm-up request with
@@ -197,6 +198,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	profile := fs.String("ort-profile", "", "write ONNX Runtime's per-node trace of our path to `PREFIX`_<date>.json (slows it slightly)")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library (env ORT_LIB)")
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
+	attnForm := fs.Bool("attention-form", true, "run the folder's CPU attention form of the shared-prefix graph where it has one, as serve does (false: the standard-op form, to compare)")
 	served := fs.Bool("served", true, "also time the same requests through the served composition (HTTP, scheduler, engine), one client")
 	readyStarts := fs.Int("ready-starts", 3, "fresh `rerankd serve` processes to time from start to /ready (0: skip)")
 	compare := fs.String("compare", "", "cross-encoder folders only: a second conversion of the same checkpoint (another convert --encoder-fusion, say) whose batched path takes turns with ours request by request (`DIR`)")
@@ -215,8 +217,9 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%w: --ort-profile %s: its folder %s does not exist", errUsage, *profile, filepath.Dir(*profile))
 		}
 	}
-	st := servedSettings{dir: *dir, ortLib: *ortLib, tok: *tok, quant: q, threads: *threads, cacheMB: *cacheMB}
+	st := servedSettings{dir: *dir, ortLib: *ortLib, tok: *tok, quant: q, threads: *threads, cacheMB: *cacheMB, standardAttn: !*attnForm}
 	o := model.DefaultOptions()
+	o.StandardAttention = !*attnForm
 	o.RuntimeLib, o.Tokenizer, o.Session.IntraOpThreads, o.Session.Spinning = *ortLib, *tok, *threads, *spinning
 	o.Quant = q
 	// Weights packed as serve packs them by default (--prepack auto), so
@@ -274,7 +277,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	r := benchResult{Requests: *requests, Threads: *threads, Engine: string(info.Engine), SharedPrefix: info.SharedPrefix, Quant: q.String(),
+	r := benchResult{Requests: *requests, Threads: *threads, Engine: string(info.Engine), SharedPrefix: info.SharedPrefix, FusedAttention: info.FusedAttention, Quant: q.String(),
 		PrefixCache:   info.PrefixCache,
 		WeightFilesMB: float64(fileBytes(*dir, onnx.ModelFile, onnx.DataFile)) / 1e6,
 		RandomWeightsNotes: "speed only: scores of a random-weight model carry no meaning; " +
@@ -330,8 +333,8 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	cacheBefore := prefixCacheStats(s)
 	// The three paths take turns request by request, so a machine whose
 	// load drifts (a shared one) slows them alike.
-	fmt.Fprintf(stderr, "scoring %d requests x %d memories: ours (shared prefix: %v), one pair per call, uncached, in turn...\n",
-		*requests, *candidates, info.SharedPrefix)
+	fmt.Fprintf(stderr, "scoring %d requests x %d memories: ours (shared prefix: %v, fused attention: %v), one pair per call, uncached, in turn...\n",
+		*requests, *candidates, info.SharedPrefix, info.FusedAttention)
 	var ours, baseline, uncached, servedScores []rerank.Score
 	var oursTime, baseTime, uncachedTime, noCacheTime, servedTime time.Duration
 	var servedCalls, directCalls []int

@@ -38,6 +38,7 @@ type servedSettings struct {
 	quant            onnx.Quant
 	threads, cacheMB int
 	sessionCache     string // --session-cache ("" off)
+	standardAttn     bool   // --attention-form=false
 }
 
 // benchRequestTimeout is the served path's time limit per request.
@@ -46,6 +47,7 @@ const benchRequestTimeout = time.Hour
 func (st servedSettings) flags() *serveFlags {
 	f := defineServeFlags(flag.NewFlagSet("serve", flag.ContinueOnError))
 	f.modelArg, f.quant, f.threads, f.prefixCacheMB, f.ortLib, f.tok = st.dir, st.quant.String(), st.threads, st.cacheMB, st.ortLib, st.tok
+	f.attentionForm = !st.standardAttn
 	f.server.Version = version
 	// A full-size model on two cores takes longer than a served request
 	// may: the bench times requests, it does not limit them.

@@ -59,6 +59,7 @@ func TestBenchTiny(t *testing.T) {
 		}{
 			{"pairs", r.Pairs == 8},
 			{"shared_prefix", r.SharedPrefix == !noShared},
+			{"fused_attention", r.FusedAttention == !noShared}, // testmodel writes the CPU attention form
 			{"quant", r.Quant == c.quant && (c.quant == "fp32") == (r.QuantPeakGFLOPs == 0)},
 			{"score error", (c.quant != "fp32" || r.MaxAbsScoreError <= 1e-5 && r.BaselineScoreError <= 1e-5) &&
 				(c.quant == "fp32" || r.MaxAbsScoreError > 1e-6 && r.MaxAbsScoreError < 0.05 && r.MeanAbsScoreError <= r.MaxAbsScoreError)},
@@ -112,7 +113,9 @@ func TestBenchTiny(t *testing.T) {
 			ok   bool
 		}{"ort_profile", p != nil && strings.HasPrefix(p.File, trace+"_") && p.Runs >= r.Requests+1 && p.RunSeconds > 0 &&
 			p.MatrixShare > 0 && p.MatrixShare < 1 && p.MatrixGFLOPs > 0 && p.MatrixEfficiency > 0 &&
-			slices.ContainsFunc(p.Ops, matrixOp)})
+			slices.ContainsFunc(p.Ops, matrixOp) &&
+			// the attention form's Attention nodes count as products
+			(noShared || slices.ContainsFunc(p.Ops, func(o ortprof.Op) bool { return o.Type == "Attention" && o.GFLOP > 0 }))})
 		for _, check := range checks {
 			if !check.ok {
 				t.Errorf("%+v: %s wrong in %+v", c, check.name, r)

@@ -72,6 +72,8 @@ func graphFlags(fs *flag.FlagSet) func(*folder.BuildOptions) error {
 		"fused kernels in the reranker graphs: none (standard ops), all, or names from rotary, skipnorm, scores, attention joined by + (docs/graph-fusion.md)")
 	buckets := fs.Int("attention-buckets", onnx.DefaultAttentionBuckets,
 		"runs of rows the shared-prefix graph pads to their own longest row (1-8)")
+	attnForm := fs.Bool("attention-form", true,
+		"also write each shared-prefix graph's CPU attention form (shared_prefix.attn.onnx: the graph fusion plus attention; serve runs it on the CPU), unless --graph-fusion has attention already")
 	encFusion := fs.String("encoder-fusion", onnx.DefaultEncoderFusion.String(),
 		"ONNX Runtime contrib kernels in BERT / XLM-R graphs: none (standard ops), all, or names from skipnorm, gelu, attention joined by + (docs/encoders.md)")
 	return func(o *folder.BuildOptions) error {
@@ -85,7 +87,7 @@ func graphFlags(fs *flag.FlagSet) func(*folder.BuildOptions) error {
 		if *buckets < 1 || *buckets > 8 {
 			return fmt.Errorf("%w: --attention-buckets %d: want 1..8", errUsage, *buckets)
 		}
-		o.Fusion, o.AttentionBuckets = f, *buckets
+		o.Fusion, o.AttentionBuckets, o.NoAttentionForm = f, *buckets, !*attnForm
 		return nil
 	}
 }

@@ -40,7 +40,7 @@ type serveFlags struct {
 	addr, modelArg, apiKeys, ortLib, tok, provider, logLevel string
 	keyScopes, calibration, quant, sessionCache, prepack     string
 	device, threads, maxLength, prefixCacheMB                int
-	prefetch                                                 bool
+	prefetch, attentionForm                                  bool
 	server                                                   serve.Config
 	sched                                                    scheduler.Config
 	memory                                                   *memoryFlags
@@ -88,6 +88,8 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 		"reads them alongside the CPU work and before the first request instead of one page fault at a time (docs/first-start.md)")
 	fs.StringVar(&f.prepack, "prepack", "auto", "pack weights into the CPU kernels' layout once at start: true, false, or auto: false for float32 (packing a 0.6B model's 1.8 GB took most of a 4-11 s start and "+
 		"gained requests nothing measurable here), true for quantised weights (int8 ran 0.89x as fast unpacked) and with --session-cache (which stores the packed weights); docs/first-start.md")
+	fs.BoolVar(&f.attentionForm, "attention-form", true, "on the CPU, run the folder's attention form of the shared-prefix graph where it has one (written by testmodel/convert: "+
+		"the same scores, one fused Attention kernel per layer; 0.91-0.95x the time per request here); false runs the standard-op form (docs/graph-fusion.md)")
 	fs.IntVar(&f.prefixCacheMB, "prefix-cache-mb", model.DefaultPrefixCacheMB, "MiB of prefix keys/values (system prompt, instruction, query) kept across requests by the shared-prefix engine; 0: off")
 	fs.IntVar(&f.maxLength, "max-length", rerank.DefaultPromptConfig().MaxLength, "most tokens per prompt, template included; longer documents are cut (truncated: true). 1024 bounds latency on CPU; the model card scores up to 8192")
 	fs.IntVar(&f.server.MaxDocuments, "max-documents", f.server.MaxDocuments, "documents per request (more: 422)")
@@ -292,7 +294,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 		return nil, nil, limits, err
 	}
 	o := model.DefaultOptions()
-	o.Quant, o.PrefixCacheMB, o.NoSharedPrefix = quant, f.prefixCacheMB, f.noSharedPrefix
+	o.Quant, o.PrefixCacheMB, o.NoSharedPrefix, o.StandardAttention = quant, f.prefixCacheMB, f.noSharedPrefix, !f.attentionForm
 	o.RuntimeLib, o.Tokenizer, o.EncoderTokenizer = f.ortLib, f.tok, f.encoderTokenizer
 	o.Session.Provider, o.Session.DeviceID, o.Session.IntraOpThreads = model.Provider(f.provider), f.device, f.threads
 	o.Session.SessionCacheDir = f.sessionCache
@@ -324,7 +326,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 		threads = runtime.NumCPU()
 	}
 	f.server.Engine = &api.EngineInfo{Quant: quant.String(), Threads: threads, Workers: f.sched.Workers, SharedPrefix: info.SharedPrefix,
-		PrefixCacheMB: f.prefixCacheMB, SessionCache: o.Session.SessionCacheDir != "",
+		PrefixCacheMB: f.prefixCacheMB, FusedAttention: info.FusedAttention, SessionCache: o.Session.SessionCacheDir != "",
 		Prepacked: prepack, Prefetch: f.prefetch, Reason: engineReason, Docs: engineDocs}
 	maxLen := f.maxLength
 	if info.Encoder != nil { // a cross-encoder: no template; pairs cut at the model's positions
@@ -334,7 +336,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 		f.server.Template = templateInfo(scorer.Template(), info)
 	}
 	log.Info("model loaded", "dir", dir, "output", info.Output.String(), "runtime", info.Runtime,
-		"shared_prefix", info.SharedPrefix, "prefix_cache", info.PrefixCache, "weights", info.Quant.String(),
+		"shared_prefix", info.SharedPrefix, "fused_attention", info.FusedAttention, "prefix_cache", info.PrefixCache, "weights", info.Quant.String(),
 		"prepacked", prepack, "prefetch", f.prefetch, "tokenizer_ms", info.TokenizerLoad.Milliseconds(), "session_ms", info.SessionLoad.Milliseconds())
 	return serve.NewNeural(f.modelArg, scorer, sched, maxLen), scorer, limits, nil
 }

@@ -123,7 +123,7 @@ func TestServePrefixCacheMetrics(t *testing.T) {
 		// /info's engine section says what runs and why.
 		if e := f.server.Engine; e == nil || e.Quant != "fp32" || e.Threads != 2 || e.Workers != 1 || !e.SharedPrefix ||
 			fmt.Sprint(e.PrefixCacheMB) != cacheMB || e.SessionCache || !strings.Contains(e.Reason, "int8") || e.Docs != engineDocs ||
-			e.Prepacked || !e.Prefetch { // float32 under --prepack auto: unpacked, read ahead
+			e.Prepacked || !e.Prefetch || !e.FusedAttention { // float32 under --prepack auto: unpacked, read ahead; the folder's attention form
 			t.Errorf("engine info %+v", e)
 		}
 		if err := backend.Close(t.Context()); err != nil {

@@ -46,9 +46,14 @@ type BuildOptions struct {
 	// selects one with Options.Quant. HeadLogit rerankers only (an error
 	// with another head); embedding models ignore it.
 	Quants []onnx.Quant
-	// Fusion selects ONNX Runtime contrib kernels for the reranker graphs
+	// Fusion selects fused kernels for the reranker graphs
 	// (onnx.Options.Fusion); 0, the default, writes standard ops only.
 	Fusion onnx.Fusion
+	// NoAttentionForm skips the CPU form of each shared-prefix graph
+	// (onnx.AttentionFormFile: Fusion plus onnx.FuseAttention), written by
+	// default beside it unless Fusion already has FuseAttention. It shares
+	// the data file: a few hundred KB more on disk.
+	NoAttentionForm bool
 	// EncoderFusion selects ONNX Runtime contrib kernels for encoder
 	// graphs (BERT, XLM-R: onnx.EncoderOptions.Fusion); 0 writes standard
 	// ops only (convert's flag defaults to onnx.DefaultEncoderFusion).
@@ -201,12 +206,17 @@ func writeFolder(out string, w *arch.Weights, tokDir, src string, o BuildOptions
 	// A variant left from an earlier write would not match the new data file.
 	for _, q := range append([]onnx.Quant{onnx.QuantNone}, onnx.Quants()...) {
 		for _, base := range []string{onnx.ModelFile, onnx.SharedPrefixFile} {
-			name := onnx.QuantFile(base, q)
-			if _, keep := extra[name]; keep || name == onnx.ModelFile {
-				continue
+			names := []string{onnx.QuantFile(base, q)}
+			if base == onnx.SharedPrefixFile {
+				names = append(names, onnx.AttentionFormFile(names[0]))
 			}
-			if err := os.Remove(filepath.Join(out, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("remove stale %s: %w", name, err)
+			for _, name := range names {
+				if _, keep := extra[name]; keep || name == onnx.ModelFile {
+					continue
+				}
+				if err := os.Remove(filepath.Join(out, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return fmt.Errorf("remove stale %s: %w", name, err)
+				}
 			}
 		}
 	}
@@ -235,7 +245,8 @@ func writeFolder(out string, w *arch.Weights, tokDir, src string, o BuildOptions
 }
 
 // variants builds the graphs written next to model.onnx, by file name: the
-// shared-prefix graph and the quantised forms of both.
+// shared-prefix graph (and its CPU attention form) and the quantised forms
+// of both.
 func variants(w *arch.Weights, opts onnx.Options, o BuildOptions) (map[string]*onnx.Model, error) {
 	extra := map[string]*onnx.Model{}
 	if len(o.Quants) > 0 && o.Head != onnx.HeadLogit {
@@ -262,7 +273,16 @@ func variants(w *arch.Weights, opts onnx.Options, o BuildOptions) (map[string]*o
 			if err != nil {
 				return nil, fmt.Errorf("%v shared-prefix variant: %w", q, err)
 			}
-			extra[onnx.QuantFile(onnx.SharedPrefixFile, q)] = m
+			name := onnx.QuantFile(onnx.SharedPrefixFile, q)
+			extra[name] = m
+			if o.NoAttentionForm || qo.Fusion&onnx.FuseAttention != 0 {
+				continue
+			}
+			ao := qo
+			ao.Fusion |= onnx.FuseAttention
+			if extra[onnx.AttentionFormFile(name)], err = onnx.BuildSharedPrefix(w, ao); err != nil {
+				return nil, fmt.Errorf("%v shared-prefix variant, attention form: %w", q, err)
+			}
 		}
 	}
 	return extra, nil

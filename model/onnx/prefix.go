@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/onnx/onnxpb"
@@ -74,6 +75,16 @@ const (
 // SharedPrefixFile is the shared-prefix graph's file name in a model folder,
 // next to ModelFile (whose data file it shares).
 const SharedPrefixFile = "shared_prefix.onnx"
+
+// AttentionFormFile names the FuseAttention form of a shared-prefix graph
+// file (SharedPrefixFile or a QuantFile of it) written beside it:
+// "shared_prefix.attn.onnx", "shared_prefix.int8.attn.onnx". The CPU
+// engine runs it where a folder has it; other execution providers run the
+// standard-op form, because ONNX Runtime's CUDA Attention kernel refuses
+// grouped-query heads in releases whose source was read (Qwen3's are).
+func AttentionFormFile(name string) string {
+	return strings.TrimSuffix(name, ".onnx") + ".attn.onnx"
+}
 
 // MetaVariant names the graph variant in the metadata ("shared_prefix");
 // the plain graph has none.

@@ -101,8 +101,9 @@ func (d *prefixDecoder) layer(l int, h, delta string) (string, string, error) {
 	a, h := d.addNorm(h, delta, ws[arch.InputNorm])
 	x := d.attnInputs(a, ws, true)
 	if d.fuse&FuseAttention != 0 {
+		o := d.fusedAttention(l, x)
 		d.scope = fmt.Sprintf("layers.%d/mlp", l)
-		m, h := d.addNorm(h, d.proj(d.fusedAttention(l, x), ws, arch.OProj), ws[arch.PostNorm])
+		m, h := d.addNorm(h, d.proj(o, ws, arch.OProj), ws[arch.PostNorm])
 		return h, d.mlp(m, ws), nil
 	}
 	qp, kp, vp := d.prefixRows(x.q), d.prefixRows(x.k), d.prefixRows(x.v)

@@ -13,9 +13,11 @@
 //   - per-run figures are totals divided by the number of model_run events,
 //     so warm-up runs count like the others;
 //   - FLOPs are counted for the matrix-product operators only (MatrixOps),
-//     from their shapes: 2·M·K·N per product, broadcast batches included,
-//     as the float product would cost (quantised kernels are counted the
-//     same, so their rate compares with a float peak in float FLOPs).
+//     from their shapes: 2·M·K·N per product, broadcast batches included;
+//     ONNX's Attention as its two products, 4·(query elements)·(keys per
+//     query), its softmax and masking inside the same kernel time. A
+//     product counts as the float product would cost (quantised kernels
+//     the same, so their rate compares with a float peak in float FLOPs).
 //     Weights that ONNX Runtime prepacked are absent from a node's inputs;
 //     K then comes from the activation's shape, which is why the first
 //     input and the output are what the count reads;

@@ -12,8 +12,10 @@ import (
 )
 
 // MatrixOps are the operator types whose FLOPs Summary counts: ONNX's
-// products and ONNX Runtime's fused and quantised forms of them.
-var MatrixOps = []string{"Gemm", "MatMul", "FusedMatMul", "MatMulInteger", "MatMulIntegerToFloat", "DynamicQuantizeMatMul", "QGemm"}
+// products and ONNX Runtime's fused and quantised forms of them, and
+// ONNX's Attention (its two products: the same work as the MatMuls of an
+// unfused attention, which the other forms count).
+var MatrixOps = []string{"Gemm", "MatMul", "FusedMatMul", "MatMulInteger", "MatMulIntegerToFloat", "DynamicQuantizeMatMul", "QGemm", "Attention"}
 
 // Op is one operator type's share of a profile, per run.
 type Op struct {
@@ -89,6 +91,9 @@ func Read(r io.Reader) (Summary, error) {
 			s.NodeSeconds += e.Dur / 1e6
 			if slices.Contains(MatrixOps, o.Type) {
 				g := flops(e.Args.In, e.Args.Out) / 1e9
+				if o.Type == "Attention" {
+					g = attentionFLOPs(e.Args.In, e.Args.Out) / 1e9
+				}
 				o.GFLOP += g
 				matrixSeconds += e.Dur / 1e6
 				matrixGFLOP += g
@@ -160,4 +165,32 @@ func shape(ts []map[string][]int) []int {
 		return dims
 	}
 	return nil
+}
+
+// attentionFLOPs is an Attention node's q·kᵀ and p·v, 2·T·(query
+// elements) each, with T the keys per query: the present keys' length
+// [B, kv_heads, T, head] when the node has past and present outputs, else
+// the key input's (3D [B, T, D], 4D [B, heads, T, head]).
+func attentionFLOPs(in, out []map[string][]int) float64 {
+	q, k := shape(in), []int(nil)
+	if len(in) > 1 {
+		k = shape(in[1:])
+	}
+	t := 0
+	switch {
+	case len(out) > 1 && len(shape(out[1:])) == 4:
+		t = shape(out[1:])[2]
+	case len(k) == 3:
+		t = k[1]
+	case len(k) == 4:
+		t = k[2]
+	}
+	if len(q) < 3 || t == 0 {
+		return 0
+	}
+	elems := 1.0
+	for _, d := range q {
+		elems *= float64(d)
+	}
+	return 4 * elems * float64(t)
 }

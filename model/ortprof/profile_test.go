@@ -39,6 +39,34 @@ func TestFlops(t *testing.T) {
 	}
 }
 
+// TestAttentionFLOPs: an Attention node counts its two products over the
+// keys each query sees, read from the shapes ONNX Runtime's trace gives
+// (the two nodes below are from one: the prefix's, with past and present
+// K/V, and a continuation bucket's, with a mask and no past).
+func TestAttentionFLOPs(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		in, out []map[string][]int
+		want    float64
+	}{
+		{"prefix, past 0: present keys", append(dims(1, 74, 2048), append(dims(1, 74, 1024), append(dims(1, 74, 1024), append(dims(1, 8, 0, 128), dims(1, 8, 0, 128)...)...)...)...),
+			append(dims(1, 74, 2048), append(dims(1, 8, 74, 128), dims(1, 8, 74, 128)...)...), 4 * 74 * 2048 * 74},
+		{"prefix after a cached past", append(dims(1, 12, 2048), append(dims(1, 12, 1024), append(dims(1, 12, 1024), append(dims(1, 8, 62, 128), dims(1, 8, 62, 128)...)...)...)...),
+			append(dims(1, 12, 2048), append(dims(1, 8, 74, 128), dims(1, 8, 74, 128)...)...), 4 * 12 * 2048 * 74},
+		{"bucket: keys input, 3D", append(dims(20, 76, 2048), append(dims(20, 150, 1024), append(dims(20, 150, 1024), dims(20, 1, 76, 150)...)...)...),
+			dims(20, 76, 2048), 4 * 20 * 76 * 2048 * 150},
+		{"4D inputs", append(dims(2, 16, 5, 128), dims(2, 8, 9, 128)...), dims(2, 16, 5, 128), 4 * 2 * 16 * 5 * 128 * 9},
+		{"no key shape", dims(1, 4, 8), dims(1, 4, 8), 0},
+		{"no shapes", nil, nil, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := attentionFLOPs(c.in, c.out); got != c.want {
+				t.Errorf("attentionFLOPs = %g, want %g", got, c.want)
+			}
+		})
+	}
+}
+
 // TestReadLayer0 reads layer 0 of one run of a real trace (the 0.6B test
 // model's shared-prefix graph, 20 memories, 2 threads; events trimmed of
 // their thread statistics) and checks the summary against its golden file
