@@ -74,6 +74,7 @@ func graphFlags(fs *flag.FlagSet) func(*folder.BuildOptions) error {
 		"runs of rows the shared-prefix graph pads to their own longest row (1-8)")
 	attnForm := fs.Bool("attention-form", true,
 		"also write each shared-prefix graph's CPU attention form (shared_prefix.attn.onnx: the graph fusion plus attention; serve runs it on the CPU), unless --graph-fusion has attention already")
+	formBuckets := fs.Int("attention-form-buckets", onnx.DefaultAttentionFormBuckets, "--attention-buckets of the attention form (1-8)")
 	encFusion := fs.String("encoder-fusion", onnx.DefaultEncoderFusion.String(),
 		"ONNX Runtime contrib kernels in BERT / XLM-R graphs: none (standard ops), all, or names from skipnorm, gelu, attention joined by + (docs/encoders.md)")
 	return func(o *folder.BuildOptions) error {
@@ -87,7 +88,10 @@ func graphFlags(fs *flag.FlagSet) func(*folder.BuildOptions) error {
 		if *buckets < 1 || *buckets > 8 {
 			return fmt.Errorf("%w: --attention-buckets %d: want 1..8", errUsage, *buckets)
 		}
-		o.Fusion, o.AttentionBuckets, o.NoAttentionForm = f, *buckets, !*attnForm
+		if *formBuckets < 1 || *formBuckets > 8 {
+			return fmt.Errorf("%w: --attention-form-buckets %d: want 1..8", errUsage, *formBuckets)
+		}
+		o.Fusion, o.AttentionBuckets, o.NoAttentionForm, o.AttentionFormBuckets = f, *buckets, !*attnForm, *formBuckets
 		return nil
 	}
 }

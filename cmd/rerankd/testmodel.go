@@ -47,7 +47,7 @@ func runTestModel(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			switch f.Name {
 			case "tokenizer":
 				encTok = *tok
-			case "encoder-fusion", "graph-fusion", "attention-buckets", "attention-form":
+			case "encoder-fusion", "graph-fusion", "attention-buckets", "attention-form", "attention-form-buckets":
 				graphFlag = f.Name
 			}
 		})

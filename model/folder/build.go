@@ -1,6 +1,7 @@
 package folder
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -54,6 +55,10 @@ type BuildOptions struct {
 	// default beside it unless Fusion already has FuseAttention. It shares
 	// the data file: a few hundred KB more on disk.
 	NoAttentionForm bool
+	// AttentionFormBuckets is the attention form's
+	// onnx.Options.AttentionBuckets; 0 takes
+	// onnx.DefaultAttentionFormBuckets.
+	AttentionFormBuckets int
 	// EncoderFusion selects ONNX Runtime contrib kernels for encoder
 	// graphs (BERT, XLM-R: onnx.EncoderOptions.Fusion); 0 writes standard
 	// ops only (convert's flag defaults to onnx.DefaultEncoderFusion).
@@ -280,6 +285,7 @@ func variants(w *arch.Weights, opts onnx.Options, o BuildOptions) (map[string]*o
 			}
 			ao := qo
 			ao.Fusion |= onnx.FuseAttention
+			ao.AttentionBuckets = cmp.Or(o.AttentionFormBuckets, onnx.DefaultAttentionFormBuckets)
 			if extra[onnx.AttentionFormFile(name)], err = onnx.BuildSharedPrefix(w, ao); err != nil {
 				return nil, fmt.Errorf("%v shared-prefix variant, attention form: %w", q, err)
 			}

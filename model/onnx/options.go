@@ -86,6 +86,12 @@ type Options struct {
 // graph measured at full depth (docs/graph-fusion.md).
 const DefaultAttentionBuckets = 1
 
+// DefaultAttentionFormBuckets is the attention buckets of the CPU
+// attention form (AttentionFormFile) that model folders carry: with one
+// fused kernel per bucket and layer, two runs cost less than one padded
+// to the longest row (docs/fused-attention.md).
+const DefaultAttentionFormBuckets = 2
+
 // maxAttentionBuckets bounds AttentionBuckets: every bucket repeats the
 // attention's kernels in every layer.
 const maxAttentionBuckets = 8
