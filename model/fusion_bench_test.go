@@ -99,12 +99,12 @@ func BenchmarkFusion(b *testing.B) {
 		}
 		cfg = c
 	}
-	w, err := arch.Random(cfg, 1)
-	if graphs != nil {
-		w, err = nil, nil
-	}
-	if err != nil {
-		b.Fatal(err)
+	var w *arch.Weights
+	if graphs == nil { // saved graphs carry their own weights
+		var err error
+		if w, err = arch.Random(cfg, 1); err != nil {
+			b.Fatal(err)
+		}
 	}
 	sc := DefaultSessionConfig()
 	// Spinning off: idle threads block, so the process's CPU time is the
