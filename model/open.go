@@ -244,7 +244,7 @@ func Open(dir string, o Options) (*rerank.Scorer, Info, error) {
 		}
 		prefixPath := filepath.Join(dir, onnx.QuantFile(onnx.SharedPrefixFile, o.Quant))
 		cpu, fused := o.Session.Provider == ProviderCPU || o.Session.Provider == "", false
-		if p := onnx.AttentionFormFile(prefixPath); cpu && !o.StandardAttention {
+		if p := onnx.AttentionFormFile(prefixPath); cpu && !o.StandardAttention && !o.NoSharedPrefix {
 			if _, err := os.Stat(p); err == nil {
 				prefixPath, fused = p, true
 			}

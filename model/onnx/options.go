@@ -118,11 +118,11 @@ const (
 	// FuseAttention writes the shared-prefix graph's attention (every layer
 	// but the last) as ONNX's own Attention op (opset 23, so the graph
 	// imports opset 23): the prefix's one node with the past K/V, and one
-	// node per attention bucket whose past is the prefix's K/V repeated per
-	// row (the kernel takes no broadcast past), in place of the padded
-	// layout's transposes, score products, mask, concat, softmax and split.
-	// The plain graph and the last layer's one-token attention keep their
-	// standard ops.
+	// node per attention bucket over the prefix's K/V repeated per row (the
+	// kernel takes no broadcast keys) followed by the row's own, with an
+	// additive mask, in place of the padded layout's transposes, score
+	// products, mask, concat, softmax and split. The plain graph and the
+	// last layer's one-token attention keep their standard ops.
 	FuseAttention
 
 	fuseAll = FuseRotary | FuseSkipNorm | FuseScores | FuseAttention

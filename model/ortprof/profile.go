@@ -90,10 +90,11 @@ func Read(r io.Reader) (Summary, error) {
 			o.Seconds += e.Dur / 1e6
 			s.NodeSeconds += e.Dur / 1e6
 			if slices.Contains(MatrixOps, o.Type) {
-				g := flops(e.Args.In, e.Args.Out) / 1e9
+				count := flops
 				if o.Type == "Attention" {
-					g = attentionFLOPs(e.Args.In, e.Args.Out) / 1e9
+					count = attentionFLOPs
 				}
+				g := count(e.Args.In, e.Args.Out) / 1e9
 				o.GFLOP += g
 				matrixSeconds += e.Dur / 1e6
 				matrixGFLOP += g
