@@ -178,6 +178,7 @@ func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
 		{name: "testmodel: encoder fusion on qwen3", args: []string{"testmodel", "--out", filepath.Join(h.dir, "q"), "--encoder-fusion", "all"}, code: 2, want: []string{"--encoder-fusion is for BERT / XLM-R graphs"}},
 		{name: "bench: compare on a decoder folder", args: []string{"bench", "--model", h.dir, "--compare", h.dir}, code: 2, want: []string{"--compare", "not a cross-encoder folder"}},
 		{name: "convert: attention buckets 0", args: []string{"convert", "--from", h.dir, "--out", filepath.Join(h.dir, "conv"), "--attention-buckets", "0"}, code: 2, want: []string{"--attention-buckets 0: want 1..8"}},
+		{name: "testmodel: attention form buckets 9", args: []string{"testmodel", "--out", filepath.Join(h.dir, "form"), "--attention-form-buckets", "9"}, code: 2, want: []string{"--attention-form-buckets 9: want 1..8"}},
 		{name: "serve: address in use", args: []string{"serve", "--store", "none", "--addr", busy.Addr().String()}, code: 1, want: []string{"listen", "address already in use"}},
 		{name: "serve: address garbage", args: []string{"serve", "--store", "none", "--addr", "not an address"}, code: 1, want: []string{"listen not an address"}},
 		{name: "serve: positional argument", args: srv("extra"), code: 2, want: []string{`unexpected argument "extra"`}},
