@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rerankd/rerankd/internal/ortversion"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -18,9 +19,10 @@ var (
 )
 
 // RequiredORT is the ONNX Runtime release rerankd is built and tested with
-// (scripts/setup.sh installs it). Other 1.2x+ releases usually work: the
-// binding needs C API version 24 or newer.
-const RequiredORT = "1.30.0"
+// (internal/ortversion, the one place it is spelled; scripts/setup.sh
+// installs it). Other 1.2x+ releases usually work: the binding needs C API
+// version 24 or newer.
+const RequiredORT = ortversion.Required
 
 // InitRuntime loads the ONNX Runtime shared library at libPath and creates
 // the process-wide environment. Calling it again with the same path is a

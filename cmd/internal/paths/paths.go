@@ -27,7 +27,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/internal/ortversion"
 )
 
 // CacheDir is where scripts/setup.sh installs run-time files:
@@ -46,13 +46,13 @@ func CacheDir() string {
 }
 
 // ORTLib is $ORT_LIB or the library scripts/setup.sh installs, under the
-// release model.RequiredORT names (the one Go constant for it; setup.sh's
+// release ortversion.Required names (the one Go constant for it, without cgo; setup.sh's
 // ORT_VERSION is checked against it by TestORTVersionOneSource).
 func ORTLib() string {
 	if p := os.Getenv("ORT_LIB"); p != "" {
 		return p
 	}
-	return filepath.Join(CacheDir(), "onnxruntime", model.RequiredORT, "libonnxruntime.so.1")
+	return filepath.Join(CacheDir(), "onnxruntime", ortversion.Required, "libonnxruntime.so.1")
 }
 
 // Tokenizer is $RERANKD_TOKENIZER or the Qwen3 tokenizer folder setup installs.
