@@ -81,7 +81,7 @@ type SessionConfig struct {
 	// IntraOpThreads is ONNX Runtime's thread count per run; 0 means one
 	// per CPU this process may use (runtime.NumCPU). Not ORT's own default:
 	// on this project's 2-vCPU machines ORT picked one thread, and a
-	// 20-memory request ran at 0.61x the speed of two (rerankd tune).
+	// 20-memory request ran at 0.61x the speed of two (rerankd-bench tune).
 	IntraOpThreads int
 	// Spinning keeps idle threads spinning between runs: lower latency for
 	// back-to-back runs, a busy core when idle. Off costs ~25% on short
@@ -108,7 +108,7 @@ type SessionConfig struct {
 	Prefetch bool
 	// ProfilePrefix, when set, makes ONNX Runtime write a per-node timing
 	// trace (Chrome trace JSON) to PREFIX_<date>.json when the session
-	// closes: where a graph's time goes, op by op (rerankd bench
+	// closes: where a graph's time goes, op by op (rerankd-bench bench
 	// --ort-profile). Costs a little time per node; off by default.
 	ProfilePrefix string
 }

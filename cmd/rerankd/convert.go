@@ -1,17 +1,14 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"sync"
 
-	"github.com/rerankd/rerankd/cmd/internal/paths"
-	"github.com/rerankd/rerankd/cmd/internal/progress"
+	"github.com/rerankd/rerankd/cmd/internal/app"
+	"github.com/rerankd/rerankd/cmd/internal/graphflags"
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -26,11 +23,11 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "output model folder (required)")
 	revision := fs.String("revision", "main", "hub revision (branch, tag or commit)")
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the checkpoint has none (env RERANKD_TOKENIZER)")
-	external := fs.Bool("external-data", false, "always write weights to model.onnx.data (always done above 1.5 GB)")
+	external := fs.Bool("external-data", false, "always write weights to model.onnx.data (always done when the weights are too large for one protobuf file)")
 	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
 	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs, comma-separated: int8 (per-channel int8 weights, per-row int8 activations), "+
-		quantList(onnx.Quants()[1:])+" (docs/int8-precision.md), or none")
-	setGraph := graphFlags(fs)
+		graphflags.QuantList(onnx.Quants()[1:])+" (docs/int8-precision.md), or none")
+	setGraph := graphflags.Graph(fs)
 	kind := fs.String("kind", "auto", "auto (Qwen3Model architecture or sentence-transformers embedding files mean embedding), reranker or embedding")
 	tmplFlag := fs.String("template", "", "prompt template: "+rerank.TemplateQwen3Reranker+", "+rerank.TemplateMxbaiV2+
 		", or a rerankd_template.json file (default: the source's own, a known repo's, or Qwen3-Reranker's for a Qwen3 model)")
@@ -46,7 +43,7 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	// With --kind auto an embedding checkpoint is only known inside Convert,
 	// which ignores Quants for it.
-	qs, err := quantsFor(fs, *quants, k != folder.KindEmbedding, onnx.HeadLogit)
+	qs, err := graphflags.QuantsFor(fs, *quants, k != folder.KindEmbedding, onnx.HeadLogit)
 	if err != nil {
 		return err
 	}
@@ -67,7 +64,7 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if verr := hf.ValidateRepoID(src); verr != nil {
 			return fmt.Errorf("%w: --from %q is neither a folder nor a repo id: %w", errUsage, src, verr)
 		}
-		dir, err := download(src, *revision, stderr)
+		dir, err := app.Download(src, *revision, stderr)
 		if err != nil {
 			return err
 		}
@@ -97,34 +94,4 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 func hasTemplate(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, rerank.TemplateFile))
 	return err == nil
-}
-
-// download fetches a repo into the cache with a progress bar per file.
-// HF_ENDPOINT and HF_TOKEN (or HUGGING_FACE_HUB_TOKEN) are honoured.
-func download(repo, revision string, stderr io.Writer) (string, error) {
-	cfg := hf.DefaultConfig()
-	cfg.Endpoint = paths.HubEndpoint(cfg.Endpoint)
-	cfg.Token = paths.HubToken()
-	cfg.Revision = revision
-	cfg.CacheDir = filepath.Join(cacheDir(), "hub")
-	var mu sync.Mutex
-	bars := map[string]*progress.Bar{}
-	cfg.Progress = func(file string, done, total int64) {
-		mu.Lock()
-		defer mu.Unlock()
-		b, ok := bars[file]
-		if !ok {
-			b = progress.New(stderr, total, file, progress.Bytes)
-			bars[file] = b
-		}
-		b.Set(done)
-	}
-	c, err := hf.NewClient(cfg)
-	if err != nil {
-		return "", err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	fmt.Fprintf(stderr, "downloading %s@%s from %s\n", repo, revision, cfg.Endpoint)
-	return c.Download(ctx, repo)
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/rerankd/rerankd/serve"
 )
 
-// soakFlags are the flags of `rerankd loadtest --soak`.
+// soakFlags are the flags of `rerankd-bench loadtest --soak`.
 type soakFlags struct {
 	hold           time.Duration
 	ramp           time.Duration
@@ -45,7 +45,7 @@ func addSoakFlags(fs *flag.FlagSet) *soakFlags {
 	fs.Float64Var(&f.rssSlackMB, "rss-slack-mb", 16, "soak mode: ...plus this many MB (allocator and runtime noise on a small baseline)")
 	fs.Float64Var(&f.maxRSSMB, "max-rss-mb", 0, "soak mode: fail if RSS ever exceeds this (0: no bound)")
 	fs.IntVar(&f.goroutineSlack, "goroutine-slack", 4, "soak mode: idle goroutines after load may exceed those before by this many")
-	fs.DurationVar(&f.timeout, "request-timeout", serve.DefaultConfig().RequestTimeout, "soak mode: the server's per-request limit; a client gives up 10s after it")
+	fs.DurationVar(&f.timeout, "request-timeout", serve.DefaultConfig().RequestTimeout, "soak mode: the server's per-request limit; a client gives up a little after it")
 	return f
 }
 
@@ -238,7 +238,7 @@ func soak(start func(timeout time.Duration) (*loadServer, error), f *soakFlags, 
 	if err != nil {
 		return nil, err
 	}
-	res.Backend = ls.backend.Name()
+	res.Backend = ls.Backend.Name()
 	url, stop := ls.url, ls.stop
 	tr := &http.Transport{MaxIdleConnsPerHost: f.clients}
 	cl, err := client.New(client.Config{BaseURL: url, MaxRetries: -1, HTTPClient: &http.Client{Transport: tr, Timeout: f.timeout + 10*time.Second}})
@@ -404,7 +404,7 @@ func summarise(name string, secs float64, t *phaseTally) soakPhase {
 }
 
 // soakBodies returns, for each size of soakMix, a few distinct request
-// bodies of that many documents (the texts of `rerankd bench`).
+// bodies of that many documents (the texts of `rerankd-bench bench`).
 func soakBodies() [][]api.RerankRequest {
 	out := make([][]api.RerankRequest, len(soakMix))
 	for i, n := range soakMix {

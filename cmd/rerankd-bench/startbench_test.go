@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/internal/pagecache"
-	"github.com/rerankd/rerankd/model/onnx"
 )
 
 // TestStartBenchTiny: start-bench on a tiny folder reports every variant
@@ -112,39 +111,5 @@ func TestStartBenchBadInput(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errs, c.want)
 			}
 		})
-	}
-}
-
-func TestResolvePrepack(t *testing.T) {
-	for _, c := range []struct {
-		v       string
-		q       onnx.Quant
-		cache   bool
-		want    bool
-		wantErr string
-	}{
-		{"auto", onnx.QuantNone, false, false, ""},
-		{"auto", onnx.QuantInt8, false, true, ""},
-		{"auto", onnx.QuantNone, true, true, ""},
-		{"true", onnx.QuantNone, false, true, ""},
-		{"false", onnx.QuantInt8, false, false, ""},
-		{"false", onnx.QuantNone, true, false, "--session-cache"},
-		{"maybe", onnx.QuantNone, false, false, "want auto, true or false"},
-	} {
-		got, err := resolvePrepack(c.v, c.q, c.cache)
-		if c.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-				t.Errorf("%s %v cache %v: err %v, want %q", c.v, c.q, c.cache, err, c.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("%s %v cache %v: %v, %v; want %v", c.v, c.q, c.cache, got, err, c.want)
-		}
-	}
-	// serve refuses a bad value before loading anything.
-	code, _, errs := runCLI(t, "serve", "--model", t.TempDir(), "--prepack", "sometimes")
-	if code != 2 || !strings.Contains(errs, "--prepack") {
-		t.Errorf("serve --prepack sometimes: exit %d, %s", code, errs)
 	}
 }

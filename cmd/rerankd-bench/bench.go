@@ -16,13 +16,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rerankd/rerankd/cmd/internal/app"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
 )
 
-// benchResult is the JSON contract of `rerankd bench`. "Uncached" is
+// benchResult is the JSON contract of `rerankd-bench bench`. "Uncached" is
 // model.onnx batched by the Scorer (length-sorted, token budget): the path
 // before the shared-prefix graph, and the reference for score errors.
 type benchResult struct {
@@ -159,7 +160,7 @@ type benchResult struct {
 	ReadyCachedPeakRSSMB float64   `json:"ready_peak_rss_session_cache_mb,omitempty"`
 	// ScoreError is this run's variant (Quant) against the uncached
 	// float32 reference: the same figures as the error and ranking fields
-	// above, in the layout `rerankd quant-check` prints per variant.
+	// above, in the layout `rerankd-bench quant-check` prints per variant.
 	ScoreError         *variantError `json:"score_error,omitempty"`
 	Threads            int           `json:"threads"`
 	Engine             string        `json:"engine"`
@@ -179,19 +180,19 @@ type variantError struct {
 	Top5Agree    float64 `json:"top5_same_set"`
 }
 
-// runBench implements `rerankd bench`: replays LoCoMo-like requests (a ~15
+// runBench implements `rerankd-bench bench`: replays LoCoMo-like requests (a ~15
 // token question against memories of ~20-80 tokens, default instruction)
 // and measures our scoring path against a one-pair-per-call baseline, the
 // uncached batched path and the machine's MatMul throughput, all in the
 // same run, taking turns request by request.
 func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	dir := fs.String("model", "", "model folder (required); `make bench` generates a full-size one")
+	dir := fs.String("model", "", "model folder (required); make bench generates a full-size one")
 	candidates := fs.Int("candidates", 20, "memories per request")
 	requests := fs.Int("requests", 5, "requests to replay")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	threads := fs.Int("threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
-	quant := fs.String("quant", "fp32", "weights of our path: fp32 or a quantised variant the folder has (int8, int8-block32, ...: written by testmodel/convert); the baseline stays fp32. `rerankd quant-check` compares every variant in one run")
+	quant := fs.String("quant", "fp32", "weights of our path: fp32 or a quantised variant the folder has (int8, int8-block32, ...: written by testmodel/convert); the baseline stays fp32. rerankd-bench quant-check compares every variant in one run")
 	spinning := fs.Bool("spinning", true, "keep ONNX Runtime's idle threads spinning between runs (lower latency, busy cores)")
 	seed := fs.Uint64("seed", 1, "workload seed")
 	cacheMB := fs.Int("prefix-cache-mb", model.DefaultPrefixCacheMB, "our path's cross-request prefix K/V cache in MiB (0: off, to measure without it)")
@@ -200,7 +201,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	attnForm := fs.Bool("attention-form", true, "run the folder's CPU attention form of the shared-prefix graph where it has one, as serve does (false: the standard-op form, to compare)")
 	served := fs.Bool("served", true, "also time the same requests through the served composition (HTTP, scheduler, engine), one client")
-	readyStarts := fs.Int("ready-starts", 3, "fresh `rerankd serve` processes to time from start to /ready (0: skip)")
+	readyStarts := fs.Int("ready-starts", 3, "fresh rerankd serve processes to time from start to /ready (0: skip)")
 	compare := fs.String("compare", "", "cross-encoder folders only: a second conversion of the same checkpoint (another convert --encoder-fusion, say) whose batched path takes turns with ours request by request (`DIR`)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -224,7 +225,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	o.Quant = q
 	// Weights packed as serve packs them by default (--prepack auto), so
 	// the direct path runs the session the served one runs.
-	prepack, _ := resolvePrepack("auto", q, false)
+	prepack, _ := app.ResolvePrepack("auto", q, false)
 	o.Session.DisablePrepacking = !prepack
 	o.Session.ProfilePrefix = *profile
 	o.PrefixCacheMB = *cacheMB

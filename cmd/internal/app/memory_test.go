@@ -1,9 +1,8 @@
-package main
+package app
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/cmd/internal/cli"
+	"github.com/rerankd/rerankd/cmd/internal/testmodel"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/lexrank"
@@ -24,12 +25,12 @@ import (
 // model has random weights: this proves the wiring, not retrieval quality.
 func TestServeMemoryWithEmbedder(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "embed")
-	if code, _, errs := runCLI(t, "testmodel", "--kind", "embedding", "--size", "tiny", "--seed", "1", "--out", dir); code != 0 {
-		t.Fatalf("testmodel: %s", errs)
+	if err := testmodel.Run([]string{"--kind", "embedding", "--size", "tiny", "--seed", "1", "--out", dir}, nil, io.Discard, io.Discard); err != nil {
+		t.Fatalf("testmodel: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	m := testMemoryFlags(t)
-	m.embedModel, m.ortLib, m.tokenizer = dir, testenv.ORTLib(), defaultTokenizer()
+	m := testMemoryConfig(t)
+	m.Memory.EmbedModel, m.Model.RuntimeLib = dir, testenv.ORTLib()
 	e, closeMem, err := openMemory(m, log, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -55,14 +56,14 @@ func TestServeMemoryWithEmbedder(t *testing.T) {
 	}
 
 	// A dimension that contradicts the model, and a folder that is not one.
-	m2 := *m
-	m2.store, m2.vectorDim = filepath.Join(t.TempDir(), "m2.db"), 7
-	if _, _, err := openMemory(&m2, log, io.Discard); err == nil || !strings.Contains(err.Error(), "--vector-dim 7") {
+	m2 := m
+	m2.Memory.Store, m2.Memory.VectorDim = filepath.Join(t.TempDir(), "m2.db"), 7
+	if _, _, err := openMemory(m2, log, io.Discard); err == nil || !strings.Contains(err.Error(), "--vector-dim 7") {
 		t.Fatalf("dim mismatch: %v", err)
 	}
-	m3 := *m
-	m3.store, m3.embedModel = filepath.Join(t.TempDir(), "m3.db"), t.TempDir()
-	if _, _, err := openMemory(&m3, log, io.Discard); err == nil || !strings.Contains(err.Error(), "--embed-model") {
+	m3 := m
+	m3.Memory.Store, m3.Memory.EmbedModel = filepath.Join(t.TempDir(), "m3.db"), t.TempDir()
+	if _, _, err := openMemory(m3, log, io.Discard); err == nil || !strings.Contains(err.Error(), "--embed-model") {
 		t.Fatalf("bad model folder: %v", err)
 	}
 }
@@ -84,10 +85,10 @@ func TestSnapshotDirFor(t *testing.T) {
 // rebuilds it.
 func TestServeMemorySnapshots(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	m := testMemoryFlags(t)
-	m.vectorDim = 4
+	m := testMemoryConfig(t)
+	m.Memory.VectorDim = 4
 	ctx := context.Background()
-	open := func(m *memoryFlags) (*retrieval.Service, func()) {
+	open := func(m Config) (*retrieval.Service, func()) {
 		t.Helper()
 		e, closeMem, err := openMemory(m, log, io.Discard)
 		if err != nil {
@@ -109,9 +110,9 @@ func TestServeMemorySnapshots(t *testing.T) {
 	}
 	closeMem()
 	for _, c := range []struct{ snapshotDir, want string }{{"", "snapshot"}, {"none", "rebuild"}} {
-		m2 := *m
-		m2.snapshotDir = c.snapshotDir
-		e, closeMem := open(&m2)
+		m2 := m
+		m2.Memory.SnapshotDir = c.snapshotDir
+		e, closeMem := open(m2)
 		if s := e.Stats("u"); s.VectorSource != c.want || s.Vectors != 1000 {
 			t.Errorf("--snapshot-dir %q: %+v, want vectors from %s", c.snapshotDir, s, c.want)
 		}
@@ -132,8 +133,8 @@ func TestServeMemoryAnalyzer(t *testing.T) {
 		analyzer string
 		want     []string
 	}{{"", []string{"d", "t"}}, {"bigram", []string{"t"}}} {
-		m := testMemoryFlags(t)
-		m.analyzer = tc.analyzer
+		m := testMemoryConfig(t)
+		m.Memory.Analyzer = tc.analyzer
 		e, closeMem, err := openMemory(m, log, io.Discard)
 		if err != nil {
 			t.Fatal(err)
@@ -162,21 +163,21 @@ func TestServeMemoryAnalyzer(t *testing.T) {
 		bads = append(bads, "gse")
 	}
 	for _, bad := range bads {
-		m := testMemoryFlags(t)
-		m.analyzer = bad
-		if _, _, err := openMemory(m, log, io.Discard); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--analyzer") {
+		m := testMemoryConfig(t)
+		m.Memory.Analyzer = bad
+		if _, _, err := openMemory(m, log, io.Discard); !errors.Is(err, cli.ErrUsage) || !strings.Contains(err.Error(), "--analyzer") {
 			t.Errorf("--analyzer %s: %v, want a usage error naming --analyzer", bad, err)
 		}
 	}
 }
 
-// testMemoryFlags returns the memory flags as serve leaves them when none
-// is given, with a store in a temporary folder, no idle snapshots and no
-// back-fill (each test turns on what it exercises).
-func testMemoryFlags(t *testing.T) *memoryFlags {
+// testMemoryConfig returns serve's defaults with a store in a temporary
+// folder, no idle snapshots and no back-fill (each test turns on what it
+// exercises).
+func testMemoryConfig(t *testing.T) Config {
 	t.Helper()
-	m := defineMemoryFlags(flag.NewFlagSet("serve", flag.ContinueOnError))
-	m.store = filepath.Join(t.TempDir(), "m.db")
-	m.snapshotIdle, m.backfill = 0, false
-	return m
+	c := DefaultConfig()
+	c.Memory.Store = filepath.Join(t.TempDir(), "m.db")
+	c.Memory.SnapshotIdle, c.Memory.Backfill = 0, false
+	return c
 }

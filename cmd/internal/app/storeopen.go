@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -10,30 +10,31 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
 	"github.com/rerankd/rerankd/retrieval/store/pgstore"
 )
 
-// openStore opens the memory store that flag (--store, --to) names and
+// OpenStore opens the memory store that flag (--store, --to) names and
 // returns it with how to name it in logs (a URL without its password). A
 // PostgreSQL store that cannot be reached yet is not an error: it connects
 // on first use, and /ready says why it is not ready until then. "none" is
 // refused: the callers that accept it handle it before opening.
-func openStore(flag, where string, dim int, log *slog.Logger) (store.Backend, string, error) {
-	loc, err := parseStoreLocation(flag, where)
+func OpenStore(flag, where string, dim int, log *slog.Logger) (store.Backend, string, error) {
+	loc, err := ParseStoreLocation(flag, where)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %w", errUsage, err)
+		return nil, "", fmt.Errorf("%w: %w", cli.ErrUsage, err)
 	}
-	switch loc.kind {
-	case storeNone:
-		return nil, "", fmt.Errorf("%w: %s none names no store here; %s", errUsage, flag, storeForms)
-	case storePostgres:
+	switch loc.Kind {
+	case StoreNone:
+		return nil, "", fmt.Errorf("%w: %s none names no store here; %s", cli.ErrUsage, flag, StoreForms)
+	case StorePostgres:
 		opts := pgstore.DefaultOptions()
 		opts.Dimension, opts.Logger = dim, log
-		st, err := pgstore.Open(loc.conn, opts)
+		st, err := pgstore.Open(loc.Conn, opts)
 		if err != nil {
-			return nil, "", fmt.Errorf("%w: %s: %w", errUsage, flag, err)
+			return nil, "", fmt.Errorf("%w: %s: %w", cli.ErrUsage, flag, err)
 		}
 		return st, st.Redacted(), nil
 	}
@@ -57,7 +58,7 @@ func noneHint(flag string) string {
 	return ""
 }
 
-// byteUnits are the suffixes parseBytes accepts, longest first.
+// byteUnits are the suffixes ParseBytes accepts, longest first.
 var byteUnits = []struct {
 	suffix string
 	mult   int64
@@ -67,9 +68,9 @@ var byteUnits = []struct {
 	{"B", 1},
 }
 
-// parseBytes reads a byte count: digits, optionally followed by a unit
+// ParseBytes reads a byte count: digits, optionally followed by a unit
 // (KiB, MiB, GiB, TiB, KB, MB, GB, TB, B). "" is 0.
-func parseBytes(s string) (int64, error) {
+func ParseBytes(s string) (int64, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, nil
@@ -91,34 +92,34 @@ func parseBytes(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// openStoreReadOnly opens a store to read it (check, the source of a
+// OpenStoreReadOnly opens a store to read it (check, the source of a
 // copy): a bbolt file with a shared lock, or a PostgreSQL database, which
 // must be reachable now.
-func openStoreReadOnly(flag, where string) (store.Backend, string, error) {
-	loc, err := parseStoreLocation(flag, where)
+func OpenStoreReadOnly(flag, where string) (store.Backend, string, error) {
+	loc, err := ParseStoreLocation(flag, where)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %w", errUsage, err)
+		return nil, "", fmt.Errorf("%w: %w", cli.ErrUsage, err)
 	}
-	if loc.kind == storeFile {
+	if loc.Kind == StoreFile {
 		st, err := bolt.Open(where, bolt.Options{ReadOnly: true})
 		if err != nil {
 			return nil, "", err
 		}
 		return st, where, nil
 	}
-	st, name, err := openStore(flag, where, 0, nil)
+	st, name, err := OpenStore(flag, where, 0, nil)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := pingNow(st); err != nil {
+	if err := PingNow(st); err != nil {
 		_ = st.Close()
 		return nil, "", fmt.Errorf("%s: %w", name, err)
 	}
 	return st, name, nil
 }
 
-// pingNow checks that a PostgreSQL store answers (and has its schema).
-func pingNow(st store.Backend) error {
+// PingNow checks that a PostgreSQL store answers (and has its schema).
+func PingNow(st store.Backend) error {
 	p, ok := st.(store.Pinger)
 	if !ok {
 		return nil

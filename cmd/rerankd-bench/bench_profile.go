@@ -12,7 +12,7 @@ import (
 	"github.com/rerankd/rerankd/model/ortprof"
 )
 
-// profileResult is `rerankd bench --ort-profile`'s summary of our path's
+// profileResult is `rerankd-bench bench --ort-profile`'s summary of our path's
 // trace: where its time went, and how fast its matrix products ran
 // against the MatMul chain's peak measured beside the requests. The
 // efficiency bench reports is at most about MatrixShare x

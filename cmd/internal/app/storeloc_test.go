@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"strings"
@@ -9,22 +9,22 @@ func TestParseStoreLocation(t *testing.T) {
 	const secret = "s3cr3t"
 	cases := []struct {
 		in   string
-		kind storeKind
+		kind StoreKind
 		conn string // for accepted values: what the driver or bbolt gets
 		err  string // for refused values: a substring of the error
 	}{
-		{in: "", kind: storeNone},
-		{in: "none", kind: storeNone},
-		{in: "memories.db", kind: storeFile, conn: "memories.db"},
-		{in: "./data/m.db", kind: storeFile, conn: "./data/m.db"},
-		{in: "/var/lib/rerankd/a b.db", kind: storeFile, conn: "/var/lib/rerankd/a b.db"},
-		{in: `C:\data\m.db`, kind: storeFile, conn: `C:\data\m.db`},
-		{in: "postgres://u:" + secret + "@h/db", kind: storePostgres, conn: "postgres://u:" + secret + "@h/db"},
-		{in: "postgresql://u@h/db", kind: storePostgres, conn: "postgresql://u@h/db"},
-		{in: "POSTGRES://u:" + secret + "@h/db", kind: storePostgres, conn: "postgres://u:" + secret + "@h/db"},
-		{in: "PostgreSQL://u@h/db?sslmode=disable", kind: storePostgres, conn: "postgresql://u@h/db?sslmode=disable"},
-		{in: "host=localhost dbname=mem password=" + secret, kind: storePostgres, conn: "host=localhost dbname=mem password=" + secret},
-		{in: "dbname = mem", kind: storePostgres, conn: "dbname = mem"},
+		{in: "", kind: StoreNone},
+		{in: "none", kind: StoreNone},
+		{in: "memories.db", kind: StoreFile, conn: "memories.db"},
+		{in: "./data/m.db", kind: StoreFile, conn: "./data/m.db"},
+		{in: "/var/lib/rerankd/a b.db", kind: StoreFile, conn: "/var/lib/rerankd/a b.db"},
+		{in: `C:\data\m.db`, kind: StoreFile, conn: `C:\data\m.db`},
+		{in: "postgres://u:" + secret + "@h/db", kind: StorePostgres, conn: "postgres://u:" + secret + "@h/db"},
+		{in: "postgresql://u@h/db", kind: StorePostgres, conn: "postgresql://u@h/db"},
+		{in: "POSTGRES://u:" + secret + "@h/db", kind: StorePostgres, conn: "postgres://u:" + secret + "@h/db"},
+		{in: "PostgreSQL://u@h/db?sslmode=disable", kind: StorePostgres, conn: "postgresql://u@h/db?sslmode=disable"},
+		{in: "host=localhost dbname=mem password=" + secret, kind: StorePostgres, conn: "host=localhost dbname=mem password=" + secret},
+		{in: "dbname = mem", kind: StorePostgres, conn: "dbname = mem"},
 		{in: "pg://u:" + secret + "@h/db", err: `the scheme "pg"`},
 		{in: "mysql://u:" + secret + "@h/db", err: `the scheme "mysql"`},
 		{in: "postgresql:/u:" + secret + "@h/db", err: `without "//"`},
@@ -37,10 +37,10 @@ func TestParseStoreLocation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {
-			loc, err := parseStoreLocation("--store", c.in)
+			loc, err := ParseStoreLocation("--store", c.in)
 			if c.err != "" {
 				if err == nil {
-					t.Fatalf("accepted as kind %d (%q); want an error with %q", loc.kind, loc.conn, c.err)
+					t.Fatalf("accepted as kind %d (%q); want an error with %q", loc.Kind, loc.Conn, c.err)
 				}
 				msg := err.Error()
 				for _, want := range []string{c.err, "--store", "postgres://", "none"} {
@@ -56,8 +56,8 @@ func TestParseStoreLocation(t *testing.T) {
 			if err != nil {
 				t.Fatalf("refused: %v", err)
 			}
-			if loc.kind != c.kind || loc.conn != c.conn {
-				t.Errorf("got kind %d conn %q, want kind %d conn %q", loc.kind, loc.conn, c.kind, c.conn)
+			if loc.Kind != c.kind || loc.Conn != c.conn {
+				t.Errorf("got kind %d conn %q, want kind %d conn %q", loc.Kind, loc.Conn, c.kind, c.conn)
 			}
 		})
 	}
@@ -71,14 +71,14 @@ func FuzzParseStoreLocation(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		loc, err := parseStoreLocation("--store", s)
+		loc, err := ParseStoreLocation("--store", s)
 		if err != nil {
 			if len(s) >= 8 && strings.Contains(err.Error(), s) {
 				t.Fatalf("error %q repeats the value", err)
 			}
 			return
 		}
-		if loc.kind == storeFile && strings.Contains(s, "://") {
+		if loc.Kind == StoreFile && strings.Contains(s, "://") {
 			t.Fatalf("%q taken as a file", s)
 		}
 	})

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/cmd/internal/graphflags"
+
 	"github.com/rerankd/rerankd/model/onnx"
 )
 
@@ -35,7 +37,7 @@ func writeTexts(t *testing.T, name, content string) string {
 // bounds), rankings compared per request, and speed ratios against the
 // base variant (itself exactly 1).
 func TestQuantCheckTiny(t *testing.T) {
-	dir := writeTiny(t, quantList(onnx.Quants()))
+	dir := writeTiny(t, graphflags.QuantList(onnx.Quants()))
 	texts := writeTexts(t, "texts.jsonl", `{"query": "when did Caroline paint the lake?", "documents": ["Caroline: we painted a sunset over the lake.", "Jon: adopted a cat.", "Gina: camping in July."]}
 
 {"query": "who volunteers?", "documents": ["Priya: I started volunteering at the food bank.", "Tomasz: my therapist said it would help."], "instruction": "Find the memory that answers the question"}

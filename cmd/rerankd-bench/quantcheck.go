@@ -17,13 +17,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rerankd/rerankd/cmd/internal/graphflags"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/model/ref"
 	"github.com/rerankd/rerankd/rerank"
 )
 
-// quantCheckResult is the JSON contract of `rerankd quant-check`: each
+// quantCheckResult is the JSON contract of `rerankd-bench quant-check`: each
 // quantised variant's error against the folder's float32 graphs on the
 // same requests, and its speed, timed in turn with the others.
 type quantCheckResult struct {
@@ -149,7 +150,7 @@ func readTexts(path string) ([]rerank.Request, error) {
 	return reqs, nil
 }
 
-// runQuantCheck implements `rerankd quant-check`: every quantised variant
+// runQuantCheck implements `rerankd-bench quant-check`: every quantised variant
 // of a model folder against its float32 graphs on the same requests (the
 // operator's own texts, or bench's generated dialog memories), with each
 // variant's speed timed in turn with the others, request by request.
@@ -373,7 +374,7 @@ func checkedVariants(dir, list string) ([]onnx.Quant, error) {
 		}
 		if len(qs) == 0 {
 			return nil, fmt.Errorf("%s has no quantised variant: write them with `rerankd convert --quant %s` (or testmodel)",
-				dir, quantList(onnx.Quants()))
+				dir, graphflags.QuantList(onnx.Quants()))
 		}
 		return qs, nil
 	}
@@ -396,14 +397,6 @@ func checkedVariants(dir, list string) ([]onnx.Quant, error) {
 		return nil, fmt.Errorf("%w: --quant: %w", errUsage, errors.Join(errs...))
 	}
 	return qs, nil
-}
-
-func quantList(qs []onnx.Quant) string {
-	names := make([]string, len(qs))
-	for i, q := range qs {
-		names[i] = q.String()
-	}
-	return strings.Join(names, ",")
 }
 
 // accuracy compares got with ref (the same pairs, request by request).

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/client"
+	"github.com/rerankd/rerankd/cmd/internal/app"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -27,7 +27,7 @@ import (
 	"github.com/rerankd/rerankd/serve"
 )
 
-// levelResult is one concurrency level of `rerankd loadtest`.
+// levelResult is one concurrency level of `rerankd-bench loadtest`.
 type levelResult struct {
 	Concurrency int            `json:"concurrency"`
 	Requests    int            `json:"requests"`
@@ -53,7 +53,7 @@ type loadResult struct {
 	OverloadOthers int           `json:"overload_other_errors"`
 }
 
-// runLoadtest implements `rerankd loadtest`: an in-process server on a
+// runLoadtest implements `rerankd-bench loadtest`: an in-process server on a
 // loopback port, driven by real HTTP clients at several concurrency levels,
 // compared with the same requests scored directly, then pushed past a small
 // queue to show 429s instead of errors or memory growth.
@@ -62,7 +62,7 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	dir := fs.String("model", "", "model folder (empty: the lexical default)")
 	candidates := fs.Int("candidates", 20, "documents per request")
 	levels := fs.String("concurrency", "1,8,64", "comma-separated client counts")
-	perLevel := fs.Int("requests", 0, "requests per level (0: max(2 x concurrency, 16))")
+	perLevel := fs.Int("requests", 0, "requests per level (0: twice the concurrency, at least 16)")
 	overloadN := fs.Int("overload-requests", 256, "requests in the overload phase (64 clients, queue of 2 requests)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library")
@@ -99,19 +99,18 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	reqs := benchWorkload(64, *candidates, 7)
-	// Every server is composed from serve's flags by composeServer, exactly
+	// Every server is built from serve's settings by app.Build, exactly
 	// as `rerankd serve` composes it (model, scheduler, metrics, limits).
-	flagsFor := func(sc scheduler.Config, timeout time.Duration) *serveFlags {
-		f := defineServeFlags(flag.NewFlagSet("serve", flag.ContinueOnError))
-		f.modelArg, f.ortLib, f.tok, f.quant = *dir, *ortLib, *tok, q.String()
-		f.threads, f.prefixCacheMB, f.noSharedPrefix = *threads, *cacheMB, *noShared
-		f.sched = sc
-		f.sched.Workers = *workers
-		f.server.Version = version
+	flagsFor := func(sc scheduler.Config, timeout time.Duration) app.Config {
+		c := labConfig()
+		c.Model.Path, c.Model.RuntimeLib, c.Model.Tokenizer, c.Model.Quant = *dir, *ortLib, *tok, q.String()
+		c.Model.Threads, c.Model.PrefixCacheMB, c.Tuning.NoSharedPrefix = *threads, *cacheMB, *noShared
+		c.Scheduler = sc
+		c.Scheduler.Workers = *workers
 		if timeout > 0 {
-			f.server.RequestTimeout = timeout
+			c.Server.RequestTimeout = timeout
 		}
-		return f
+		return c
 	}
 	notes := stderr // model download and conversion progress
 	if *dir == "" {
@@ -127,8 +126,8 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res.Backend = ls.backend.Name()
-	url, stop, scorer := ls.url, ls.stop, ls.scorer
+	res.Backend = ls.Backend.Name()
+	url, stop, scorer := ls.url, ls.stop, ls.Scorer
 	// Server overhead: the same requests scored directly (no HTTP, no
 	// scheduler, on the server's own engine) and through the server,
 	// alternately, so drift in machine load hits both sides alike. The
@@ -228,33 +227,34 @@ func (r *loadResult) pairedRequests(perLevel int) int {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// loadServer is a server the load tools drive, composed by composeServer
-// exactly as `rerankd serve` composes it, on a loopback port.
+// loadServer is a server the load tools drive, built by app.Build
+// exactly as `rerankd serve` builds it, on a loopback port.
 type loadServer struct {
-	composition
+	*app.App
 	url  string
 	stop func() // shuts the server down, closing its backend
 }
 
 // startComposed composes the server f describes and serves it on a
 // loopback port.
-func startComposed(f *serveFlags, stderr io.Writer) (*loadServer, error) {
-	comp, err := composeServer(f, serve.NewMetrics(), slog.New(slog.NewTextHandler(io.Discard, nil)), stderr)
+func startComposed(c app.Config, stderr io.Writer) (*loadServer, error) {
+	c.Notices = stderr
+	comp, err := app.Build(c)
 	if err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		_ = comp.srv.Shutdown(context.Background())
+		_ = comp.Server.Shutdown(context.Background())
 		return nil, err
 	}
-	go func() { _ = comp.srv.Serve(ln) }()
+	go func() { _ = comp.Server.Serve(ln) }()
 	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_ = comp.srv.Shutdown(ctx)
+		_ = comp.Shutdown(ctx)
 	}
-	return &loadServer{composition: comp, url: "http://" + ln.Addr().String(), stop: stop}, nil
+	return &loadServer{App: comp, url: "http://" + ln.Addr().String(), stop: stop}, nil
 }
 
 // drive sends n requests from c concurrent clients and summarises them.

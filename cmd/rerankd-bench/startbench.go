@@ -25,7 +25,7 @@ import (
 	"github.com/rerankd/rerankd/model/onnx"
 )
 
-// startBenchResult is the JSON contract of `rerankd start-bench`: for each
+// startBenchResult is the JSON contract of `rerankd-bench start-bench`: for each
 // start variant (serve settings) and weights, starts of `rerankd serve`
 // with the model's files dropped from the page cache first (first starts)
 // and right after one (repeat starts), alternating, each timed to the first

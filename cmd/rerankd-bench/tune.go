@@ -14,12 +14,13 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/client"
+	"github.com/rerankd/rerankd/cmd/internal/app"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
 )
 
-// tuneSetting is one runtime layout `rerankd tune` compares: the server
+// tuneSetting is one runtime layout `rerankd-bench tune` compares: the server
 // `rerankd serve --threads Threads --workers Sessions` composes (Spinning
 // false: its intra-op threads block when idle instead of spinning),
 // serving Sessions requests at once.
@@ -53,19 +54,18 @@ func tuneSettings(cores int) []tuneSetting {
 
 // flags are serve's flags for st over the model folder dir, the rest
 // serve's defaults.
-func (st tuneSetting) flags(dir, ortLib, tok string, q onnx.Quant) *serveFlags {
-	f := defineServeFlags(flag.NewFlagSet("serve", flag.ContinueOnError))
-	f.modelArg, f.ortLib, f.tok, f.quant = dir, ortLib, tok, q.String()
-	f.threads, f.sched.Workers, f.noSpinning = st.Threads, st.Sessions, !st.Spinning
+func (st tuneSetting) flags(dir, ortLib, tok string, q onnx.Quant) app.Config {
+	c := labConfig()
+	c.Model.Path, c.Model.RuntimeLib, c.Model.Tokenizer, c.Model.Quant = dir, ortLib, tok, q.String()
+	c.Model.Threads, c.Scheduler.Workers, c.Tuning.NoSpinning = st.Threads, st.Sessions, !st.Spinning
 	if st.Prepack != "" {
-		f.prepack = st.Prepack
+		c.Tuning.Prepack = st.Prepack
 	}
-	f.server.Version = version
-	return f
+	return c
 }
 
-// runTune implements `rerankd tune`: composes one server per setting with
-// composeServer, exactly as `rerankd serve` composes it (HTTP, scheduler,
+// runTune implements `rerankd-bench tune`: composes one server per setting with
+// app.Build, exactly as `rerankd serve` composes it (HTTP, scheduler,
 // its own engine and prefix cache), and replays the bench workload through
 // all of them in turn, round by round, so a machine whose load drifts
 // slows them alike.
@@ -73,7 +73,7 @@ func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tune", flag.ContinueOnError)
 	dir := fs.String("model", "", "model folder (required)")
 	candidates := fs.Int("candidates", 20, "memories per request")
-	rounds := fs.Int("rounds", 4, "rounds; each setting scores `sessions` requests per round")
+	rounds := fs.Int("rounds", 4, "rounds; each setting scores as many requests per round as it has sessions")
 	cores := fs.Int("cores", 2, "cores to plan for (this machine has 2)")
 	quant := fs.String("quant", "fp32", "weights: fp32 or int8")
 	asJSON := fs.Bool("json", false, "print JSON")

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net"
 	"os"
@@ -15,13 +13,15 @@ import (
 
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/client"
+	"github.com/rerankd/rerankd/cmd/internal/app"
+	"github.com/rerankd/rerankd/cmd/internal/version"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/serve"
 )
 
 // servedPath is the served composition (HTTP, scheduler, engine) over the
-// bench's model folder, built by composeServer exactly as `rerankd serve`
+// bench's model folder, built by app.Build exactly as `rerankd serve`
 // builds it, in this process and with its own engine: the two paths must
 // not share a prefix cache, or whichever scores a request second would
 // find its query cached.
@@ -44,15 +44,23 @@ type servedSettings struct {
 // benchRequestTimeout is the served path's time limit per request.
 const benchRequestTimeout = time.Hour
 
-func (st servedSettings) flags() *serveFlags {
-	f := defineServeFlags(flag.NewFlagSet("serve", flag.ContinueOnError))
-	f.modelArg, f.quant, f.threads, f.prefixCacheMB, f.ortLib, f.tok = st.dir, st.quant.String(), st.threads, st.cacheMB, st.ortLib, st.tok
-	f.attentionForm = !st.standardAttn
-	f.server.Version = version
+func (st servedSettings) config() app.Config {
+	c := labConfig()
+	c.Model.Path, c.Model.Quant, c.Model.Threads, c.Model.PrefixCacheMB, c.Model.RuntimeLib, c.Model.Tokenizer = st.dir, st.quant.String(), st.threads, st.cacheMB, st.ortLib, st.tok
+	c.Tuning.AttentionForm = !st.standardAttn
 	// A full-size model on two cores takes longer than a served request
 	// may: the bench times requests, it does not limit them.
-	f.server.RequestTimeout = benchRequestTimeout
-	return f
+	c.Server.RequestTimeout = benchRequestTimeout
+	return c
+}
+
+// labConfig is serve's defaults for a server the lab measures: no memory
+// store (the lab scores /rerank only) and the lab's version.
+func labConfig() app.Config {
+	c := app.DefaultConfig()
+	c.Memory.Store = "none"
+	c.Version = version.String()
+	return c
 }
 
 // args are the same settings as `rerankd serve` arguments.
@@ -63,12 +71,13 @@ func (st servedSettings) args() []string {
 }
 
 func startServed(st servedSettings, stderr io.Writer) (*servedPath, error) {
-	metrics := serve.NewMetrics()
-	comp, err := composeServer(st.flags(), metrics, slog.New(slog.NewTextHandler(io.Discard, nil)), stderr)
+	cfg := st.config()
+	cfg.Notices, cfg.Metrics = stderr, serve.NewMetrics()
+	a, err := app.Build(cfg)
 	if err != nil {
 		return nil, err
 	}
-	srv := comp.srv
+	metrics, srv := cfg.Metrics, a.Server
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		_ = srv.Shutdown(context.Background())

@@ -1,6 +1,6 @@
 //go:build gse
 
-package main
+package app
 
 // Built with -tags gse, rerankd links the gse word segmenter, so that
 // `serve --analyzer gse` (and gse+bigram, gse+unigram) can index Chinese

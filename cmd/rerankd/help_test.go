@@ -1,0 +1,75 @@
+package main
+
+import (
+	"flag"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rerankd/rerankd/cmd/internal/cli"
+)
+
+// helpRuns are the command lines whose help TestHelp reads: every
+// command's and subcommand's -h and --help, and --help-all where a
+// command groups its flags.
+func helpRuns() [][]string {
+	runs := [][]string{{"-h"}, {"--help"}, {"help"}, {"serve", "--help-all"}, {"mcp", "--help-all"}}
+	for _, c := range program().Commands {
+		runs = append(runs, []string{c.Name, "-h"}, []string{c.Name, "--help"})
+	}
+	for _, sub := range []string{"check", "salvage", "copy"} {
+		runs = append(runs, []string{"store", sub, "-h"}, []string{"store", sub, "--help"})
+	}
+	return runs
+}
+
+// TestHelp: every command and subcommand answers -h and --help with exit
+// 0, and no help text quotes a measurement or turns a back-quoted word
+// into a value name (cli.HelpProblems).
+func TestHelp(t *testing.T) {
+	for _, args := range helpRuns() {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, out, errs := runCLI(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d; stderr %s", code, errs)
+			}
+			help := out + errs
+			if !strings.Contains(help, "sage") { // Usage / usage
+				t.Errorf("no usage text:\n%s", help)
+			}
+			for _, p := range cli.HelpProblems(help) {
+				t.Error(p)
+			}
+		})
+	}
+}
+
+// TestServeHelpShape: serve -h lists at most 30 flags, under the groups
+// an operator looks for; --help-all lists every flag, each in a named
+// group; the binary has at most 8 commands.
+func TestServeHelpShape(t *testing.T) {
+	flagLine := regexp.MustCompile(`(?m)^  -\S+`)
+	_, _, short := runCLI(t, "serve", "-h")
+	if n := len(flagLine.FindAllString(short, -1)); n > 30 {
+		t.Errorf("serve -h lists %d flags, want <= 30", n)
+	}
+	for _, g := range []string{"Server:", "Model:", "Memory:", "Shared store", "Advanced:", "--help-all"} {
+		if !strings.Contains(short, g) {
+			t.Errorf("serve -h lacks %q", g)
+		}
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	defineServeFlags(fs)
+	_, _, all := runCLI(t, "serve", "--help-all")
+	fs.VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(all, "  -"+f.Name+" ") && !strings.Contains(all, "  -"+f.Name+"\n") {
+			t.Errorf("serve --help-all does not list -%s", f.Name)
+		}
+	})
+	if strings.Contains(all, "\nOther:") {
+		t.Errorf("a serve flag is in no group:\n%s", all)
+	}
+	if n := len(program().Commands); n > 8 {
+		t.Errorf("%d commands, want <= 8", n)
+	}
+}
