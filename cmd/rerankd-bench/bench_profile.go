@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rerankd/rerankd/model/ortprof"
+	"github.com/rerankd/rerankd/cmd/rerankd-bench/internal/ortprof"
 )
 
 // profileResult is `rerankd-bench bench --ort-profile`'s summary of our path's

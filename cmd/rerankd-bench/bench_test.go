@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/cmd/rerankd-bench/internal/ortprof"
 	"github.com/rerankd/rerankd/model/onnx"
-	"github.com/rerankd/rerankd/model/ortprof"
 	"github.com/rerankd/rerankd/rerank"
 )
 
