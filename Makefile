@@ -128,7 +128,7 @@ bench-encoders: setup build
 
 ## bench-quant: every quantised variant of the full-size random-weight model against its float32
 ## in one run: max/mean |dlogit| and |dscore|, Kendall tau, top-5 agreement, pairs/s as same-run
-## ratios to int8 (docs/int8-precision.md). The variants go into their own folder, written once
+## ratios to int8 (docs/perf/int8-precision.md). The variants go into their own folder, written once
 ## (int8-smooth's calibration runs the plain-Go reference pass: minutes at this size).
 FULL_QUANT_MODEL ?= $(CACHE)/models/testmodel-full-seed1-quant
 QUANT_VARIANTS ?= int8,int8-block32,int8-group128,int8-mixed,int8-smooth,int8-smooth-block32

@@ -73,7 +73,7 @@
 // batch-independent). Its speed and score error are measured,
 // not assumed: `rerankd-bench bench --quant int8` reports the error and ranking
 // agreement against the float32 graph of the same weights; int8 is not the
-// default (docs/measurements.md has the figures and why).
+// default (docs/perf/measurements.md has the figures and why).
 //
 // # Prompt
 //

@@ -90,7 +90,7 @@ type SessionConfig struct {
 	// DisablePrepacking skips weight prepacking: the kernels pack a
 	// weight panel per call instead of keeping a packed copy, so a session
 	// builds without the packing's CPU time and memory; what it costs per
-	// run depends on the kernel (docs/first-start.md: nothing measurable
+	// run depends on the kernel (docs/perf/first-start.md: nothing measurable
 	// for float32 MatMul, more for int8 MatMulInteger).
 	DisablePrepacking bool
 	// SessionCacheDir, when set, keeps optimised sessions with their

@@ -236,7 +236,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			seed: *seed, served: *served, asJSON: *asJSON, opts: o, settings: st, profile: *profile, compare: *compare}, stdout, stderr)
 	}
 	if *compare != "" {
-		return fmt.Errorf("%w: --compare: %s is not a cross-encoder folder (decoder graph forms: see docs/graph-fusion.md)", errUsage, *dir)
+		return fmt.Errorf("%w: --compare: %s is not a cross-encoder folder (decoder graph forms: see docs/perf/graph-fusion.md)", errUsage, *dir)
 	}
 	benchStart := time.Now() // a trace written after this is ours
 	// The last request only warms up: its query differs from the timed

@@ -26,7 +26,7 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	external := fs.Bool("external-data", false, "always write weights to model.onnx.data (always done when the weights are too large for one protobuf file)")
 	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
 	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs, comma-separated: int8 (per-channel int8 weights, per-row int8 activations), "+
-		graphflags.QuantList(onnx.Quants()[1:])+" (docs/int8-precision.md), or none")
+		graphflags.QuantList(onnx.Quants()[1:])+" (docs/perf/int8-precision.md), or none")
 	setGraph := graphflags.Graph(fs)
 	kind := fs.String("kind", "auto", "auto (Qwen3Model architecture or sentence-transformers embedding files mean embedding), reranker or embedding")
 	tmplFlag := fs.String("template", "", "prompt template: "+rerank.TemplateQwen3Reranker+", "+rerank.TemplateMxbaiV2+

@@ -56,14 +56,14 @@ func QuantsFor(fs *flag.FlagSet, list string, reranker bool, head onnx.Head) ([]
 // and returns a function that sets them on BuildOptions after parsing.
 func Graph(fs *flag.FlagSet) func(*folder.BuildOptions) error {
 	fusion := fs.String("graph-fusion", onnx.DefaultFusion.String(),
-		"fused kernels in the reranker graphs: none (standard ops), all, or names from rotary, skipnorm, scores, attention joined by + (docs/graph-fusion.md)")
+		"fused kernels in the reranker graphs: none (standard ops), all, or names from rotary, skipnorm, scores, attention joined by + (docs/perf/graph-fusion.md)")
 	buckets := fs.Int("attention-buckets", onnx.DefaultAttentionBuckets,
 		"runs of rows the shared-prefix graph pads to their own longest row (1-8)")
 	attnForm := fs.Bool("attention-form", true,
 		"also write each shared-prefix graph's CPU attention form (shared_prefix.attn.onnx: the graph fusion plus attention; serve runs it on the CPU), unless --graph-fusion has attention already")
 	formBuckets := fs.Int("attention-form-buckets", onnx.DefaultAttentionFormBuckets, "--attention-buckets of the attention form (1-8)")
 	encFusion := fs.String("encoder-fusion", onnx.DefaultEncoderFusion.String(),
-		"ONNX Runtime contrib kernels in BERT / XLM-R graphs: none (standard ops), all, or names from skipnorm, gelu, attention joined by + (docs/encoders.md)")
+		"ONNX Runtime contrib kernels in BERT / XLM-R graphs: none (standard ops), all, or names from skipnorm, gelu, attention joined by + (docs/perf/encoders.md)")
 	return func(o *folder.BuildOptions) error {
 		f, err := onnx.ParseFusion(*fusion)
 		if err != nil {

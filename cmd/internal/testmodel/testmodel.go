@@ -38,7 +38,7 @@ func Run(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	tok := fs.String("tokenizer", paths.Tokenizer(), "tokenizer folder copied into the model (env RERANKD_TOKENIZER); with --arch xlmr|bert, a WordPiece or Unigram tokenizer.json (or its folder) copied into the checkpoint, none when not given")
 	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
 	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs, comma-separated: int8 (per-channel int8 weights, per-row int8 activations), "+
-		graphflags.QuantList(onnx.Quants()[1:])+" (docs/int8-precision.md), or none")
+		graphflags.QuantList(onnx.Quants()[1:])+" (docs/perf/int8-precision.md), or none")
 	setGraph := graphflags.Graph(fs)
 	archName := fs.String("arch", "qwen3", "qwen3 (a model folder), or xlmr / bert: a Hugging Face checkpoint of an encoder (XLM-R: bge-reranker-v2-m3 / bge-m3 shape at --size full; BERT: ms-marco-MiniLM-L-6-v2 shape) for rerankd convert")
 	dtype := fs.String("dtype", "F32", "xlmr/bert: safetensors storage type, F32, BF16 or F16")
