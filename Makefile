@@ -43,7 +43,7 @@ setup-postgres:
 	scripts/setup_postgres.sh
 
 build:
-	$(GO) build -o bin/ ./cmd/rerankd ./cmd/rerankd-bench ./cmd/eval
+	$(GO) build -buildvcs=auto -o bin/ ./cmd/rerankd ./cmd/rerankd-bench ./cmd/eval
 
 ## run: set up, build, and serve the rerank API on the embedded default (no model files needed).
 ## RUN_ARGS adds flags, e.g. make run RUN_ARGS="--model DIR --addr 0.0.0.0:8080".
