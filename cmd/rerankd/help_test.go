@@ -73,3 +73,12 @@ func TestServeHelpShape(t *testing.T) {
 		t.Errorf("%d commands, want <= 8", n)
 	}
 }
+
+// TestVersion: rerankd version reports the build's version, never the
+// old "dev" placeholder.
+func TestVersion(t *testing.T) {
+	code, out, errs := runCLI(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "rerankd ") || strings.TrimSpace(out) == "rerankd dev" || strings.TrimSpace(out) == "rerankd" {
+		t.Errorf("version: exit %d, %q %q", code, out, errs)
+	}
+}
