@@ -18,7 +18,7 @@ import (
 // half-precision one (the ratio uses their mean, so drift hits both). A
 // type without a kernel is reported and skipped.
 //
-//	go test -run - -bench MatMulChain_Precision -benchtime 1x ./cmd/rerankd
+//	go test -run - -bench MatMulChain_Precision -benchtime 1x ./cmd/rerankd-bench
 func BenchmarkMatMulChain_Precision(b *testing.B) {
 	if err := model.InitRuntime(testenv.ORTLib()); err != nil {
 		b.Fatal(err)

@@ -1,5 +1,5 @@
 // Package ortprof reads the per-node traces ONNX Runtime writes when a
-// session has profiling enabled (model.SessionConfig.ProfilePrefix, `rerankd
+// session has profiling enabled (model.SessionConfig.ProfilePrefix, `rerankd-bench
 // bench --ort-profile`) and sums where a graph's time goes: per operator
 // type, per run, and the rate the matrix products reach.
 //
