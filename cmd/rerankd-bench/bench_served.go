@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"os"
 	"regexp"
 	"strconv"
 	"time"
@@ -146,10 +145,9 @@ type readyStart struct {
 }
 
 // measureReady starts `rerankd serve` with st's settings n times, in a
-// fresh process each time (this executable; a test binary stands in for
-// rerankd through RERANKD_TEST_AS_CLI), and times each to ready.
+// fresh process each time (rerankdExe), and times each to ready.
 func measureReady(ctx context.Context, st servedSettings, n int) ([]readyStart, error) {
-	exe, err := os.Executable()
+	exe, err := rerankdExe()
 	if err != nil {
 		return nil, fmt.Errorf("ready time: %w", err)
 	}

@@ -195,7 +195,7 @@ func runStartBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		defer os.RemoveAll(tmp) //nolint:errcheck // scratch space
 		root = tmp
 	}
-	exe, err := os.Executable()
+	exe, err := rerankdExe()
 	if err != nil {
 		return err
 	}
@@ -460,7 +460,8 @@ func timeServeStart(ctx context.Context, exe string, args []string, ready func(p
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Env = append(os.Environ(), "RERANKD_TEST_AS_CLI=1")
+	cmd.Env = append(os.Environ(), "RERANKD_TEST_AS_CLI=1") // a test binary standing in for rerankd
+
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -548,4 +549,26 @@ func procReadMB(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// rerankdExe is the rerankd binary the lab starts to time serve: the one
+// beside this rerankd-bench (make build writes both to bin/), else
+// rerankd on the PATH. A test binary stands in for rerankd itself
+// (RERANKD_TEST_AS_CLI: its TestMain runs serve).
+func rerankdExe() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if name := filepath.Base(self); name != "rerankd-bench" && name != "rerankd-bench.exe" {
+		return self, nil // a test binary
+	}
+	exe := filepath.Join(filepath.Dir(self), "rerankd")
+	if _, err := os.Stat(exe); err == nil {
+		return exe, nil
+	}
+	if p, err := exec.LookPath("rerankd"); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("no rerankd beside %s nor on the PATH: make build writes bin/rerankd", self)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/cmd/internal/servecmd"
+
 	"github.com/rerankd/rerankd/cmd/internal/app"
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/cmd/internal/paths"
@@ -41,9 +43,9 @@ OpenTelemetry variables ([tracing](tracing.md)).
 
 `)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	f := defineServeFlags(fs)
-	fs.StringVar(&f.cfg.MCPNamespace, "namespace", app.DefaultMCPNamespace, "namespace of memory tools called without one")
-	groups := append(append([]cli.FlagGroup{}, serveGroups...), cli.FlagGroup{Title: "MCP", Note: "rerankd mcp only", Flags: []string{"namespace"}})
+	f := servecmd.DefineFlags(fs)
+	fs.StringVar(&f.Cfg.MCPNamespace, "namespace", app.DefaultMCPNamespace, "namespace of memory tools called without one")
+	groups := append(append([]cli.FlagGroup{}, servecmd.Groups...), cli.FlagGroup{Title: "MCP", Note: "rerankd mcp only", Flags: []string{"namespace"}})
 	for _, g := range cli.WithOthers(fs, groups) {
 		fmt.Fprintf(&b, "## %s\n\n", g.Title)
 		if g.Note != "" {

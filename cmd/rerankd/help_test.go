@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/cmd/internal/servecmd"
+
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 )
 
@@ -59,7 +61,7 @@ func TestServeHelpShape(t *testing.T) {
 		}
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	defineServeFlags(fs)
+	servecmd.DefineFlags(fs)
 	_, _, all := runCLI(t, "serve", "--help-all")
 	fs.VisitAll(func(f *flag.Flag) {
 		if !strings.Contains(all, "  -"+f.Name+" ") && !strings.Contains(all, "  -"+f.Name+"\n") {

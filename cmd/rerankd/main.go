@@ -16,6 +16,8 @@ import (
 	"slices"
 
 	"github.com/rerankd/rerankd/cmd/internal/cli"
+	"github.com/rerankd/rerankd/cmd/internal/convertcmd"
+	"github.com/rerankd/rerankd/cmd/internal/servecmd"
 	"github.com/rerankd/rerankd/cmd/internal/version"
 )
 
@@ -28,10 +30,10 @@ var labCommands = []string{"bench", "quant-check", "start-bench", "tune", "loadt
 
 func program() cli.Program {
 	p := cli.Program{Name: "rerankd", Commands: []cli.Command{
-		{Name: "serve", Summary: "serve the rerank HTTP API, the memory API and MCP on /mcp (the main job)", Run: runServe},
-		{Name: "mcp", Summary: "serve the memory and rerank tools to an MCP client over stdio", Run: runMCP},
+		{Name: "serve", Summary: "serve the rerank HTTP API, the memory API and MCP on /mcp (the main job)", Run: servecmd.RunServe},
+		{Name: "mcp", Summary: "serve the memory and rerank tools to an MCP client over stdio", Run: servecmd.RunMCP},
 		{Name: "score", Summary: "score documents against a query with a model folder", Run: runScore},
-		{Name: "convert", Summary: "convert a Hugging Face checkpoint (folder or hub repo) to a model folder", Run: runConvert},
+		{Name: "convert", Summary: "convert a Hugging Face checkpoint (folder or hub repo) to a model folder", Run: convertcmd.Run},
 		{Name: "store", Summary: "check the memory store, salvage a damaged file's valid records, or copy every memory between stores", Run: runStore},
 		{Name: "tokenize", Summary: "encode JSON lines {\"text\": ...} to {\"ids\": [...]} with the Qwen3 tokenizer", Run: runTokenize},
 		{Name: "version", Summary: "print the version (module version and VCS revision)", Run: runVersion},

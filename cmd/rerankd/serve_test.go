@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/cmd/internal/paths"
+	"github.com/rerankd/rerankd/cmd/internal/servecmd"
+
 	"github.com/rerankd/rerankd/cmd/internal/app"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/serve"
@@ -70,17 +73,17 @@ func TestServeFlagErrors(t *testing.T) {
 
 func TestApplyEnv(t *testing.T) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	f := defineServeFlags(fs)
+	f := servecmd.DefineFlags(fs)
 	t.Setenv("RERANKD_MAX_DOCUMENTS", "7")
 	t.Setenv("RERANKD_ADDR", "0.0.0.0:9999")
 	if err := fs.Parse([]string{"--addr", "127.0.0.1:1"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := applyEnv(fs); err != nil {
+	if err := paths.ApplyFlagEnv(fs); err != nil {
 		t.Fatal(err)
 	}
-	if f.cfg.Server.MaxDocuments != 7 || f.addr != "127.0.0.1:1" {
-		t.Errorf("env should fill unset flags only: max docs %d addr %s", f.cfg.Server.MaxDocuments, f.addr)
+	if f.Cfg.Server.MaxDocuments != 7 || f.Addr != "127.0.0.1:1" {
+		t.Errorf("env should fill unset flags only: max docs %d addr %s", f.Cfg.Server.MaxDocuments, f.Addr)
 	}
 }
 
@@ -144,15 +147,15 @@ func TestServeHelpStatesKeyRule(t *testing.T) {
 func buildServe(t *testing.T, edit func(*app.Config), args ...string) *app.App {
 	t.Helper()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	f := defineServeFlags(fs)
-	if _, err := parseServeFlags(fs, f, args, io.Discard); err != nil {
+	f := servecmd.DefineFlags(fs)
+	if _, err := servecmd.Parse(fs, f, args, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	f.cfg.Log, f.cfg.Notices = slog.New(slog.DiscardHandler), io.Discard
+	f.Cfg.Log, f.Cfg.Notices = slog.New(slog.DiscardHandler), io.Discard
 	if edit != nil {
-		edit(&f.cfg)
+		edit(&f.Cfg)
 	}
-	a, err := app.Build(f.cfg)
+	a, err := app.Build(f.Cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,7 @@
-package main
+// Package servecmd is rerankd serve and rerankd mcp: flag-to-Config
+// adapters over app.Build. The lab's tests start it as the rerankd they
+// time.
+package servecmd
 
 import (
 	"context"
@@ -20,16 +23,16 @@ import (
 	"github.com/rerankd/rerankd/tracing"
 )
 
-// serveFlags are `rerankd serve`'s settings: app.Config, set from flags.
+// Flags are `rerankd serve`'s settings: app.Config, set from flags.
 // Every flag can also be set by the environment variable RERANKD_<NAME>
 // (upper case, '-' as '_'); a flag on the command line wins.
-type serveFlags struct {
-	cfg                     app.Config
-	addr, apiKeys, logLevel string
+type Flags struct {
+	Cfg                     app.Config
+	Addr, apiKeys, logLevel string
 }
 
-// serveEnvHelp ends serve -h: the variables that are not flags.
-const serveEnvHelp = `
+// envHelp ends serve -h: the variables that are not flags.
+const envHelp = `
 Environment: every flag also reads RERANKD_<FLAG> (e.g. RERANKD_MAX_DOCUMENTS); a flag wins.
 Tracing (OpenTelemetry, off unless configured): OTEL_EXPORTER_OTLP_ENDPOINT or
 OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (or OTEL_TRACES_EXPORTER=otlp) turns it on;
@@ -38,10 +41,10 @@ OTEL_TRACES_SAMPLER and the exporter's other OTEL_EXPORTER_OTLP_* variables appl
 All flags, with their variables: docs/user/configuration.md.
 `
 
-// serveGroups orders serve's (and mcp's) flags in their help. Groups
+// Groups orders serve's (and mcp's) flags in their help. Groups
 // marked More are listed by --help-all only: tuning that rarely needs a
 // change, and the engine's start-up and graph-form experiments.
-var serveGroups = []cli.FlagGroup{
+var Groups = []cli.FlagGroup{
 	{Title: "Server", Flags: []string{"addr", "api-key", "key-scopes", "calibration", "log-level", "request-timeout", "max-documents", "max-tokens-per-doc"}},
 	{Title: "Model", Flags: []string{"model", "quant", "provider", "device", "threads", "max-length"}},
 	{Title: "Memory", Flags: []string{"store", "embed-model", "vector-dim", "analyzer", "snapshot-dir", "backfill"}},
@@ -51,10 +54,10 @@ var serveGroups = []cli.FlagGroup{
 	{Title: "Engine experiments", Note: "the defaults are the measured choice; docs/perf/", More: true, Flags: []string{"attention-form", "prepack", "prefetch", "session-cache"}},
 }
 
-func defineServeFlags(fs *flag.FlagSet) *serveFlags {
-	f := &serveFlags{cfg: app.DefaultConfig()}
-	c := &f.cfg
-	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address host:port")
+func DefineFlags(fs *flag.FlagSet) *Flags {
+	f := &Flags{Cfg: app.DefaultConfig()}
+	c := &f.Cfg
+	fs.StringVar(&f.Addr, "addr", "127.0.0.1:8080", "listen address host:port")
 	fs.StringVar(&f.apiKeys, "api-key", "", "comma-separated API keys required as 'Authorization: Bearer KEY', each at least 8 characters (empty: no auth)")
 	fs.StringVar(&c.KeyScopesFile, "key-scopes", "", `JSON file {"KEY": ["namespace", "prefix*"], ...} restricting keys to memory namespaces (its keys are API keys too)`)
 	fs.StringVar(&c.Calibration, "calibration", "", "calibration file written by 'eval calibrate': scores become calibrated probabilities, and its threshold applies when a request sends none")
@@ -105,50 +108,46 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	return f
 }
 
-// applyEnv fills flags not given on the command line from RERANKD_<NAME>
-// (paths.ApplyFlagEnv).
-func applyEnv(fs *flag.FlagSet) error { return paths.ApplyFlagEnv(fs) }
-
-// parseServeFlags parses serve's (or mcp's) command line and environment
+// Parse parses serve's (or mcp's) command line and environment
 // into f's Config and returns the logger --log-level asks for.
-func parseServeFlags(fs *flag.FlagSet, f *serveFlags, args []string, stderr io.Writer) (*slog.Logger, error) {
+func Parse(fs *flag.FlagSet, f *Flags, args []string, stderr io.Writer) (*slog.Logger, error) {
 	if err := cli.ParseGrouped(fs, args, stderr); err != nil {
 		return nil, err
 	}
-	if err := applyEnv(fs); err != nil {
-		return nil, fmt.Errorf("%w: %w", errUsage, err)
+	if err := paths.ApplyFlagEnv(fs); err != nil {
+		return nil, fmt.Errorf("%w: %w", cli.ErrUsage, err)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return nil, fmt.Errorf("%w: --log-level: %w", errUsage, err)
+		return nil, fmt.Errorf("%w: --log-level: %w", cli.ErrUsage, err)
 	}
 	for _, k := range strings.Split(f.apiKeys, ",") {
 		if k = strings.TrimSpace(k); k != "" {
-			f.cfg.Server.APIKeys = append(f.cfg.Server.APIKeys, k)
+			f.Cfg.Server.APIKeys = append(f.Cfg.Server.APIKeys, k)
 		}
 	}
-	f.cfg.Version = version.String()
-	f.cfg.Notices = stderr
-	f.cfg.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	return f.cfg.Log, nil
+	f.Cfg.Version = version.String()
+	f.Cfg.Notices = stderr
+	f.Cfg.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	return f.Cfg.Log, nil
 }
 
-func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+func RunServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	f := defineServeFlags(fs)
-	fs.Usage = cli.GroupedUsage(fs, "Usage: rerankd serve [flags]\n\nServes /rerank, the memory API and /mcp over HTTP.", serveGroups, serveEnvHelp)
-	log, err := parseServeFlags(fs, f, args, stderr)
+	f := DefineFlags(fs)
+	fs.Usage = cli.GroupedUsage(fs, "Usage: rerankd serve [flags]\n\nServes /rerank, the memory API and /mcp over HTTP.", Groups, envHelp)
+	log, err := Parse(fs, f, args, stderr)
 	if err != nil {
 		return err
 	}
-	if err := f.cfg.Validate(); err != nil {
+	if err := f.Cfg.Validate(); err != nil {
 		return err
 	}
 	tcfg := tracing.DefaultConfig()
-	tcfg.ServiceVersion = f.cfg.Version
+	tcfg.ServiceVersion = f.Cfg.Version
 	tcfg, err = tracing.FromEnv(tcfg, paths.LookupEnv)
 	if err != nil {
-		return fmt.Errorf("%w: tracing: %w", errUsage, err)
+		return fmt.Errorf("%w: tracing: %w", cli.ErrUsage, err)
 	}
 	tp, err := tracing.Start(context.Background(), tcfg, log)
 	if err != nil {
@@ -163,21 +162,21 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 	}()
 	if tp.Enabled() {
-		f.cfg.Tracer = tp
+		f.Cfg.Tracer = tp
 		log.Info("tracing on", "protocol", tcfg.Protocol)
 	}
-	a, err := app.Build(f.cfg)
+	a, err := app.Build(f.Cfg)
 	if err != nil {
 		return err
 	}
 	// Runs after Shutdown has drained requests (defers run last-in first-out).
 	defer func() { _ = a.Close(context.Background()) }()
 	a.Server.WithMCP(a.MCP) // the tools `rerankd mcp` serves over stdio, on /mcp
-	ln, err := net.Listen("tcp", f.addr)
+	ln, err := net.Listen("tcp", f.Addr)
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", f.addr, err)
+		return fmt.Errorf("listen %s: %w", f.Addr, err)
 	}
-	fmt.Fprintf(stdout, "rerankd %s serving %s (backend %s) on http://%s\n", f.cfg.Version, a.Backend.ModelID(), a.Backend.Name(), ln.Addr())
+	fmt.Fprintf(stdout, "rerankd %s serving %s (backend %s) on http://%s\n", f.Cfg.Version, a.Backend.ModelID(), a.Backend.Name(), ln.Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
@@ -188,7 +187,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: draining in-flight requests")
-	sctx, cancel := context.WithTimeout(context.Background(), f.cfg.Server.RequestTimeout+5*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), f.Cfg.Server.RequestTimeout+5*time.Second)
 	defer cancel()
 	return a.Shutdown(sctx)
 }
