@@ -11,7 +11,6 @@ import (
 	"flag"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/cmd/internal/paths"
@@ -48,18 +47,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return program().Run(args, stdin, stdout, stderr)
 }
 
-// stringList is a repeatable string flag (--doc a --doc b).
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ", ") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
-
 // parseFlags parses args and turns flag errors into usage errors (exit 2).
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 	return cli.ParseFlags(fs, args, stderr)
 }
 
-// defaultORTLib, defaultTokenizer, cacheDir: see cmd/internal/paths.
+// defaultORTLib, defaultTokenizer: see cmd/internal/paths.
 func defaultORTLib() string    { return paths.ORTLib() }
 func defaultTokenizer() string { return paths.Tokenizer() }
-func cacheDir() string         { return paths.CacheDir() }

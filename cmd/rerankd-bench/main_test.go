@@ -41,10 +41,8 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 
 // cliCase is one command line and what it must do.
 type cliCase struct {
-	name  string
-	args  []string
-	stdin string
-	code  int      // 1: failure, 2: usage; 0: accepted
-	want  []string // substrings of stderr
-	out   string
+	name string
+	args []string
+	code int      // 1: failure, 2: usage; 0: accepted
+	want []string // substrings of stderr
 }
