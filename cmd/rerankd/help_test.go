@@ -2,10 +2,13 @@ package main
 
 import (
 	"flag"
+	"io"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/cmd/internal/app"
 	"github.com/rerankd/rerankd/cmd/internal/servecmd"
 
 	"github.com/rerankd/rerankd/cmd/internal/cli"
@@ -82,5 +85,28 @@ func TestVersion(t *testing.T) {
 	code, out, errs := runCLI(t, "version")
 	if code != 0 || !strings.HasPrefix(out, "rerankd ") || strings.TrimSpace(out) == "rerankd dev" || strings.TrimSpace(out) == "rerankd" {
 		t.Errorf("version: exit %d, %q %q", code, out, errs)
+	}
+}
+
+// TestServeAndMCPShareConfig: serve and mcp read the same flags into the
+// same app.Config (they once rebuilt the server apart and drifted).
+func TestServeAndMCPShareConfig(t *testing.T) {
+	args := []string{"--model", "m", "--threads", "3", "--store", "none", "--quant", "int8", "--embed-model", "e", "--prefix-cache-mb", "7",
+		"--workers", "2", "--attention-form=false", "--session-cache", "auto"}
+	parse := func(name string) app.Config {
+		fs := flag.NewFlagSet(name, flag.ContinueOnError)
+		f := servecmd.DefineFlags(fs)
+		if name == "mcp" {
+			fs.StringVar(&f.Cfg.MCPNamespace, "namespace", app.DefaultMCPNamespace, "")
+		}
+		if _, err := servecmd.Parse(fs, f, args, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		f.Cfg.Log, f.Cfg.Notices = nil, nil
+		return f.Cfg
+	}
+	serveCfg, mcpCfg := parse("serve"), parse("mcp")
+	if !reflect.DeepEqual(serveCfg, mcpCfg) {
+		t.Errorf("serve and mcp configs differ:\n%+v\n%+v", serveCfg, mcpCfg)
 	}
 }
