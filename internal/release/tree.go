@@ -51,10 +51,11 @@ type Tree struct {
 func NewTree() *Tree { return &Tree{files: map[string]*File{}} }
 
 // Add puts f in the tree, replacing an entry at the same path. Paths
-// are cleaned; one leaving the tree is an error.
+// are cleaned and taken relative to the tree's root ("/opt/x" is
+// "opt/x"); one leaving the tree is an error.
 func (t *Tree) Add(f File) error {
-	p := path.Clean(strings.TrimPrefix(f.Path, "./"))
-	if p == "." || p == ".." || strings.HasPrefix(p, "../") || path.IsAbs(p) {
+	p := path.Clean(strings.TrimLeft(strings.TrimPrefix(f.Path, "./"), "/"))
+	if p == "." || p == ".." || strings.HasPrefix(p, "../") {
 		return fmt.Errorf("release: path %q is outside the tree", f.Path)
 	}
 	f.Path = p
