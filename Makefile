@@ -171,9 +171,13 @@ clean:
 RELEASE_CMDS := $(notdir $(wildcard cmd/rerankd cmd/eval cmd/rerankd-bench))
 RELEASE_CMDS_CSV = $(shell echo $(RELEASE_CMDS) | tr " " ,)
 RELEASE_DIR := build/release
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
-SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# Evaluated once (:=), so every step of one make run stamps the same values; VERSION=... on the
+# command line and SOURCE_DATE_EPOCH in the environment win.
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION := $(shell git rev-parse HEAD 2>/dev/null)
+ifndef SOURCE_DATE_EPOCH
+SOURCE_DATE_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+endif
 IMAGE := build/rerankd-image.tar
 DIST := build/rerankd-$(VERSION)-linux-amd64.tar.gz
 IMAGE_LICENSES := MIT AND Apache-2.0 AND LGPL-2.1-or-later AND GPL-3.0-or-later WITH GCC-exception-3.1 AND MPL-2.0

@@ -16,7 +16,7 @@ var Dropped = []string{
 	"bin", "sbin", "usr/bin", "usr/sbin", // tools (update-ca-certificates, tzconfig): no shell runs them
 	"usr/lib/x86_64-linux-gnu/gconv", // iconv modules: nothing here converts character sets
 	"usr/share/man", "usr/share/info", "usr/share/locale", "usr/share/lintian", "usr/share/bug",
-	"usr/share/gdb",     // libstdc++'s debugger pretty-printers
+	"usr/share/gdb", "usr/share/gcc", // libstdc++'s debugger pretty-printers
 	"usr/share/debconf", // installer questions
 	"usr/share/doc",     // all but each package's copyright file (kept below)
 }

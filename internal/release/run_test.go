@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -82,6 +83,11 @@ func TestImage(t *testing.T) {
 		t.Errorf("memories.db on the volume: %v (owned by the image's user?)", err)
 	}
 	srv.stop()
+	t.Logf("serve's output:\n%s", srv.log())
+	// Go names a listener on 0.0.0.0 by the dual-stack [::].
+	if !regexp.MustCompile(`\(backend onnx\) on http://(0\.0\.0\.0|\[::\]):8080\n`).MatchString(srv.log()) {
+		t.Errorf("serve did not say it serves the model on 0.0.0.0:8080")
+	}
 	if !strings.Contains(srv.log(), "draining") {
 		t.Errorf("no drain on SIGTERM in the log:\n%s", srv.log())
 	}
@@ -146,13 +152,16 @@ type container struct {
 	root, vol string
 }
 
-// runScript sets the namespace up and becomes the entry point: $1 root,
-// $2 volume, then env -i's arguments.
+// runScript sets the namespaces up as a runtime would (the volume, /proc,
+// a /dev of the usual four devices, loopback up) and becomes the entry
+// point: $1 root, $2 volume, then env -i's arguments. unshare makes the
+// new mount namespace private: nothing mounted here shows outside.
 const runScript = `set -e
 root=$1 vol=$2; shift 2
 mount --bind "$vol" "$root/data"
 mount -t proc proc "$root/proc"
-mount --rbind /dev "$root/dev"
+mount -t tmpfs -o mode=755 tmpfs "$root/dev"
+for d in null zero random urandom; do touch "$root/dev/$d"; mount --bind "/dev/$d" "$root/dev/$d"; done
 ip link set lo up
 exec /usr/bin/env -i "$@"`
 
