@@ -23,7 +23,7 @@ func TestBadCommandLines(t *testing.T) {
 		{"image with a stray argument", image, []string{"extra"}, []string{"unexpected arguments"}},
 		{"image without a lock", image, []string{"--out", "x", "--version", "v", "--epoch", "1", "--bin", t.TempDir(), "--lock", "/nonexistent.lock"},
 			[]string{"binary rerankd"}},
-		{"unknown flag", dist, []string{"--nope"}, []string{"--nope"}},
+		{"unknown flag", dist, []string{"--nope"}, []string{"-nope"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

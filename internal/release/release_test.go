@@ -270,7 +270,7 @@ func TestTreeWriteTar(t *testing.T) {
 			t.Errorf("hard link to %s", h.Linkname)
 		}
 	}
-	want := []string{"top/a/", "top/a/hard", "top/a/link", "top/b/", "top/b/f"}
+	want := []string{"top/", "top/a/", "top/a/hard", "top/a/link", "top/b/", "top/b/f"}
 	if !slices.Equal(names, want) {
 		t.Errorf("entries %v, want %v", names, want)
 	}

@@ -133,7 +133,11 @@ func (f *File) content() ([]byte, error) {
 func (t *Tree) WriteTar(w io.Writer, prefix string, mtime time.Time) error {
 	tw := tar.NewWriter(w)
 	mtime = mtime.UTC().Truncate(time.Second)
-	for _, f := range t.entries() {
+	entries := t.entries()
+	if prefix != "" {
+		entries = append([]*File{{Path: ".", Type: tar.TypeDir, Mode: 0o755}}, entries...)
+	}
+	for _, f := range entries {
 		name := f.Path
 		if prefix != "" {
 			name = path.Join(prefix, name)
