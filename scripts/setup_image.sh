@@ -6,6 +6,10 @@
 # sha256 are kept. A pinned version apt no longer offers (after
 # `apt-get update`) is an error naming scripts/pin_debs.sh.
 #
+# Also makes sure the tools `make image-test` runs the image with are
+# there (unshare, chroot, mount from util-linux/coreutils/mount, ip from
+# iproute2): apt-get install of the missing ones when run as root.
+#
 # Environment: RERANKD_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/rerankd).
 # Prints the folder of the packages.
 set -euo pipefail
@@ -35,4 +39,12 @@ while read -r name version arch want; do
   [ "$got" = "$want" ] || die "checksum mismatch for $name=$version: got $got, want $want (not installed)"
   mv -f "$tmp"/*.deb "$dest"
 done <"$LOCK"
+missing=()
+for t in unshare:util-linux chroot:coreutils mount:mount ip:iproute2; do
+  PATH="$PATH:/usr/sbin:/sbin" command -v "${t%%:*}" >/dev/null || missing+=("${t#*:}")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  [ "$(id -u)" = 0 ] || die "make image-test needs ${missing[*]} (install them, as root: apt-get install ${missing[*]})"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
 echo "DEBS=$DEBS"
