@@ -71,6 +71,9 @@ func TestImage(t *testing.T) {
 
 	srv := c.start(nil, "RERANKD_MODEL=/data/models/tiny")
 	srv.ready()
+	if st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", srv.entry())); !regexp.MustCompile(`\nUid:\s+65532\s+65532\s`).Match(st) {
+		t.Errorf("serve does not run as uid 65532:\n%s", st)
+	}
 	srv.check("GET", "/health", nil, http.StatusOK, nil)
 	var rr api.RerankResponse
 	srv.check("POST", "/rerank", map[string]any{"query": "where do cats sleep", "documents": []string{"cats sleep on the sofa", "tax forms are due in April"}}, http.StatusOK, &rr)
