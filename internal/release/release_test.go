@@ -472,3 +472,17 @@ func untar(t *testing.T, file, dir string) {
 		must(t, os.WriteFile(p, b, 0o644))
 	}
 }
+
+// FuzzDataMember: the .deb (ar) reader never panics or reads past its
+// input, whatever the bytes.
+func FuzzDataMember(f *testing.F) {
+	f.Add([]byte("!<arch>\n"))
+	f.Add([]byte("!<arch>\ndata.tar.gz     0           0     0     100644  3         `\nabc\n"))
+	f.Add([]byte("!<arch>\ndata.tar.gz     0           0     0     100644  -1        `\n"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		name, body, err := dataMember(raw)
+		if err == nil && (!strings.HasPrefix(name, "data.tar") || len(body) > len(raw)) {
+			t.Fatalf("member %q of %d bytes from %d bytes", name, len(body), len(raw))
+		}
+	})
+}
