@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# gotest.sh TIER [GO TEST FLAGS...]: runs one tier of the Go tests (see
+# scripts/test_tiers.txt for which package is in which tier and why).
+#
+#   oracle  the norace and mixed packages' whole suites, without -race
+#   race    every other package's whole suite under -race, then the mixed
+#           packages' concurrency tests (their -run regexp) under -race
+#   short   every package with -short, without -race: the developer's
+#           inner loop (make test-short); not a CI tier
+#   list    prints each package with its tier (race, norace, mixed REGEXP)
+#
+# `make test` runs oracle then race: together they run every test of every
+# package, and every test that starts goroutines under the race detector.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tier=${1:?usage: scripts/gotest.sh oracle|race|short|list [go test flags...]}
+shift
+GO=${GO:-go}
+mod=$($GO list -m)
+
+# Listed packages: "dir tier [regexp]" lines, comments and blanks dropped.
+listed=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' scripts/test_tiers.txt)
+norace=() mixed=() declare -A regexp=() inlist=()
+while read -r dir t re; do
+  pkg=$mod/$dir
+  inlist[$pkg]=1
+  case $t in
+    norace) norace+=("$pkg") ;;
+    mixed)
+      [ -n "$re" ] || { echo "scripts/test_tiers.txt: $dir: mixed needs a -run regexp" >&2; exit 2; }
+      mixed+=("$pkg"); regexp[$pkg]=$re ;;
+    *) echo "scripts/test_tiers.txt: $dir: unknown tier '$t' (norace or mixed)" >&2; exit 2 ;;
+  esac
+done <<<"$listed"
+
+# Everything else is raced: read from go list, so a new package is never
+# skipped, and a listed package that no longer exists fails the run.
+all=$($GO list ./...)
+for p in "${!inlist[@]}"; do
+  grep -qxF "$p" <<<"$all" || { echo "scripts/test_tiers.txt lists $p, which is not a package of $mod" >&2; exit 2; }
+done
+raced=()
+while read -r p; do [ -n "${inlist[$p]:-}" ] || raced+=("$p"); done <<<"$all"
+
+case $tier in
+  oracle)
+    exec $GO test -count=1 "$@" "${norace[@]}" "${mixed[@]}" ;;
+  race)
+    $GO test -race -count=1 "$@" "${raced[@]}"
+    for p in "${mixed[@]}"; do
+      $GO test -race -count=1 -run "${regexp[$p]}" "$@" "$p"
+    done ;;
+  short)
+    exec $GO test -short -count=1 "$@" ./... ;;
+  list)
+    for p in "${raced[@]}"; do echo "race   ${p#"$mod"/}"; done
+    for p in "${norace[@]}"; do echo "norace ${p#"$mod"/}"; done
+    for p in "${mixed[@]}"; do echo "mixed  ${p#"$mod"/} ${regexp[$p]}"; done ;;
+  *) echo "unknown tier '$tier' (oracle, race, short or list)" >&2; exit 2 ;;
+esac
