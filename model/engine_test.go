@@ -43,7 +43,7 @@ func TestORTMatchesReference(t *testing.T) {
 func TestORTMatchesReferenceUntied(t *testing.T) {
 	r := rerank.Request{Query: query, Docs: mixedDocs(6)}
 	for _, head := range []onnx.Head{onnx.HeadLogit, onnx.HeadYesNo} {
-		dir := tinyModelOf(t, "untied", tinyUntied(), head, false)
+		dir := tinyModelOf(t, tinyUntied(), head, false)
 		got := scoreAll(t, openModel(t, dir, EngineONNX, rerank.DefaultScorerConfig()), r)
 		want := scoreAll(t, openModel(t, dir, EngineReference, rerank.DefaultScorerConfig()), r)
 		maxErr := 0.0

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/internal/fixture"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
@@ -54,18 +55,7 @@ func quantSameTol(q onnx.Quant) float64 {
 // variant.
 func tinyQuantModel(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(fixtureDir, "tiny-quant")
-	fixtureMu.Lock()
-	defer fixtureMu.Unlock()
-	err, done := fixtures[dir]
-	if !done {
-		err = folder.WriteTestModel(dir, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Quants: onnx.Quants()})
-		fixtures[dir] = err
-	}
-	if err != nil {
-		t.Fatalf("write %s: %v", dir, err)
-	}
-	return dir
+	return fixture.Model(t, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Quants: onnx.Quants()})
 }
 
 func openQuant(t testing.TB, dir string, q onnx.Quant, plain bool, cfg rerank.ScorerConfig) *rerank.Scorer {

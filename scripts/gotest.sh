@@ -42,16 +42,24 @@ done
 raced=()
 while read -r p; do [ -n "${inlist[$p]:-}" ] || raced+=("$p"); done <<<"$all"
 
+# The tiny model folders tests generate (internal/fixture) are written once
+# for the whole invocation, shared by its test binaries, and removed after.
+if [ "$tier" != list ] && [ -z "${RERANKD_TEST_FIXTURES:-}" ]; then
+  RERANKD_TEST_FIXTURES=$(mktemp -d "${TMPDIR:-/tmp}/rerankd-fixtures.XXXXXX")
+  export RERANKD_TEST_FIXTURES
+  trap 'rm -rf "$RERANKD_TEST_FIXTURES"' EXIT
+fi
+
 case $tier in
   oracle)
-    exec $GO test -count=1 "$@" "${norace[@]}" "${mixed[@]}" ;;
+    $GO test -count=1 "$@" "${norace[@]}" "${mixed[@]}" ;;
   race)
     $GO test -race -count=1 "$@" "${raced[@]}"
     for p in "${mixed[@]}"; do
       $GO test -race -count=1 -run "${regexp[$p]}" "$@" "$p"
     done ;;
   short)
-    exec $GO test -short -count=1 "$@" ./... ;;
+    $GO test -short -count=1 "$@" ./... ;;
   list)
     for p in "${raced[@]}"; do echo "race   ${p#"$mod"/}"; done
     for p in "${norace[@]}"; do echo "norace ${p#"$mod"/}"; done
