@@ -65,13 +65,12 @@ test:
 	@$(PHASE) lint $(SUBMAKE) lint
 	@$(PHASE) vulncheck $(SUBMAKE) vulncheck
 	@$(PHASE) pytest $(SUBMAKE) pytest
-	@$(PHASE) go-test-oracle scripts/gotest.sh oracle -timeout 30m
-	@$(PHASE) go-test-race scripts/gotest.sh race -timeout 45m
+	@scripts/gotest.sh oracle race -timeout 45m
 
 ## test-short: a developer's inner loop: every package's tests with -short (the long loops, soaks,
 ## browsers and replicas skip), without the race detector; `make test` is what CI runs
 test-short:
-	@$(PHASE) go-test-short scripts/gotest.sh short -timeout 10m
+	@scripts/gotest.sh short -timeout 10m
 
 ## fresh-check: run .ci/run on a clone of HEAD as a new machine would (empty HOME, Go caches,
 ## toolchain, rerankd cache, npm cache); FRESH_ARGS="--keep-caches" uses this machine's Go module

@@ -217,3 +217,25 @@ func TestConcurrentScoring(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentReference: the plain-Go engines spread a batch over
+// goroutines (one per sequence, or per text for the embedder); under the
+// race tier's -race, a short batch gives each sequence what it gets alone.
+func TestConcurrentReference(t *testing.T) {
+	docs := []string{"a cat", "the support group met on Tuesday", "x", "a sunset over the lake"}
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineReference, rerank.DefaultScorerConfig())
+	batch := scoreAll(t, s, rerank.Request{Query: query, Docs: docs})
+	for i, d := range docs {
+		alone := scoreAll(t, s, rerank.Request{Query: query, Docs: []string{d}})
+		if math.Abs(alone[0].Logit-batch[i].Logit) > 1e-9 {
+			t.Errorf("doc %d: logit %g in a batch, %g alone", i, batch[i].Logit, alone[0].Logit)
+		}
+	}
+	e := openEmbedder(t, tinyEmbeddingModel(t, onnx.EmbedHidden, false), EngineReference, DefaultEmbedConfig())
+	vecs := embedAll(t, e, docs, false)
+	for i, d := range docs {
+		if _, diff := compare(t, vecs[i:i+1], embedAll(t, e, []string{d}, false)); diff > 1e-6 {
+			t.Errorf("text %d: vector in a batch differs from alone by %.3g", i, diff)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# gotest.sh TIER [GO TEST FLAGS...]: runs one tier of the Go tests (see
-# scripts/test_tiers.txt for which package is in which tier and why).
+# gotest.sh TIER... [GO TEST FLAGS...]: runs tiers of the Go tests, in the
+# order given, each reported as a phase (scripts/phase.sh: go-test-TIER);
+# scripts/test_tiers.txt says which package is in which tier and why.
 #
 #   oracle  the norace and mixed packages' whole suites, without -race
 #   race    every other package's whole suite under -race, then the mixed
@@ -11,10 +12,17 @@
 #
 # `make test` runs oracle then race: together they run every test of every
 # package, and every test that starts goroutines under the race detector.
+# The tiers of one invocation share the generated test models
+# (internal/fixture), so the race tier finds them written.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tier=${1:?usage: scripts/gotest.sh oracle|race|short|list [go test flags...]}
-shift
+one=
+if [ "${1:-}" = --one ]; then one=1; shift; fi # one tier, inside its phase
+tiers=()
+while [ $# -gt 0 ]; do
+  case $1 in oracle|race|short|list) tiers+=("$1"); shift ;; *) break ;; esac
+done
+[ ${#tiers[@]} -gt 0 ] || { echo "usage: scripts/gotest.sh oracle|race|short|list... [go test flags...]" >&2; exit 2; }
 GO=${GO:-go}
 mod=$($GO list -m)
 
@@ -44,25 +52,41 @@ while read -r p; do [ -n "${inlist[$p]:-}" ] || raced+=("$p"); done <<<"$all"
 
 # The tiny model folders tests generate (internal/fixture) are written once
 # for the whole invocation, shared by its test binaries, and removed after.
-if [ "$tier" != list ] && [ -z "${RERANKD_TEST_FIXTURES:-}" ]; then
+if [ -z "${RERANKD_TEST_FIXTURES:-}" ]; then
   RERANKD_TEST_FIXTURES=$(mktemp -d "${TMPDIR:-/tmp}/rerankd-fixtures.XXXXXX")
   export RERANKD_TEST_FIXTURES
   trap 'rm -rf "$RERANKD_TEST_FIXTURES"' EXIT
 fi
 
-case $tier in
+run_tier() {
+  local tier=$1
+  shift
+  case $tier in
   oracle)
     $GO test -count=1 "$@" "${norace[@]}" "${mixed[@]}" ;;
   race)
-    $GO test -race -count=1 "$@" "${raced[@]}"
+    local rc=0
+    $GO test -race -count=1 "$@" "${raced[@]}" || rc=$?
     for p in "${mixed[@]}"; do
-      $GO test -race -count=1 -run "${regexp[$p]}" "$@" "$p"
-    done ;;
+      $GO test -race -count=1 -run "${regexp[$p]}" "$@" "$p" || rc=$?
+    done
+    return "$rc" ;;
   short)
     $GO test -short -count=1 "$@" ./... ;;
   list)
     for p in "${raced[@]}"; do echo "race   ${p#"$mod"/}"; done
     for p in "${norace[@]}"; do echo "norace ${p#"$mod"/}"; done
     for p in "${mixed[@]}"; do echo "mixed  ${p#"$mod"/} ${regexp[$p]}"; done ;;
-  *) echo "unknown tier '$tier' (oracle, race, short or list)" >&2; exit 2 ;;
-esac
+  esac
+}
+
+if [ -n "$one" ]; then
+  run_tier "${tiers[0]}" "$@"
+  exit
+fi
+rc=0
+for t in "${tiers[@]}"; do
+  if [ "$t" = list ]; then run_tier list; continue; fi
+  scripts/phase.sh "go-test-$t" "$0" --one "$t" "$@" || rc=$?
+done
+exit "$rc"
