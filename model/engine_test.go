@@ -21,6 +21,9 @@ const query = "What did Caroline do at the support group?"
 // 1e-4 on a tiny model for a mixed-length batch (padding included).
 func TestORTMatchesReference(t *testing.T) {
 	for _, external := range []bool{false, true} {
+		if external && testing.Short() {
+			continue // -short: inline weights only
+		}
 		dir := tinyModel(t, onnx.HeadLogit, external)
 		r := rerank.Request{Query: query, Docs: mixedDocs(12)}
 		got := scoreAll(t, openModel(t, dir, EngineONNX, rerank.DefaultScorerConfig()), r)
@@ -41,6 +44,9 @@ func TestORTMatchesReference(t *testing.T) {
 // in probability, for the folded head and for a (no, yes) head read from
 // the full lm_head initializer.
 func TestORTMatchesReferenceUntied(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: TestORTMatchesReference checks the tied head")
+	}
 	r := rerank.Request{Query: query, Docs: mixedDocs(6)}
 	for _, head := range []onnx.Head{onnx.HeadLogit, onnx.HeadYesNo} {
 		dir := tinyModelOf(t, tinyUntied(), head, false)
@@ -97,6 +103,9 @@ func TestCommunityHeads(t *testing.T) {
 		head onnx.Head
 		kind OutputKind
 	}{{onnx.HeadYesNo, OutputYesNo}, {onnx.HeadVocabLast, OutputVocabLast}, {onnx.HeadVocabAll, OutputVocabAll}}
+	if testing.Short() {
+		cases = cases[:1] // -short: the two-row head only
+	}
 	for _, c := range cases {
 		dir := tinyModel(t, c.head, false)
 		o := DefaultOptions()
