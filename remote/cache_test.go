@@ -2,12 +2,12 @@ package remote
 
 import (
 	"bytes"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-	"net/http"
 )
 
 func appendTorn(t *testing.T, path string) {

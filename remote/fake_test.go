@@ -28,9 +28,9 @@ type fake struct {
 	slow      time.Duration
 
 	requests, served, pairs, refused429, refusedSize, slowed atomic.Int64
-	mu                                                      sync.Mutex
-	inFlight, maxInFlight                                   int
-	dim                                                     int
+	mu                                                       sync.Mutex
+	inFlight, maxInFlight                                    int
+	dim                                                      int
 }
 
 // score is the fake model: a deterministic function of the pair.

@@ -229,4 +229,3 @@ func firstDiff(a, b []byte) string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
