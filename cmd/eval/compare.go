@@ -337,4 +337,3 @@ func compareChart(res compareResult, path string) error {
 	width := vg.Length(max(6, float64(len(res.Metrics))*float64(n)*0.3)) * vg.Inch
 	return p.Save(width, 4*vg.Inch, path)
 }
-
