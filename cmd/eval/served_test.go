@@ -34,14 +34,20 @@ func tinyModels(t testing.TB) (rr, emb string) {
 	testenv.Require(t, testenv.TokenizerDir())
 	dir := t.TempDir()
 	rr, emb = filepath.Join(dir, "rr"), filepath.Join(dir, "emb")
-	bo := folder.BuildOptions{Tokenizer: testenv.TokenizerDir()}
-	if err := folder.WriteTestModel(rr, arch.Tiny(), 4, bo); err != nil {
-		t.Fatal(err)
-	}
-	if err := folder.WriteTestEmbeddingModel(emb, arch.Tiny(), 3, bo); err != nil {
+	writeTinyReranker(t, rr, 4)
+	if err := folder.WriteTestEmbeddingModel(emb, arch.Tiny(), 3, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
 		t.Fatal(err)
 	}
 	return rr, emb
+}
+
+// writeTinyReranker writes a generated tiny reranker (random weights
+// from seed) to dir.
+func writeTinyReranker(t testing.TB, dir string, seed uint64) {
+	t.Helper()
+	if err := folder.WriteTestModel(dir, arch.Tiny(), seed, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // serveRerankd serves the reranker folder as `rerankd serve --model`
