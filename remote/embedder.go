@@ -33,7 +33,7 @@ func DefaultEmbedderConfig(url string) EmbedderConfig {
 
 // Validate reports every problem at once.
 func (c EmbedderConfig) Validate() error {
-	errs := []error{c.Transport.Validate()}
+	errs := flatten(c.Transport.Validate())
 	if c.MaxInputs < 1 {
 		errs = append(errs, fmt.Errorf("max_inputs %d: want >= 1", c.MaxInputs))
 	}

@@ -73,7 +73,7 @@ func DefaultRerankerConfig(url string, api API) RerankerConfig {
 
 // Validate reports every problem at once.
 func (c RerankerConfig) Validate() error {
-	errs := []error{c.Transport.Validate()}
+	errs := flatten(c.Transport.Validate())
 	switch c.API {
 	case Cohere, Jina, TEI:
 	default:

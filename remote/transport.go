@@ -67,6 +67,18 @@ func (t Transport) Validate() error {
 	return errors.Join(errs...)
 }
 
+// flatten lists the problems of a joined error (none for nil), so that
+// configurations joining their parts' problems report one flat list.
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
 // endpoint returns URL, with path when it has none.
 func (t Transport) endpoint(path string) string {
 	u, err := url.Parse(t.URL)

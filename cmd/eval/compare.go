@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -89,7 +88,7 @@ func runCompare(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	runs := make([]compareRun, len(paths))
 	loaded := make([]metrics.Run, len(paths))
 	for i, p := range paths {
-		r, err := readRunFile(p)
+		r, err := readFile(p, metrics.ReadRun)
 		if err != nil {
 			return err
 		}
@@ -149,19 +148,6 @@ func runCompare(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func readRunFile(path string) (metrics.Run, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	r, err := metrics.ReadRun(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, nil
-}
-
 // evalSet is a set of questions a comparison reports: all, or a category.
 type evalSet struct {
 	name  string
@@ -174,14 +160,9 @@ type evalSet struct {
 // comparable.
 func compareSets(runs []compareRun, data, unitName, qrelsPath string) ([]evalSet, string, error) {
 	if qrelsPath != "" {
-		f, err := os.Open(qrelsPath)
+		q, err := readFile(qrelsPath, metrics.ReadQrels)
 		if err != nil {
 			return nil, "", err
-		}
-		defer func() { _ = f.Close() }()
-		q, err := metrics.ReadQrels(f)
-		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", qrelsPath, err)
 		}
 		return []evalSet{{"all", q}}, qrelsPath, nil
 	}
