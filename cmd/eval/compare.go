@@ -43,9 +43,10 @@ type pairedTest struct {
 	Set    string  `json:"set"`
 	Metric string  `json:"metric"`
 	Diff   float64 `json:"diff"`
-	// PRand is the paired randomization test's p, PT the paired t-test's.
-	PRand float64 `json:"p_randomization"`
-	PT    float64 `json:"p_t"`
+	// PRand is the paired randomization test's p, PT the paired t-test's;
+	// both absent (null) for a set of fewer than two questions.
+	PRand *float64 `json:"p_randomization"`
+	PT    *float64 `json:"p_t"`
 }
 
 // compareResult is `eval compare --json`'s output.
@@ -121,14 +122,17 @@ func runCompare(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		for i := 1; i < len(runs); i++ {
 			for _, k := range compareKeys {
 				a, b := perQuery(runs[0].per[s.name], k), perQuery(runs[i].per[s.name], k)
-				t := pairedTest{Set: s.name, Metric: k, Diff: runs[i].Sets[s.name][k] - runs[0].Sets[s.name][k], PRand: 1, PT: 1}
+				t := pairedTest{Set: s.name, Metric: k, Diff: runs[i].Sets[s.name][k] - runs[0].Sets[s.name][k]}
 				if len(a) >= 2 {
-					if t.PRand, err = metrics.Randomization(a, b, *perms, *seed); err != nil {
+					pr, err := metrics.Randomization(a, b, *perms, *seed)
+					if err != nil {
 						return err
 					}
-					if _, t.PT, err = metrics.PairedT(a, b); err != nil {
+					_, pt, err := metrics.PairedT(a, b)
+					if err != nil {
 						return err
 					}
+					t.PRand, t.PT = &pr, &pt
 				}
 				runs[i].Tests = append(runs[i].Tests, t)
 			}
@@ -254,7 +258,12 @@ func printCompare(w io.Writer, res compareResult) {
 	fmt.Fprintf(w, "\nEach later run against A, per query: the difference, and the paired randomization test's p (%d sign patterns, seed %d; t-test p in --json); \"†\" marks p < %.2f. \"*\" marks a cut-off past the run's depth.\n",
 		res.Permutations, res.Seed, compareAlpha)
 	for _, set := range res.Sets {
-		fmt.Fprintf(w, "\n%s (%d questions)\n\n| run |", set, int(res.Runs[0].Sets[set][metrics.QueriesKey]))
+		n := int(res.Runs[0].Sets[set][metrics.QueriesKey])
+		plural := "s"
+		if n == 1 {
+			plural = "" // and no test: "p n/a"
+		}
+		fmt.Fprintf(w, "\n%s (%d question%s)\n\n| run |", set, n, plural)
 		for _, k := range res.Metrics {
 			fmt.Fprintf(w, " %s |", k)
 		}
@@ -269,11 +278,14 @@ func printCompare(w io.Writer, res compareResult) {
 				cell := fmt.Sprintf("%.4f%s", r.Sets[set][k], mark)
 				for _, t := range r.Tests {
 					if t.Set == set && t.Metric == k {
-						dag := ""
-						if t.PRand < compareAlpha {
-							dag = "†"
+						switch {
+						case t.PRand == nil:
+							cell += fmt.Sprintf(" (%+.4f, p n/a)", t.Diff)
+						case *t.PRand < compareAlpha:
+							cell += fmt.Sprintf(" (%+.4f, p %.3f†)", t.Diff, *t.PRand)
+						default:
+							cell += fmt.Sprintf(" (%+.4f, p %.3f)", t.Diff, *t.PRand)
 						}
-						cell += fmt.Sprintf(" (%+.4f, p %.3f%s)", t.Diff, t.PRand, dag)
 					}
 				}
 				fmt.Fprintf(w, " %s |", cell)

@@ -73,17 +73,17 @@ func TestCompareSignificance(t *testing.T) {
 	for _, tt := range res.Runs[1].Tests {
 		switch tt.Metric {
 		case "MAP":
-			if d := tt.Diff - (wantB - 0.2); d > 1e-12 || d < -1e-12 || tt.PRand > 0.001 || tt.PT > 1e-10 {
+			if d := tt.Diff - (wantB - 0.2); d > 1e-12 || d < -1e-12 || tt.PRand == nil || *tt.PRand > 0.001 || *tt.PT > 1e-10 {
 				t.Errorf("MAP test %+v", tt)
 			}
 		case "Recall@5", "Recall@10", "Recall@20":
-			if tt.Diff != 0 || tt.PRand != 1 || tt.PT != 1 {
+			if tt.Diff != 0 || tt.PRand == nil || *tt.PRand != 1 || *tt.PT != 1 {
 				t.Errorf("%s: both runs find every document: %+v", tt.Metric, tt)
 			}
 		}
 	}
 	for _, tt := range res.Runs[2].Tests {
-		if tt.Diff != 0 || tt.PRand != 1 {
+		if tt.Diff != 0 || tt.PRand == nil || *tt.PRand != 1 {
 			t.Errorf("A against itself: %+v", tt)
 		}
 	}
