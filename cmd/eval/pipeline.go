@@ -215,7 +215,6 @@ func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p
 	run := metrics.Run{}
 	category := map[string]locomo.Category{}
 	bar := progress.New(stderr, int64(len(qrels)), pipelineName(p), progress.Items)
-	defer bar.Finish()
 	var mu sync.Mutex
 	for i := range ds.Conversations {
 		conv := &ds.Conversations[i]

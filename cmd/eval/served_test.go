@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"math"
@@ -14,9 +16,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/benchmarks/locomo"
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model"
@@ -235,3 +239,112 @@ func firstDiff(a, b []byte) string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// faultyTEI is a TEI /rerank server that caps requests at 3 texts (413
+// as TEI words it), answers every third request 429 with Retry-After 0
+// and every fifth one after 300 ms. Its score is a fixed function of the
+// pair.
+func faultyTEI(t *testing.T) (url string, requests *atomic.Int64) {
+	t.Helper()
+	requests = new(atomic.Int64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := requests.Add(1)
+		var req struct {
+			Query string   `json:"query"`
+			Texts []string `json:"texts"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/rerank" {
+			http.Error(w, `{"error":"bad request"}`, 400)
+			return
+		}
+		switch {
+		case n%3 == 0:
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, `{"error":"model is overloaded","error_type":"Overloaded"}`, http.StatusTooManyRequests)
+			return
+		case n%5 == 0:
+			select {
+			case <-time.After(300 * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		case len(req.Texts) > 3:
+			http.Error(w, fmt.Sprintf(`{"error":"batch size %d > maximum allowed batch size 3","error_type":"Validation"}`, len(req.Texts)), http.StatusRequestEntityTooLarge)
+			return
+		}
+		out := make([]map[string]any, len(req.Texts))
+		for i, d := range req.Texts {
+			out[i] = map[string]any{"index": i, "score": pairScore(req.Query, d)}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, requests
+}
+
+// pairScore is faultyTEI's model: a probability from the pair's bytes.
+func pairScore(q, d string) float64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(q + "\x00" + d))
+	return float64(h.Sum64()%999_983+1) / 1_000_000
+}
+
+// TestServedFaults: `eval locomo` through a TEI server that caps
+// documents, answers 429 and answers too slowly loses no question: every
+// judged question has its reranked candidates, each scored as the server
+// scores it, and the retries are counted.
+func TestServedFaults(t *testing.T) {
+	url, requests := faultyTEI(t)
+	runFile := filepath.Join(t.TempDir(), "run.txt")
+	var out, errb bytes.Buffer
+	code := run([]string{"locomo", "--data", fixtures, "--json", "--pipeline", "bm25+rerank", "--rerank-url", url, "--rerank-api", "tei",
+		"--request-timeout", "100ms", "--no-cache", "--run", runFile}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var res locomoResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	// The same pipeline's candidates without a rerank stage, to know what
+	// each question should hold.
+	var plain bytes.Buffer
+	bm25Run := filepath.Join(t.TempDir(), "bm25.txt")
+	if code := run([]string{"locomo", "--data", fixtures, "--depth", "50", "--run", bm25Run}, &plain, &errb); code != exitOK {
+		t.Fatal(errb.String())
+	}
+	raw, _ := os.ReadFile(runFile)
+	rawBM25, _ := os.ReadFile(bm25Run)
+	got, want := readRunBytes(t, raw), readRunBytes(t, rawBM25)
+	if len(got) != len(want) || len(got) != res.Summary.Queries {
+		t.Fatalf("%d questions reranked, %d retrieved, %d judged", len(got), len(want), res.Summary.Queries)
+	}
+	ds, err := locomo.Load(fixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	question, text := map[string]string{}, map[string]string{}
+	for i := range ds.Conversations {
+		c := &ds.Conversations[i]
+		for _, q := range c.Questions {
+			question[q.ID] = q.Text
+		}
+		for _, m := range c.Memories(locomo.UnitTurn) {
+			text[m.DocID] = m.Text
+		}
+	}
+	for q, list := range want {
+		if len(got[q]) != len(list) {
+			t.Errorf("%s: %d reranked of %d candidates", q, len(got[q]), len(list))
+		}
+		for _, r := range got[q] {
+			if w := pairScore(question[q], text[r.DocID]); math.Abs(r.Score-w) > 1e-15 {
+				t.Errorf("%s %s: score %v, the server's is %v", q, r.DocID, r.Score, w)
+			}
+		}
+	}
+	if s := res.Served; s == nil || s.Retried == 0 || s.RerankRequests == 0 {
+		t.Errorf("served counts %+v after %d requests", res.Served, requests.Load())
+	}
+}
