@@ -6,8 +6,9 @@
 //
 // Every request goes through one Transport: at most Concurrency requests
 // in flight, each attempt bounded by Timeout, and failed attempts retried
-// up to Retries times — 429 after the server's Retry-After (seconds or an
-// HTTP date; exponential backoff when absent), 5xx, connection errors and
+// up to Retries times — 429 (and 503) after the server's Retry-After
+// (seconds or an HTTP date, up to MaxRetryAfter; exponential backoff when
+// absent), 5xx, connection errors and
 // timed-out attempts after an exponential backoff. Other 4xx answers are
 // errors at once, naming the status and the server's message.
 //

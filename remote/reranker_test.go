@@ -195,3 +195,18 @@ func TestRerankerCache(t *testing.T) {
 		t.Errorf("model m2: %v, %d pairs", err, f.pairs.Load())
 	}
 }
+
+// TestRetryAfterHonoured: a 429's Retry-After sets the wait, not the
+// (much shorter) backoff.
+func TestRetryAfterHonoured(t *testing.T) {
+	f := &fake{api: Cohere, every429: 1, retryAfter: "0.3"}
+	url := f.start(t)
+	cfg := RerankerConfig{Transport: fastTransport(url), API: Cohere}
+	cfg.Retries = 1
+	r, _ := NewReranker(cfg)
+	start := time.Now()
+	_, err := r.Score(context.Background(), rerank.Request{Query: "q", Docs: docs(2)})
+	if took := time.Since(start); err == nil || took < 300*time.Millisecond {
+		t.Errorf("two 429s answered in %v (err %v): the Retry-After of 0.3 s was not waited for", took, err)
+	}
+}

@@ -31,13 +31,17 @@ type Transport struct {
 	// Retries is how many times a failed attempt is tried again (>= 0).
 	Retries int
 	// Backoff is the first wait before a retry, doubled each time up to
-	// MaxBackoff; a 429's Retry-After replaces it (capped at MaxBackoff).
+	// MaxBackoff; a server's Retry-After (429, 503) replaces it, honoured
+	// up to MaxRetryAfter.
 	Backoff, MaxBackoff time.Duration
 	// Cache keeps results on disk (nil: none).
 	Cache *Cache
 	// Client sends the requests (nil: a client of its own).
 	Client *http.Client
 }
+
+// MaxRetryAfter bounds the wait a server's Retry-After can ask for.
+const MaxRetryAfter = 10 * time.Minute
 
 // DefaultTransport returns the defaults: 4 requests in flight, 60 s an
 // attempt, 5 retries from 500 ms up to 30 s apart.
@@ -147,7 +151,7 @@ func (c *client) post(ctx context.Context, body, out any) error {
 		}
 		d := wait
 		if retryAfter > 0 {
-			d = min(retryAfter, c.t.MaxBackoff)
+			d = min(retryAfter, MaxRetryAfter)
 		}
 		wait = min(2*wait, c.t.MaxBackoff)
 		c.retried.Add(1)
