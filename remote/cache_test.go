@@ -71,6 +71,7 @@ func TestParseRetryAfter(t *testing.T) {
 	}{
 		{"", "0s"}, {"2", "2s"}, {"0.5", "500ms"}, {"-1", "0s"}, {"soon", "0s"},
 		{"Mon, 07 Dec 2026 03:00:03 GMT", "3s"}, {"Mon, 07 Dec 2026 02:59:00 GMT", "0s"},
+		{"1e10", "10m0s"}, {"Inf", "10m0s"}, {"Tue, 07 Dec 2027 03:00:00 GMT", "10m0s"},
 	} {
 		if got := parseRetryAfter(tc.in, now).String(); got != tc.want {
 			t.Errorf("%q: %s, want %s", tc.in, got, tc.want)

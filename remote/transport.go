@@ -224,17 +224,20 @@ func (c *client) once(ctx context.Context, raw []byte, out any) (time.Duration, 
 }
 
 // parseRetryAfter reads a Retry-After header: seconds or an HTTP date
-// (0: none or unreadable).
+// (0: none or unreadable), at most MaxRetryAfter.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
 	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		if s > MaxRetryAfter.Seconds() { // also keeps 1e10 and Inf from overflowing
+			return MaxRetryAfter
+		}
 		return time.Duration(s * float64(time.Second))
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		return min(t.Sub(now), MaxRetryAfter)
 	}
 	return 0
 }
