@@ -202,6 +202,14 @@ func parseLocomo(args []string, stderr io.Writer) (locomoJob, error) {
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	// A served stage the pipeline does not run would leave a run that
+	// looks reranked (or embedded) and is not.
+	switch {
+	case served.rerankURL != "" && !spec.rerank:
+		return usageErr("--rerank-url: pipeline %s has no rerank stage (add +rerank)", pipelineName(spec))
+	case served.embedURL != "" && !spec.needsEmbedder():
+		return usageErr("--embed-url: pipeline %s embeds nothing (use dense or hybrid)", pipelineName(spec))
+	}
 	po.depth, po.fusion.Method = *depth, post.FusionMethod(*fusion)
 	if err := errors.Join(
 		flagNamed(po.fusion.Validate(), map[string]string{"method": "--fusion", "vector_weight": "--vector-weight", "bm25_weight": "--bm25-weight", "rrf_k": "--rrf-k"}),
