@@ -86,7 +86,7 @@ var mcpTools = []mcpTool{
 		desc: "Store one memory (a fact, preference, decision or event) so that memory_search can recall it later. " +
 			"Returns the namespace and ID it was stored under.",
 		call: func(ctx context.Context, s *Server, sc scope, raw []byte, o MCPOptions) (any, error) {
-			a, err := decodeBytes[mcpAddArgs](raw)
+			a, err := decodeStrictBody[mcpAddArgs](raw)
 			if err != nil {
 				return nil, err
 			}
@@ -98,7 +98,7 @@ var mcpTools = []mcpTool{
 		desc: "Recall the memories most relevant to a query: hybrid keyword and vector retrieval, reranked by a cross-encoder, " +
 			"optionally favouring recent memories (recency) and diverse ones (mmr). Results are best first, each with its score.",
 		call: func(ctx context.Context, s *Server, sc scope, raw []byte, o MCPOptions) (any, error) {
-			a, err := decodeBytes[mcpSearchArgs](raw)
+			a, err := decodeStrictBody[mcpSearchArgs](raw)
 			if err != nil {
 				return nil, err
 			}
@@ -111,7 +111,7 @@ var mcpTools = []mcpTool{
 	{name: "memory_list", schema: schemaOf[mcpListArgs](),
 		desc: "List the memories of a namespace in ID order, one page at a time; pass the answer's next as cursor for the following page.",
 		call: func(_ context.Context, s *Server, sc scope, raw []byte, o MCPOptions) (any, error) {
-			a, err := decodeBytes[mcpListArgs](raw)
+			a, err := decodeStrictBody[mcpListArgs](raw)
 			if err != nil {
 				return nil, err
 			}
@@ -127,7 +127,7 @@ var mcpTools = []mcpTool{
 	{name: "memory_delete", schema: schemaOf[mcpDeleteArgs](),
 		desc: "Delete one memory by its ID, e.g. when it is wrong or no longer true.",
 		call: func(_ context.Context, s *Server, sc scope, raw []byte, o MCPOptions) (any, error) {
-			a, err := decodeBytes[mcpDeleteArgs](raw)
+			a, err := decodeStrictBody[mcpDeleteArgs](raw)
 			if err != nil {
 				return nil, err
 			}
@@ -137,7 +137,7 @@ var mcpTools = []mcpTool{
 		desc: "Rank candidate texts by relevance to a query with the cross-encoder reranker. Returns the documents' indexes, best first, " +
 			"each with a relevance score (a probability in 0..1).",
 		call: func(ctx context.Context, s *Server, _ scope, raw []byte, _ MCPOptions) (any, error) {
-			a, err := decodeBytes[mcpRerankArgs](raw)
+			a, err := decodeStrictBody[mcpRerankArgs](raw)
 			if err != nil {
 				return nil, err
 			}

@@ -60,7 +60,7 @@ func (s *Server) handleAddMemories(c *fiber.Ctx) error {
 	if _, err := s.memory(); err != nil {
 		return err
 	}
-	req, err := decodeJSON[api.AddMemoriesRequest](c)
+	req, err := decodeStrictJSON[api.AddMemoriesRequest](c)
 	if err != nil {
 		return err
 	}
@@ -252,7 +252,7 @@ func (s *Server) handleSearch(c *fiber.Ctx) error {
 	if _, err := s.memory(); err != nil {
 		return err
 	}
-	req, err := decodeJSON[api.SearchRequest](c)
+	req, err := decodeStrictJSON[api.SearchRequest](c)
 	if err != nil {
 		return err
 	}
