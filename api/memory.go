@@ -17,8 +17,11 @@ type MemoryIn struct {
 	Time *time.Time `json:"time,omitempty"`
 	// Source is optional provenance (working directory, tool, file).
 	Source string `json:"source,omitempty"`
-	// Metadata is optional string data, returned unchanged.
-	Metadata map[string]string `json:"metadata,omitempty"`
+	// Metadata is optional typed data: each value a string, a number or
+	// a boolean (null drops the key), returned unchanged. Numbers are
+	// float64, exact for integers up to 2^53. At most 64 keys; strings at
+	// most 4 KiB.
+	Metadata map[string]any `json:"metadata,omitempty"`
 	// Vector is an optional client-computed embedding of the server's
 	// vector dimension; without it the server embeds Text if it has an
 	// embedding model.
@@ -51,13 +54,13 @@ type AddMemoriesResponse struct {
 
 // Memory is a stored memory as returned by the API.
 type Memory struct {
-	Namespace string            `json:"namespace"`
-	ID        string            `json:"id"`
-	Text      string            `json:"text"`
-	Time      time.Time         `json:"time"`
-	Source    string            `json:"source,omitempty"`
-	Metadata  map[string]string `json:"metadata,omitempty"`
-	HasVector bool              `json:"has_vector"`
+	Namespace string         `json:"namespace"`
+	ID        string         `json:"id"`
+	Text      string         `json:"text"`
+	Time      time.Time      `json:"time"`
+	Source    string         `json:"source,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+	HasVector bool           `json:"has_vector"`
 }
 
 // ListMemoriesResponse answers GET /v1/memories/{namespace}.

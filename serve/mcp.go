@@ -27,13 +27,13 @@ type MCPOptions struct {
 // tags are what a model reads in tools/list.
 type (
 	mcpAddArgs struct {
-		Namespace string            `json:"namespace,omitempty" jsonschema:"The memory namespace (a user, agent or project). Letters, digits and . _ - : only. Omit it for the server's default namespace."`
-		Text      string            `json:"text" jsonschema:"The memory itself: a fact, preference, decision or event, in plain language. Valid UTF-8, at most 1 MiB."`
-		ID        string            `json:"id,omitempty" jsonschema:"An ID unique within the namespace. Adding an existing ID replaces that memory. Generated when omitted."`
-		Time      *time.Time        `json:"time,omitempty" jsonschema:"When the memory was formed, as an RFC 3339 time (2025-01-31T09:00:00Z). Defaults to now. Recency ranking uses it."`
-		Source    string            `json:"source,omitempty" jsonschema:"Optional provenance: the file, tool, conversation or working directory it came from."`
-		Metadata  map[string]string `json:"metadata,omitempty" jsonschema:"Optional string key/value pairs kept with the memory and returned with it."`
-		Vector    []float32         `json:"vector,omitempty" jsonschema:"Optional embedding of text computed by the caller; only when the server runs without its own embedding model."`
+		Namespace string         `json:"namespace,omitempty" jsonschema:"The memory namespace (a user, agent or project). Letters, digits and . _ - : only. Omit it for the server's default namespace."`
+		Text      string         `json:"text" jsonschema:"The memory itself: a fact, preference, decision or event, in plain language. Valid UTF-8, at most 1 MiB."`
+		ID        string         `json:"id,omitempty" jsonschema:"An ID unique within the namespace. Adding an existing ID replaces that memory. Generated when omitted."`
+		Time      *time.Time     `json:"time,omitempty" jsonschema:"When the memory was formed, as an RFC 3339 time (2025-01-31T09:00:00Z). Defaults to now. Recency ranking uses it."`
+		Source    string         `json:"source,omitempty" jsonschema:"Optional provenance: the file, tool, conversation or working directory it came from."`
+		Metadata  map[string]any `json:"metadata,omitempty" jsonschema:"Optional key/value pairs kept with the memory and returned with it; each value a string, a number or a boolean (e.g. {\"kind\":\"fact\",\"priority\":2,\"done\":false}). Search filters can select by them."`
+		Vector    []float32      `json:"vector,omitempty" jsonschema:"Optional embedding of text computed by the caller; only when the server runs without its own embedding model."`
 	}
 	mcpSearchArgs struct {
 		Query     string             `json:"query" jsonschema:"What to recall, as a question or a description of the memories wanted."`

@@ -165,7 +165,8 @@ func TestMCPSameMessagesAsHTTP(t *testing.T) {
 	}
 	cases := []struct{ tool, args, method, path, body string }{
 		{"memory_add", `{"namespace":"a","text":""}`, "POST", "/v1/memories", `{"namespace":"a","text":""}`},
-		{"memory_add", `{"namespace":"a","text":"x","metadata":{"k":1}}`, "POST", "/v1/memories", `{"namespace":"a","text":"x","metadata":{"k":1}}`},
+		{"memory_add", `{"namespace":"a","text":"x","metadata":{"k":[1]}}`, "POST", "/v1/memories", `{"namespace":"a","text":"x","metadata":{"k":[1]}}`},
+		{"memory_search", `{"query":"q","treshold":0.5}`, "POST", "/v1/search", `{"namespace":"default","query":"q","treshold":0.5}`},
 		{"memory_search", `{"namespace":"a","query":"q","top_k":5000,"mmr":{"lambda":2}}`, "POST", "/v1/search", `{"namespace":"a","query":"q","top_k":5000,"mmr":{"lambda":2}}`},
 		{"memory_search", `{"namespace":"a b","query":"q"}`, "POST", "/v1/search", `{"namespace":"a b","query":"q"}`},
 		{"memory_delete", `{"namespace":"a","id":"nope"}`, "DELETE", "/v1/memories/a/nope", ``},

@@ -106,8 +106,12 @@ func (s *Server) addMemories(ctx context.Context, sc scope, req *api.AddMemories
 		if in.Time != nil {
 			t = *in.Time
 		}
+		md, err := memory.FromAny(in.Metadata)
+		if err != nil {
+			return resp, newError(KindValidation, "memory %d: %s", i, trimPrefix(err))
+		}
 		items[i] = store.Item{Memory: memory.Memory{Namespace: ns, ID: id, Text: in.Text, Time: t,
-			Source: in.Source, Metadata: in.Metadata}, Vector: in.Vector}
+			Source: in.Source, Metadata: md}, Vector: in.Vector}
 		if err := sc.check(ns); err != nil {
 			return resp, err
 		}
@@ -245,7 +249,7 @@ func (s *Server) listMemories(sc scope, ns, after string, limit int) (api.ListMe
 
 func apiMemory(m memory.Memory, hasVector bool) api.Memory {
 	return api.Memory{Namespace: m.Namespace, ID: m.ID, Text: m.Text, Time: m.Time, Source: m.Source,
-		Metadata: m.Metadata, HasVector: hasVector}
+		Metadata: m.Metadata.ToAny(), HasVector: hasVector}
 }
 
 func (s *Server) handleSearch(c *fiber.Ctx) error {

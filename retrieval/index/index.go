@@ -135,7 +135,7 @@ const (
 func (s *Set) fields(m memory.Memory) bm25.Fields {
 	var f bm25.Fields
 	if k := s.speakerKey; k != "" {
-		if v := m.Metadata[k]; v != "" {
+		if v, _ := m.Metadata[k].Str(); v != "" {
 			f[FieldSpeaker] = s.Lex.Analyzer().Terms(v)
 		}
 	}

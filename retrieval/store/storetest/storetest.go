@@ -87,7 +87,7 @@ func mem(ns, id string) memory.Memory {
 		ID: id, Namespace: ns, Text: "text of " + id,
 		Time:     time.Date(2024, 5, 6, 7, 8, 9, 10, time.UTC),
 		Source:   "/work/" + ns,
-		Metadata: map[string]string{"kind": "fact"},
+		Metadata: memory.Strings(map[string]string{"kind": "fact"}),
 	}
 }
 
