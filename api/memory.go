@@ -104,6 +104,10 @@ type SearchRequest struct {
 	// default (cross-validated on LoCoMo: BM25 k1 1.2 b 0.1, speaker and
 	// time fields at weight 4, plus context).
 	Ranking *RankingParams `json:"ranking,omitempty"`
+	// Filters restricts the search to the memories they match, applied
+	// before every stage's cut-off: top_k matching memories come back
+	// whenever that many match.
+	Filters *Filter `json:"filters,omitempty"`
 }
 
 // RankingParams selects the lexical ranking: Name picks a whole one
@@ -216,4 +220,50 @@ type SearchTiming struct {
 // DeleteResponse answers DELETE /v1/memories/{namespace}/{id}.
 type DeleteResponse struct {
 	Deleted bool `json:"deleted"`
+}
+
+// Filter selects memories, in Qdrant's shape: every condition of Must,
+// at least one of Should (when it has any), none of MustNot. Keys "time",
+// "source" and "id" are the memory's fields; "metadata.K" or any other
+// key is metadata key K.
+type Filter struct {
+	Must    []Condition `json:"must,omitempty"`
+	Should  []Condition `json:"should,omitempty"`
+	MustNot []Condition `json:"must_not,omitempty"`
+}
+
+// Condition is one test: Key with Match or Range, or IsEmpty, or a nested
+// filter (Must, Should, MustNot at the condition's level).
+type Condition struct {
+	Key     string            `json:"key,omitempty"`
+	Match   *MatchCondition   `json:"match,omitempty"`
+	Range   *RangeCondition   `json:"range,omitempty"`
+	IsEmpty *IsEmptyCondition `json:"is_empty,omitempty"`
+	Must    []Condition       `json:"must,omitempty"`
+	Should  []Condition       `json:"should,omitempty"`
+	MustNot []Condition       `json:"must_not,omitempty"`
+}
+
+// MatchCondition is equality: exactly one of Value (equal), Any (equal to
+// one: "in") or Except (equal to none, or absent: "not in"). Values are
+// strings, numbers or booleans; "5" never equals 5.
+type MatchCondition struct {
+	Value  any   `json:"value,omitempty"`
+	Any    []any `json:"any,omitempty"`
+	Except []any `json:"except,omitempty"`
+}
+
+// RangeCondition bounds a number, or a time given as an RFC 3339 string
+// (the "time" key, or metadata strings holding times).
+type RangeCondition struct {
+	GT  any `json:"gt,omitempty"`
+	GTE any `json:"gte,omitempty"`
+	LT  any `json:"lt,omitempty"`
+	LTE any `json:"lte,omitempty"`
+}
+
+// IsEmptyCondition matches memories without Key (absent or null); under
+// must_not it is "exists".
+type IsEmptyCondition struct {
+	Key string `json:"key"`
 }

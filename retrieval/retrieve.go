@@ -10,6 +10,8 @@ import (
 
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/filter"
+	"github.com/rerankd/rerankd/retrieval/index"
 	"github.com/rerankd/rerankd/retrieval/keep"
 	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
@@ -64,6 +66,9 @@ type Query struct {
 	// Ranking is the lexical first stage's ranking; nil is
 	// DefaultRanking().
 	Ranking *lexrank.Ranking
+	// Filter, when set, restricts the search to the memories it matches,
+	// before any stage cuts its candidates (filter.Compile makes it).
+	Filter *filter.Matcher
 }
 
 // Retrieved is the answer to a Query.
@@ -125,17 +130,26 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	wantVec := q.Mode == ModeDense || q.Mode == ModeHybrid
 	if !sp.LexReady() && !wantVec {
 		sctx, ssp := span.Start(ctx, tracerName, "rerankd.scan")
-		got, err := e.scan(sctx, q.Namespace, q.Text, depth, q.ranking())
+		got, err := e.scan(sctx, q.Namespace, q.Text, depth, q.ranking(), q.Filter)
 		span.End(ssp, err)
 		return got, err
 	}
 
 	ix := sp.Indexes()
 	ranking := q.ranking()
+	var allowed *index.Allowed
+	var allow func(string) bool
+	if q.Filter != nil {
+		_, fsp := span.Start(ctx, tracerName, "rerankd.filter")
+		allowed = ix.Allowed(q.Filter)
+		allow = allowed.Has
+		fsp.SetAttributes(attribute.Int("rerankd.allowed", allowed.Len()), attribute.Int("rerankd.memories", allowed.Live))
+		fsp.End()
+	}
 	var bm []post.Hit
 	var raw map[string]float64 // BM25 of each lexical hit, when a stage changed the score
 	if q.Mode != ModeDense {
-		lexHits := lexrank.Stage(ctx, ix, q.Text, depth, ranking)
+		lexHits := lexrank.Stage(ctx, ix, q.Text, depth, ranking, allow)
 		bm = make([]post.Hit, len(lexHits))
 		if ranking.Staged() {
 			raw = make(map[string]float64, len(lexHits))
@@ -168,7 +182,7 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 			break
 		}
 		_, vsp := span.Start(ctx, tracerName, "rerankd.vector_search")
-		hits, err := ix.Vec.Search(qv, depth)
+		hits, err := ix.SearchVectors(qv, depth, allowed)
 		vsp.SetAttributes(attribute.Int("rerankd.hits", len(hits)))
 		span.End(vsp, err)
 		if err != nil {
@@ -289,7 +303,7 @@ func (e *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
 // scan scores up to ScanLimit memories of ns with per-request BM25 (the
 // ranking's k1 and b; its other stages need the index): the level used
 // while the namespace's index is still being built.
-func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexrank.Ranking) (Retrieved, error) {
+func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexrank.Ranking, f *filter.Matcher) (Retrieved, error) {
 	var recs []store.Record
 	if err := ctx.Err(); err != nil {
 		return Retrieved{}, err
@@ -298,7 +312,16 @@ func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexran
 		if err != nil {
 			return Retrieved{}, fmt.Errorf("retrieval: scan: %w", mapStoreErr(err))
 		}
-		recs = append(recs, pg.Records[:min(len(pg.Records), e.cfg.ScanLimit-len(recs))]...)
+		page := pg.Records
+		if f != nil {
+			page = make([]store.Record, 0, len(pg.Records))
+			for _, r := range pg.Records {
+				if f.Match(filter.Of(r.Memory)) {
+					page = append(page, r)
+				}
+			}
+		}
+		recs = append(recs, page[:min(len(page), e.cfg.ScanLimit-len(recs))]...)
 		if len(recs) >= e.cfg.ScanLimit {
 			break
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/filter"
 	"github.com/rerankd/rerankd/retrieval/keep"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
@@ -201,16 +202,42 @@ func (e *Service) Get(ns, id string) (store.Record, error) {
 
 // List returns up to limit memories of ns after the ID `after`, in ID
 // order, with their vectors, and the cursor for the next page ("" at the
-// end).
-func (e *Service) List(ns, after string, limit int) ([]store.Record, string, error) {
+// end). With a filter f only matching memories are returned: the store is
+// read page by page until limit match or it ends, and the cursor is the
+// last memory read.
+func (e *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.Record, string, error) {
 	if err := memory.ValidateNamespace(ns); err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	recs, next, err := e.b.St.Page(ns, after, limit, true)
-	if err != nil {
-		return nil, "", mapStoreErr(err)
+	if f == nil {
+		recs, next, err := e.b.St.Page(ns, after, limit, true)
+		if err != nil {
+			return nil, "", mapStoreErr(err)
+		}
+		return recs, next, nil
 	}
-	return recs, next, nil
+	var out []store.Record
+	for {
+		recs, next, err := e.b.St.Page(ns, after, limit, true)
+		if err != nil {
+			return nil, "", mapStoreErr(err)
+		}
+		for i, r := range recs {
+			if f.Match(filter.Of(r.Memory)) {
+				out = append(out, r)
+				if len(out) == limit {
+					if i == len(recs)-1 {
+						return out, next, nil
+					}
+					return out, r.Memory.ID, nil
+				}
+			}
+		}
+		if next == "" {
+			return out, "", nil
+		}
+		after = next
+	}
 }
 
 func keysValid(ns, id string) error {

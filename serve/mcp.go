@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -43,11 +44,13 @@ type (
 		Recency   *api.RecencyParams `json:"recency,omitempty" jsonschema:"Favour recent memories: weight (default 0.1) blends in an exponential decay by age with half_life (a Go duration such as 168h). Omit it to rank by relevance alone."`
 		MMR       *api.MMRParams     `json:"mmr,omitempty" jsonschema:"Diversify results with maximal marginal relevance: lambda (0..1, default 0.7) trades relevance against novelty over the best window (default 20) candidates. Omit it for no diversification."`
 		Rerank    *bool              `json:"rerank,omitempty" jsonschema:"Score candidates with the cross-encoder reranker. Defaults to true when the server has a model."`
+		Filters   *api.Filter        `json:"filters,omitempty" jsonschema:"Recall only memories matching this filter (Qdrant's shape): {\"must\":[{\"key\":\"kind\",\"match\":{\"value\":\"fact\"}},{\"key\":\"time\",\"range\":{\"gte\":\"2025-01-01T00:00:00Z\"}}],\"should\":[...],\"must_not\":[...]}. match takes value, any (in) or except (not in); range takes gt, gte, lt, lte (numbers, or RFC 3339 times); {\"is_empty\":{\"key\":\"k\"}} matches memories without k. Keys: time, source, id, or a metadata key."`
 	}
 	mcpListArgs struct {
-		Namespace string `json:"namespace,omitempty" jsonschema:"The namespace to list. Omit it for the server's default namespace."`
-		Limit     *int   `json:"limit,omitempty" jsonschema:"How many memories per page (1..1000, default 100)."`
-		Cursor    string `json:"cursor,omitempty" jsonschema:"The next value of the previous page, to continue after it. Omit it for the first page."`
+		Namespace string      `json:"namespace,omitempty" jsonschema:"The namespace to list. Omit it for the server's default namespace."`
+		Limit     *int        `json:"limit,omitempty" jsonschema:"How many memories per page (1..1000, default 100)."`
+		Cursor    string      `json:"cursor,omitempty" jsonschema:"The next value of the previous page, to continue after it. Omit it for the first page."`
+		Filters   *api.Filter `json:"filters,omitempty" jsonschema:"List only memories matching this filter (the shape of memory_search's filters)."`
 	}
 	mcpDeleteArgs struct {
 		Namespace string `json:"namespace,omitempty" jsonschema:"The namespace holding the memory. Omit it for the server's default namespace."`
@@ -70,8 +73,15 @@ type mcpTool struct {
 }
 
 func schemaOf[T any]() func() (*jsonschema.Schema, error) {
-	return func() (*jsonschema.Schema, error) { return jsonschema.For[T](nil) }
+	return func() (*jsonschema.Schema, error) { return jsonschema.For[T](schemaOptions) }
 }
+
+// schemaOptions describe the types the schema inference cannot: a filter
+// condition nests filters (a cycle), and is described to the model in
+// its field's description instead.
+var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[api.Condition](): {Type: "object", Description: "A condition: {key, match} or {key, range}, {is_empty: {key}}, or a nested filter (must, should, must_not)."},
+}}
 
 // orDefault is the namespace a memory tool uses.
 func orDefault(ns string, o MCPOptions) string {
@@ -103,7 +113,7 @@ var mcpTools = []mcpTool{
 				return nil, err
 			}
 			req := &api.SearchRequest{Namespace: orDefault(a.Namespace, o), Query: a.Query, TopK: a.TopK,
-				Threshold: a.Threshold, Recency: a.Recency, MMR: a.MMR, Rerank: a.Rerank}
+				Threshold: a.Threshold, Recency: a.Recency, MMR: a.MMR, Rerank: a.Rerank, Filters: a.Filters}
 			ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 			defer cancel()
 			return s.search(ctx, sc, req)
@@ -122,7 +132,11 @@ var mcpTools = []mcpTool{
 				}
 				limit = *a.Limit
 			}
-			return s.listMemories(sc, orDefault(a.Namespace, o), a.Cursor, limit)
+			f, err := compileFilter(a.Filters)
+			if err != nil {
+				return nil, err
+			}
+			return s.listMemories(sc, orDefault(a.Namespace, o), a.Cursor, limit, f)
 		}},
 	{name: "memory_delete", schema: schemaOf[mcpDeleteArgs](),
 		desc: "Delete one memory by its ID, e.g. when it is wrong or no longer true.",

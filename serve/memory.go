@@ -13,6 +13,7 @@ import (
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/filter"
 	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
@@ -214,7 +215,11 @@ func (s *Server) handleListMemories(c *fiber.Ctx) error {
 		}
 		limit = n
 	}
-	resp, err := s.listMemories(scope{}, ns, c.Query("after"), limit)
+	f, err := filterParam(c.Query("filter"))
+	if err != nil {
+		return err
+	}
+	resp, err := s.listMemories(scope{}, ns, c.Query("after"), limit, f)
 	if err != nil {
 		return err
 	}
@@ -222,7 +227,7 @@ func (s *Server) handleListMemories(c *fiber.Ctx) error {
 }
 
 // listMemories pages through namespace ns; limit is already in range.
-func (s *Server) listMemories(sc scope, ns, after string, limit int) (api.ListMemoriesResponse, error) {
+func (s *Server) listMemories(sc scope, ns, after string, limit int, f *filter.Matcher) (api.ListMemoriesResponse, error) {
 	var resp api.ListMemoriesResponse
 	e, err := s.memory()
 	if err != nil {
@@ -236,7 +241,7 @@ func (s *Server) listMemories(sc scope, ns, after string, limit int) (api.ListMe
 			return resp, newError(KindValidation, "after: %v", err)
 		}
 	}
-	recs, next, err := e.List(ns, after, limit)
+	recs, next, err := e.List(ns, after, limit, f)
 	if err != nil {
 		return resp, err
 	}
@@ -395,6 +400,11 @@ func (s *Server) searchRequest(r *api.SearchRequest, now time.Time) (retrieval.S
 			bad("%s", msg)
 		}
 		out.MMR = &mc
+	}
+	if f, err := compileFilter(r.Filters); err != nil {
+		bad("filters: %s", classify(err).Msg)
+	} else {
+		out.Filter = f
 	}
 	if p := r.Ranking; p != nil {
 		rk, err := rankingOf(p)

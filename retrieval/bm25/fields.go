@@ -79,16 +79,26 @@ func (fp FieldParams) Validate() error {
 // bit; a term found only in the text scores as there, except that its
 // idf counts the documents that have it in a field only.
 func (x *Index) SearchFields(terms []Term, k int, p Config, fp FieldParams) []Hit {
-	if !fp.On() {
-		return x.SearchTerms(terms, k, p)
-	}
+	return x.SearchAllowed(terms, k, p, fp, nil)
+}
+
+// SearchAllowed is SearchFields over the documents allow accepts (nil:
+// all): the k best of those, so a filter never empties the top k while k
+// matching documents have a query term. Refused documents are scored but
+// never enter the top k.
+func (x *Index) SearchAllowed(terms []Term, k int, p Config, fp FieldParams, allow func(id string) bool) []Hit {
 	if k <= 0 || len(terms) == 0 {
 		return nil
 	}
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
+	s.allow = allow
+	defer func() { s.allow = nil }()
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	if !fp.On() {
+		return x.search(s, terms, k, p)
+	}
 	return x.searchFields(s, terms, k, p, &fp)
 }
 
