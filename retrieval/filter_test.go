@@ -24,7 +24,7 @@ func filterItems(ns string, n int) []store.Item {
 		}
 		items[i] = store.Item{Memory: memory.Memory{Namespace: ns, ID: fmt.Sprintf("m%05d", i),
 			Text: fmt.Sprintf("paris trip note %d with word%d", i, i%17), Time: day0.Add(time.Duration(i) * time.Hour),
-			Source: fmt.Sprintf("/proj/%d", i%3),
+			Source:   fmt.Sprintf("/proj/%d", i%3),
 			Metadata: memory.Metadata{"kind": memory.String(kind), "n": memory.Number(float64(i)), "even": memory.Bool(i%2 == 0)}}}
 	}
 	return items

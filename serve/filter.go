@@ -63,4 +63,3 @@ func filterParam(raw string) (*filter.Matcher, error) {
 	}
 	return compileFilter(f)
 }
-

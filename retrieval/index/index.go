@@ -49,7 +49,7 @@ type Set struct {
 	Order *Order
 	Vec   VectorIndex // nil when the engine has no vector dimension
 
-	attrs      *attrs // what filters read, by ID
+	attrs *attrs // what filters read, by ID
 
 	speakerKey string
 	dim        int
