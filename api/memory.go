@@ -267,3 +267,42 @@ type RangeCondition struct {
 type IsEmptyCondition struct {
 	Key string `json:"key"`
 }
+
+// UpdateMemoryRequest is the body of PATCH /v1/memories/{namespace}/{id}:
+// each field given replaces the memory's; metadata is merged key by key
+// (null removes a key). A changed text is embedded again unless a vector
+// is given.
+type UpdateMemoryRequest struct {
+	Text     *string        `json:"text,omitempty"`
+	Time     *time.Time     `json:"time,omitempty"`
+	Source   *string        `json:"source,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+	Vector   []float32      `json:"vector,omitempty"`
+}
+
+// UpdateMemoryResponse answers PATCH /v1/memories/{namespace}/{id}: the
+// memory as stored now, durable.
+type UpdateMemoryResponse struct {
+	Memory
+	// Vector: as AddedMemory's.
+	Vector string `json:"vector"`
+}
+
+// ForgetResponse answers DELETE /v1/memories/{namespace}: every memory of
+// the namespace is deleted, durably, with its vectors and index state.
+type ForgetResponse struct {
+	Namespace string `json:"namespace"`
+	Deleted   int    `json:"deleted"`
+}
+
+// NamespaceInfo is one namespace the caller may see.
+type NamespaceInfo struct {
+	Namespace string `json:"namespace"`
+	Memories  int    `json:"memories"`
+}
+
+// NamespacesResponse answers GET /v1/namespaces: the namespaces holding
+// memories that the caller's key may read, sorted.
+type NamespacesResponse struct {
+	Namespaces []NamespaceInfo `json:"namespaces"`
+}

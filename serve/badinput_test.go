@@ -167,6 +167,9 @@ func memoryCatalogue() []badCase {
 	g := func(name, method, path string, code int, kind Kind) badCase {
 		return badCase{name: name, method: method, path: path, code: code, kind: kind}
 	}
+	u := func(name, path, body string, code int, kind Kind) badCase {
+		return badCase{name: "update: " + name, method: http.MethodPatch, path: path, ctype: j, body: body, code: code, kind: kind}
+	}
 	many := `{"namespace":"a","memories":[` + strings.TrimSuffix(strings.Repeat(`{"text":"a"},`, retrieval.MaxBatch+1), ",") + `]}`
 	meta := map[string]string{}
 	for i := range 65 {
@@ -217,6 +220,22 @@ func memoryCatalogue() []badCase {
 		p("duplicate key: last wins", `{"namespace":"a/b","namespace":"a","text":"x"}`, 201, ""),
 		p("invalid UTF-8 text (read as U+FFFD)", "{\"namespace\":\"a\",\"text\":\"x\xff\"}", 201, ""),
 
+		u("unknown field", "/v1/memories/alice/m1", `{"txt":"x"}`, 400, KindInvalid),
+		u("nothing to update", "/v1/memories/alice/m1", `{}`, 422, KindValidation),
+		u("empty text", "/v1/memories/alice/m1", `{"text":""}`, 422, KindValidation),
+		u("metadata object", "/v1/memories/alice/m1", `{"metadata":{"k":{}}}`, 422, KindValidation),
+		u("unknown id", "/v1/memories/alice/nope", `{"text":"x"}`, 404, KindNotFound),
+		u("id traversal", "/v1/memories/alice/..%2Fm1", `{"text":"x"}`, 422, KindValidation),
+		u("vector without index", "/v1/memories/alice/m1", `{"vector":[1,2]}`, 422, KindValidation),
+		u("metadata set and removed (accepted)", "/v1/memories/alice/m1", `{"metadata":{"k":1,"gone":null}}`, 200, ""),
+		s("filters: condition without a test", `{"namespace":"alice","query":"q","filters":{"must":[{"key":"k"}]}}`, 422, KindValidation),
+		s("filters: unknown field", `{"namespace":"alice","query":"q","filters":{"must":[{"key":"k","matches":{"value":1}}]}}`, 400, KindInvalid),
+		s("filters: object value", `{"namespace":"alice","query":"q","filters":{"must":[{"key":"k","match":{"value":{"a":1}}}]}}`, 422, KindValidation),
+		s("filters: bad time", `{"namespace":"alice","query":"q","filters":{"must":[{"key":"time","range":{"gte":"yesterday"}}]}}`, 422, KindValidation),
+		s("filters: not an object", `{"namespace":"alice","query":"q","filters":[1]}`, 422, KindValidation),
+		s("filters: match (accepted)", `{"namespace":"alice","query":"paris","filters":{"must":[{"key":"kind","match":{"any":["fact",1,true]}}]}}`, 200, ""),
+		g("list: filter not JSON", "GET", "/v1/memories/alice?filter=%7B", 400, KindInvalid),
+		g("list: filter with a bad condition", "GET", "/v1/memories/alice?filter=%7B%22must%22%3A%5B%7B%7D%5D%7D", 422, KindValidation),
 		s("malformed JSON", `{"namespace":"alice","query":`, 400, KindInvalid),
 		s("empty query", `{"namespace":"alice","query":""}`, 400, KindInvalid),
 		s("whitespace query", `{"namespace":"alice","query":"\t \n"}`, 400, KindInvalid),
@@ -284,9 +303,12 @@ func memoryCatalogue() []badCase {
 		g("delete: id traversal", "DELETE", "/v1/memories/alice/..%2Fm1", 422, KindValidation),
 		g("delete: namespace separator", "DELETE", "/v1/memories/a%5Cb/m1", 422, KindValidation),
 		g("delete: unknown id", "DELETE", "/v1/memories/alice/nope", 404, KindNotFound),
-		g("delete: whole namespace (GET only)", "DELETE", "/v1/memories/alice", 405, KindMethod),
-		g("PUT memory (GET and DELETE only)", "PUT", "/v1/memories/alice/m1", 405, KindMethod),
-		g("PATCH memory (GET and DELETE only)", "PATCH", "/v1/memories/alice/m1", 405, KindMethod),
+		g("forget: namespace traversal", "DELETE", "/v1/memories/..", 422, KindValidation),
+		g("forget: namespace never written (0 deleted)", "DELETE", "/v1/memories/nobody", 200, ""),
+		g("PUT memory (GET, PATCH and DELETE only)", "PUT", "/v1/memories/alice/m1", 405, KindMethod),
+		g("PUT namespace (GET and DELETE only)", "PUT", "/v1/memories/alice", 405, KindMethod),
+		g("PATCH without a body", "PATCH", "/v1/memories/alice/m1", 400, KindInvalid),
+		g("POST namespaces (GET only)", "POST", "/v1/namespaces", 405, KindMethod),
 		g("lowercase delete", "delete", "/v1/memories/alice/m1", 405, KindMethod),
 		g("OPTIONS memories (POST only)", "OPTIONS", "/v1/memories", 405, KindMethod),
 		g("HEAD memory", "HEAD", "/v1/memories/alice/m1", 200, ""),

@@ -56,6 +56,22 @@ type (
 		Namespace string `json:"namespace,omitempty" jsonschema:"The namespace holding the memory. Omit it for the server's default namespace."`
 		ID        string `json:"id" jsonschema:"The ID of the memory to delete, as returned by memory_add, memory_search or memory_list."`
 	}
+	mcpGetArgs struct {
+		Namespace string `json:"namespace,omitempty" jsonschema:"The namespace holding the memory. Omit it for the server's default namespace."`
+		ID        string `json:"id" jsonschema:"The ID of the memory, as returned by memory_add, memory_search or memory_list."`
+	}
+	mcpUpdateArgs struct {
+		Namespace string         `json:"namespace,omitempty" jsonschema:"The namespace holding the memory. Omit it for the server's default namespace."`
+		ID        string         `json:"id" jsonschema:"The ID of the memory to change."`
+		Text      *string        `json:"text,omitempty" jsonschema:"The corrected memory text; it is embedded and indexed again."`
+		Time      *time.Time     `json:"time,omitempty" jsonschema:"A new RFC 3339 time for the memory."`
+		Source    *string        `json:"source,omitempty" jsonschema:"A new provenance."`
+		Metadata  map[string]any `json:"metadata,omitempty" jsonschema:"Metadata keys to set (strings, numbers, booleans); a key set to null is removed; other keys are kept."`
+		Vector    []float32      `json:"vector,omitempty" jsonschema:"A new embedding computed by the caller; only when the server runs without its own embedding model."`
+	}
+	mcpForgetArgs struct {
+		Namespace string `json:"namespace" jsonschema:"The namespace whose memories are all deleted, for good. Required: there is no default here."`
+	}
 	mcpRerankArgs struct {
 		Query       string   `json:"query" jsonschema:"The query the documents are ranked against."`
 		Documents   []string `json:"documents" jsonschema:"The candidate texts to rank, at most the server's max_documents."`
@@ -147,15 +163,47 @@ var mcpTools = []mcpTool{
 			}
 			return s.deleteMemory(sc, orDefault(a.Namespace, o), a.ID)
 		}},
+	{name: "memory_get", schema: schemaOf[mcpGetArgs](),
+		desc: "Read one memory by its ID: its text, time, source and metadata.",
+		call: func(_ context.Context, s *Server, sc scope, raw []byte, o MCPOptions) (any, error) {
+			a, err := decodeStrictBody[mcpGetArgs](raw)
+			if err != nil {
+				return nil, err
+			}
+			return s.getMemory(sc, orDefault(a.Namespace, o), a.ID)
+		}},
+	{name: "memory_update", schema: schemaOf[mcpUpdateArgs](),
+		desc: "Correct or extend one memory in place (text, time, source, metadata), e.g. when a fact changed. " +
+			"Only the fields given change; metadata keys are merged. Returns the memory as stored now.",
+		call: func(ctx context.Context, s *Server, sc scope, raw []byte, o MCPOptions) (any, error) {
+			a, err := decodeStrictBody[mcpUpdateArgs](raw)
+			if err != nil {
+				return nil, err
+			}
+			req := &api.UpdateMemoryRequest{Text: a.Text, Time: a.Time, Source: a.Source, Metadata: a.Metadata, Vector: a.Vector}
+			return s.updateMemory(ctx, sc, orDefault(a.Namespace, o), a.ID, req)
+		}},
+	{name: "memory_forget", schema: schemaOf[mcpForgetArgs](),
+		desc: "Delete every memory of a namespace, for good (a user's \"forget me\" request). Returns how many were deleted.",
+		call: func(_ context.Context, s *Server, sc scope, raw []byte, _ MCPOptions) (any, error) {
+			a, err := decodeStrictBody[mcpForgetArgs](raw)
+			if err != nil {
+				return nil, err
+			}
+			if a.Namespace == "" {
+				return nil, newError(KindValidation, "namespace: required (memory_forget deletes a whole namespace, so it is never the default)")
+			}
+			return s.forget(sc, a.Namespace)
+		}},
 	{name: "rerank", schema: schemaOf[mcpRerankArgs](),
-		desc: "Rank candidate texts by relevance to a query with the cross-encoder reranker. Returns the documents' indexes, best first, " +
-			"each with a relevance score (a probability in 0..1).",
+		desc: "Rank candidate texts by relevance to a query with the cross-encoder reranker. Returns the documents best first, " +
+			"each with its index in documents, its text and a relevance score (a probability in 0..1).",
 		call: func(ctx context.Context, s *Server, _ scope, raw []byte, _ MCPOptions) (any, error) {
 			a, err := decodeStrictBody[mcpRerankArgs](raw)
 			if err != nil {
 				return nil, err
 			}
-			req := &api.RerankRequest{Query: a.Query, TopN: a.TopN, Instruction: a.Instruction}
+			req := &api.RerankRequest{Query: a.Query, TopN: a.TopN, Instruction: a.Instruction, ReturnDocuments: true}
 			if a.Documents != nil {
 				req.Documents = make([]api.Document, len(a.Documents))
 				for i, d := range a.Documents {

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"github.com/rerankd/rerankd/internal/mcptest"
 	"io"
 	"log/slog"
 	"net"
@@ -116,7 +117,7 @@ func TestMCPTools(t *testing.T) {
 			t.Errorf("tool %s: no description or schema", tl.Name)
 		}
 	}
-	if got := strings.Join(names, ","); got != "memory_add,memory_delete,memory_list,memory_search,rerank" {
+	if got := strings.Join(names, ","); got != mcptest.Tools {
 		t.Fatalf("tools %s", got)
 	}
 	cases := []struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"strconv"
 	"strings"
@@ -47,6 +48,9 @@ func (s *Server) routeMemory() {
 	s.app.Get("/v1/memories/:ns", s.handleListMemories)
 	s.app.Get("/v1/memories/:ns/:id", s.handleGetMemory)
 	s.app.Delete("/v1/memories/:ns/:id", s.handleDeleteMemory)
+	s.app.Patch("/v1/memories/:ns/:id", s.handleUpdateMemory)
+	s.app.Delete("/v1/memories/:ns", s.handleForget)
+	s.app.Get("/v1/namespaces", s.handleNamespaces)
 	s.app.Post("/v1/search", s.handleSearch)
 }
 
@@ -148,22 +152,34 @@ func pathParams(c *fiber.Ctx, names ...string) ([]string, error) {
 }
 
 func (s *Server) handleGetMemory(c *fiber.Ctx) error {
-	e, err := s.memory()
-	if err != nil {
+	if _, err := s.memory(); err != nil {
 		return err
 	}
 	p, err := pathParams(c, "ns", "id")
 	if err != nil {
 		return err
 	}
-	if err := scopeOf(c).check(p[0]); err != nil {
-		return err
-	}
-	rec, err := e.Get(p[0], p[1])
+	m, err := s.getMemory(scopeOf(c), p[0], p[1])
 	if err != nil {
 		return err
 	}
-	return c.JSON(apiMemory(rec.Memory, rec.Vector != nil))
+	return c.JSON(m)
+}
+
+// getMemory reads one memory; the HTTP and MCP fronts both call it.
+func (s *Server) getMemory(sc scope, ns, id string) (api.Memory, error) {
+	e, err := s.memory()
+	if err != nil {
+		return api.Memory{}, err
+	}
+	if err := sc.check(ns); err != nil {
+		return api.Memory{}, err
+	}
+	rec, err := e.Get(ns, id)
+	if err != nil {
+		return api.Memory{}, err
+	}
+	return apiMemory(rec.Memory, rec.Vector != nil), nil
 }
 
 func (s *Server) handleDeleteMemory(c *fiber.Ctx) error {
@@ -193,6 +209,123 @@ func (s *Server) deleteMemory(sc scope, ns, id string) (api.DeleteResponse, erro
 		return api.DeleteResponse{}, err
 	}
 	return api.DeleteResponse{Deleted: true}, nil
+}
+
+func (s *Server) handleUpdateMemory(c *fiber.Ctx) error {
+	if _, err := s.memory(); err != nil {
+		return err
+	}
+	p, err := pathParams(c, "ns", "id")
+	if err != nil {
+		return err
+	}
+	req, err := decodeStrictJSON[api.UpdateMemoryRequest](c)
+	if err != nil {
+		return err
+	}
+	resp, err := s.updateMemory(c.UserContext(), scopeOf(c), p[0], p[1], req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(resp)
+}
+
+// updateMemory applies a PATCH; the HTTP and MCP fronts both call it.
+func (s *Server) updateMemory(ctx context.Context, sc scope, ns, id string, req *api.UpdateMemoryRequest) (api.UpdateMemoryResponse, error) {
+	e, err := s.memory()
+	if err != nil {
+		return api.UpdateMemoryResponse{}, err
+	}
+	if err := sc.check(ns); err != nil {
+		return api.UpdateMemoryResponse{}, err
+	}
+	if req.Text == nil && req.Time == nil && req.Source == nil && req.Metadata == nil && req.Vector == nil {
+		return api.UpdateMemoryResponse{}, newError(KindValidation, "nothing to update: send text, time, source, metadata or vector")
+	}
+	p := retrieval.Patch{Text: req.Text, Time: req.Time, Source: req.Source, Vector: req.Vector}
+	if req.Metadata != nil {
+		p.Metadata = make(memory.Metadata, len(req.Metadata))
+		set := map[string]any{}
+		for k, v := range req.Metadata {
+			if v == nil {
+				p.Metadata[k] = memory.Value{} // null removes the key
+			} else {
+				set[k] = v
+			}
+		}
+		md, err := memory.FromAny(set)
+		if err != nil {
+			return api.UpdateMemoryResponse{}, newError(KindValidation, "%s", trimPrefix(err))
+		}
+		maps.Copy(p.Metadata, md)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	added, err := e.Update(ctx, ns, id, p)
+	if err != nil {
+		return api.UpdateMemoryResponse{}, err
+	}
+	rec, err := e.Get(ns, id)
+	if err != nil {
+		return api.UpdateMemoryResponse{}, err
+	}
+	return api.UpdateMemoryResponse{Memory: apiMemory(rec.Memory, rec.Vector != nil), Vector: string(added.Vector)}, nil
+}
+
+func (s *Server) handleForget(c *fiber.Ctx) error {
+	if _, err := s.memory(); err != nil {
+		return err
+	}
+	p, err := pathParams(c, "ns")
+	if err != nil {
+		return err
+	}
+	resp, err := s.forget(scopeOf(c), p[0])
+	if err != nil {
+		return err
+	}
+	return c.JSON(resp)
+}
+
+// forget deletes a whole namespace; the HTTP and MCP fronts both call it.
+func (s *Server) forget(sc scope, ns string) (api.ForgetResponse, error) {
+	e, err := s.memory()
+	if err != nil {
+		return api.ForgetResponse{}, err
+	}
+	if err := sc.check(ns); err != nil {
+		return api.ForgetResponse{}, err
+	}
+	n, err := e.Forget(ns)
+	if err != nil {
+		return api.ForgetResponse{}, err
+	}
+	return api.ForgetResponse{Namespace: ns, Deleted: n}, nil
+}
+
+func (s *Server) handleNamespaces(c *fiber.Ctx) error {
+	resp, err := s.namespaces(scopeOf(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(resp)
+}
+
+// namespaces lists the namespaces sc may read.
+func (s *Server) namespaces(sc scope) (api.NamespacesResponse, error) {
+	e, err := s.memory()
+	if err != nil {
+		return api.NamespacesResponse{}, err
+	}
+	nss, err := e.Namespaces(sc.allows)
+	if err != nil {
+		return api.NamespacesResponse{}, err
+	}
+	resp := api.NamespacesResponse{Namespaces: make([]api.NamespaceInfo, len(nss))}
+	for i, n := range nss {
+		resp.Namespaces[i] = api.NamespaceInfo{Namespace: n.Name, Memories: n.Memories}
+	}
+	return resp, nil
 }
 
 func (s *Server) handleListMemories(c *fiber.Ctx) error {

@@ -29,8 +29,8 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	f := defineServeFlags(fs)
 	ns := fs.String("namespace", defaultMCPNamespace, "namespace of memory tools called without one")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: rerankd mcp [flags]\n\nAn MCP server over stdio with the tools memory_add, memory_search, memory_list, memory_delete\n"+
-			"and rerank. It takes serve's flags; --addr, --api-key and --key-scopes do not apply (no listener; the\n"+
+		fmt.Fprintln(fs.Output(), "Usage: rerankd mcp [flags]\n\nAn MCP server over stdio with the tools memory_add, memory_search, memory_list, memory_get,\n"+
+			"memory_update, memory_delete, memory_forget and rerank. It takes serve's flags; --addr, --api-key and --key-scopes do not apply (no listener; the\n"+
 			"process's owner may use every namespace). `rerankd serve` answers the same tools on /mcp.")
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), serveEnvHelp)

@@ -41,6 +41,7 @@ var behaviours = []struct {
 	{"NamespaceIsolation", testNamespaceIsolation},
 	{"PutBatch", testPutBatch},
 	{"Delete", testDelete},
+	{"DeleteNamespace", testDeleteNamespace},
 	{"ByteOrder", testByteOrder},
 	{"Page", testPage},
 	{"GetMany", testGetMany},
