@@ -184,8 +184,17 @@ type MMRParams struct {
 type SearchResponse struct {
 	ID string `json:"id"`
 	// Level is the retrieval level that answered: "hybrid", "bm25", "scan",
-	// or "dense" for mode "dense"; Degraded says why it is not hybrid.
-	Level    string         `json:"level"`
+	// or "dense" for mode "dense".
+	Level string `json:"level"`
+	// Vectors says what the search did with vectors: "used", "not
+	// configured" (no embedding model and no vector dimension), "not
+	// requested" (mode bm25), "none stored" (no memory of the namespace
+	// has one), "no query vector" (send one, or run an embedding model),
+	// "building" (the vector index is being built).
+	Vectors string `json:"vectors"`
+	// Degraded is set only when something not ready made the answer worse
+	// than the configuration allows (an index still building), saying
+	// what.
 	Degraded string         `json:"degraded,omitempty"`
 	Reranked bool           `json:"reranked"`
 	Backend  string         `json:"backend,omitempty"` // the reranker, when used

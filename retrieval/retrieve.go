@@ -78,9 +78,23 @@ type Retrieved struct {
 	Candidates []post.Candidate
 	// Level is the level that answered.
 	Level Level
-	// Why says why the level is below hybrid ("" at hybrid).
+	// Vectors says what became of the vector side (see VectorsUsed...).
+	Vectors string
+	// Why says what degraded the answer when something is not ready or
+	// failed (the index still building); "" when the answer is as good as
+	// the configuration allows, even if not hybrid (Vectors says why).
 	Why string
 }
+
+// What a search did with vectors (Retrieved.Vectors).
+const (
+	VectorsUsed          = "used"
+	VectorsNotConfigured = "not configured" // no embedder and no vector dimension
+	VectorsNotRequested  = "not requested"  // mode bm25
+	VectorsBuilding      = "building"       // the vector index is being built (degraded)
+	VectorsNoneStored    = "none stored"    // no memory of the namespace has a vector
+	VectorsNoQuery       = "no query vector"
+)
 
 // lexOnly fuses a single BM25 list with its normalised score as the fused
 // score (the default weights would only scale it down).
@@ -125,7 +139,7 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	if sp == nil {
 		// Nothing was ever stored here; the level is what a search would
 		// have used, so clients see a stable value.
-		return Retrieved{Candidates: []post.Candidate{}, Level: LevelBM25, Why: "empty namespace"}, nil
+		return Retrieved{Candidates: []post.Candidate{}, Level: LevelBM25, Vectors: VectorsNoneStored}, nil
 	}
 	wantVec := q.Mode == ModeDense || q.Mode == ModeHybrid
 	if !sp.LexReady() && !wantVec {
@@ -161,24 +175,24 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 			}
 		}
 	}
-	level, why := LevelBM25, ""
+	level, why, vstate := LevelBM25, "", ""
 	var vec []post.Hit
 	switch {
 	case q.Mode == ModeBM25:
-		why = "bm25 mode requested"
+		vstate = VectorsNotRequested
 	case ix.Vec == nil:
-		why = "no vector index (no embedder and no vector dimension configured)"
+		vstate = VectorsNotConfigured
 	case !sp.VecReady():
-		why = "vector index still building"
+		vstate, why = VectorsBuilding, "vector index still building"
 	case ix.Vec.Len() == 0:
-		why = "no memory in this namespace has a vector"
+		vstate = VectorsNoneStored
 	default:
 		qv, err := e.queryVector(ctx, q)
 		if err != nil {
 			return Retrieved{}, err
 		}
 		if qv == nil {
-			why = "no query vector (no embedder; send one with the query)"
+			vstate = VectorsNoQuery
 			break
 		}
 		_, vsp := span.Start(ctx, tracerName, "rerankd.vector_search")
@@ -192,7 +206,7 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 		for i, h := range hits {
 			vec[i] = post.Hit{ID: h.ID, Score: float64(h.Score)}
 		}
-		level = LevelHybrid
+		level, vstate = LevelHybrid, VectorsUsed
 	}
 	if wantVec && level != LevelHybrid {
 		if ix.Vec != nil && !sp.VecReady() {
@@ -201,7 +215,7 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 			// the same request succeeds shortly.
 			return Retrieved{}, fmt.Errorf("%w: %s mode: the vector index of %q is still building; retry shortly", ErrUnavailable, q.Mode, q.Namespace)
 		}
-		return Retrieved{}, fmt.Errorf("%w: %s mode: %s", ErrNoVectors, q.Mode, why)
+		return Retrieved{}, fmt.Errorf("%w: %s mode: vectors %s", ErrNoVectors, q.Mode, vstate)
 	}
 	var cands []post.Candidate
 	switch {
@@ -227,7 +241,7 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	if err != nil {
 		return Retrieved{}, err
 	}
-	return Retrieved{Candidates: cands, Level: level, Why: why}, nil
+	return Retrieved{Candidates: cands, Level: level, Vectors: vstate, Why: why}, nil
 }
 
 func (e *Service) checkQuery(q Query) error {
@@ -359,7 +373,7 @@ func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexran
 	for i := range cands {
 		keep.Complete(&cands[i], byID[cands[i].ID], e.b.Dim)
 	}
-	return Retrieved{Candidates: cands, Level: LevelScan, Why: "index still building; scanned the store"}, nil
+	return Retrieved{Candidates: cands, Level: LevelScan, Vectors: VectorsBuilding, Why: "index still building; scanned the store"}, nil
 }
 
 // ranking returns the query's ranking, DefaultRanking when it has none.

@@ -53,9 +53,10 @@ type SearchResult struct {
 	// Rest, with KeepRest: the other candidates that passed the threshold,
 	// in score order (after recency).
 	Rest []post.Candidate
-	// Level and Why come from retrieval (see Retrieved).
-	Level Level
-	Why   string
+	// Level, Vectors and Why come from retrieval (see Retrieved).
+	Level   Level
+	Vectors string
+	Why     string
 	// Retrieved is how many candidates retrieval proposed; Reranked how
 	// many the reranker scored; AboveThreshold how many passed it.
 	Retrieved, Reranked, AboveThreshold int
@@ -85,7 +86,7 @@ func (e *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 	if err != nil {
 		return SearchResult{}, err
 	}
-	res := SearchResult{Level: got.Level, Why: got.Why, Retrieved: len(got.Candidates)}
+	res := SearchResult{Level: got.Level, Vectors: got.Vectors, Why: got.Why, Retrieved: len(got.Candidates)}
 	res.Timing.Retrieve = time.Since(t0)
 	cands := got.Candidates
 

@@ -428,7 +428,7 @@ func (s *Server) search(ctx context.Context, sc scope, req *api.SearchRequest) (
 		return api.SearchResponse{}, err
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	resp := api.SearchResponse{ID: requestID(), Level: string(res.Level), Degraded: res.Why,
+	resp := api.SearchResponse{ID: requestID(), Level: string(res.Level), Vectors: res.Vectors, Degraded: res.Why,
 		Reranked: sr.Rerank != nil, Results: make([]api.SearchResult, len(res.Results)),
 		Counts: api.SearchCounts{Retrieved: res.Retrieved, Reranked: res.Reranked,
 			AboveThreshold: res.AboveThreshold, Returned: len(res.Results)},
