@@ -104,6 +104,9 @@ type SearchRequest struct {
 	// default (cross-validated on LoCoMo: BM25 k1 1.2 b 0.1, speaker and
 	// time fields at weight 4, plus context).
 	Ranking *RankingParams `json:"ranking,omitempty"`
+	// Prefer favours the memories a filter matches without excluding the
+	// others: a score term (see PreferParams).
+	Prefer *PreferParams `json:"prefer,omitempty"`
 	// Filters restricts the search to the memories they match, applied
 	// before every stage's cut-off: top_k matching memories come back
 	// whenever that many match.
@@ -229,6 +232,15 @@ type SearchTiming struct {
 // DeleteResponse answers DELETE /v1/memories/{namespace}/{id}.
 type DeleteResponse struct {
 	Deleted bool `json:"deleted"`
+}
+
+// PreferParams is a score term: after the threshold, a memory Filters
+// matches gets score×(1−weight)+weight, any other score×(1−weight)
+// (scores.prefer is 1 or 0), so the agent's current project (e.g. source
+// equal to its working directory) ranks first at equal relevance.
+type PreferParams struct {
+	Filters *Filter  `json:"filters"`
+	Weight  *float64 `json:"weight,omitempty"` // (0, 1]; default 0.1
 }
 
 // Filter selects memories, in Qdrant's shape: every condition of Must,

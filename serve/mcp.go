@@ -44,6 +44,7 @@ type (
 		Recency   *api.RecencyParams `json:"recency,omitempty" jsonschema:"Favour recent memories: weight (default 0.1) blends in an exponential decay by age with half_life (a Go duration such as 168h). Omit it to rank by relevance alone."`
 		MMR       *api.MMRParams     `json:"mmr,omitempty" jsonschema:"Diversify results with maximal marginal relevance: lambda (0..1, default 0.7) trades relevance against novelty over the best window (default 20) candidates. Omit it for no diversification."`
 		Rerank    *bool              `json:"rerank,omitempty" jsonschema:"Score candidates with the cross-encoder reranker. Defaults to true when the server has a model."`
+		Prefer    *api.PreferParams  `json:"prefer,omitempty" jsonschema:"Favour, without excluding the others, the memories matching prefer.filters (the shape of filters), e.g. the current project: {\"filters\":{\"must\":[{\"key\":\"source\",\"match\":{\"value\":\"/home/me/proj\"}}]},\"weight\":0.2}. weight (0..1, default 0.1) is blended into the score."`
 		Filters   *api.Filter        `json:"filters,omitempty" jsonschema:"Recall only memories matching this filter (Qdrant's shape): {\"must\":[{\"key\":\"kind\",\"match\":{\"value\":\"fact\"}},{\"key\":\"time\",\"range\":{\"gte\":\"2025-01-01T00:00:00Z\"}}],\"should\":[...],\"must_not\":[...]}. match takes value, any (in) or except (not in); range takes gt, gte, lt, lte (numbers, or RFC 3339 times); {\"is_empty\":{\"key\":\"k\"}} matches memories without k. Keys: time, source, id, or a metadata key."`
 	}
 	mcpListArgs struct {
@@ -129,7 +130,7 @@ var mcpTools = []mcpTool{
 				return nil, err
 			}
 			req := &api.SearchRequest{Namespace: orDefault(a.Namespace, o), Query: a.Query, TopK: a.TopK,
-				Threshold: a.Threshold, Recency: a.Recency, MMR: a.MMR, Rerank: a.Rerank, Filters: a.Filters}
+				Threshold: a.Threshold, Recency: a.Recency, MMR: a.MMR, Rerank: a.Rerank, Filters: a.Filters, Prefer: a.Prefer}
 			ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 			defer cancel()
 			return s.search(ctx, sc, req)

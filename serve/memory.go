@@ -534,6 +534,23 @@ func (s *Server) searchRequest(r *api.SearchRequest, now time.Time) (retrieval.S
 		}
 		out.MMR = &mc
 	}
+	if p := r.Prefer; p != nil {
+		pr := retrieval.Prefer{Weight: retrieval.DefaultPreferWeight}
+		setF(&pr.Weight, p.Weight)
+		if !(pr.Weight > 0 && pr.Weight <= 1) {
+			bad("prefer.weight %v: want (0, 1]", pr.Weight)
+		}
+		if p.Filters == nil {
+			bad("prefer.filters: required (the memories to favour)")
+		} else if m, err := compileFilter(p.Filters); err != nil {
+			bad("prefer.filters: %s", classify(err).Msg)
+		} else if m == nil {
+			bad("prefer.filters: empty (it would favour every memory)")
+		} else {
+			pr.Match = m
+			out.Prefer = &pr
+		}
+	}
 	if f, err := compileFilter(r.Filters); err != nil {
 		bad("filters: %s", classify(err).Msg)
 	} else {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -490,6 +491,9 @@ func checkSearch(bad func(string, ...any), req *api.SearchRequest, sr *api.Searc
 		if req.MMR != nil {
 			want = append(want, "mmr")
 		}
+		if req.Prefer != nil {
+			want = append(want, "prefer")
+		}
 		for _, k := range want {
 			if _, ok := res.Scores[k]; !ok {
 				bad("result %d has no %q score", i, k)
@@ -500,7 +504,9 @@ func checkSearch(bad func(string, ...any), req *api.SearchRequest, sr *api.Searc
 			bad("result %d is not a memory of %s", i, req.Namespace)
 		case req.Threshold != nil && res.Scores[stage] < *req.Threshold:
 			bad("result %d: %s score %v under the threshold %v", i, stage, res.Scores[stage], *req.Threshold)
-		case req.Recency == nil && res.Score != res.Scores[stage]:
+		case req.Prefer != nil && req.Prefer.Weight != nil && math.Abs(res.Score-(res.Scores[stage]*(1-*req.Prefer.Weight)+*req.Prefer.Weight*res.Scores["prefer"])) > 1e-9:
+			bad("result %d: score %v is not the prefer blend of %v", i, res.Score, res.Scores[stage])
+		case req.Recency == nil && req.Prefer == nil && res.Score != res.Scores[stage]:
 			bad("result %d: score %v is not its %s score", i, res.Score, stage)
 		case req.MMR == nil && i > 0 && res.Score > sr.Results[i-1].Score:
 			bad("result %d scores above the one before it", i)
@@ -616,6 +622,7 @@ func TestOpenAPISchemasMirrorAPI(t *testing.T) {
 		{"SearchTiming", reflect.TypeFor[api.SearchTiming](), true},
 		{"DeleteResponse", reflect.TypeFor[api.DeleteResponse](), true},
 		{"Filter", reflect.TypeFor[api.Filter](), false},
+		{"PreferParams", reflect.TypeFor[api.PreferParams](), false},
 		{"Condition", reflect.TypeFor[api.Condition](), false},
 		{"MatchCondition", reflect.TypeFor[api.MatchCondition](), false},
 		{"RangeCondition", reflect.TypeFor[api.RangeCondition](), false},
