@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"encoding/json"
-	"github.com/rerankd/rerankd/internal/mcptest"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/internal/mcptest"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )

@@ -410,8 +410,8 @@ func (n rangeNode) match(f *Fields) bool {
 	var x float64
 	var t time.Time
 	isTime := false
-	switch {
-	case n.k.field == fieldTime:
+	switch n.k.field {
+	case fieldTime:
 		if f.Time.IsZero() {
 			return false
 		}
