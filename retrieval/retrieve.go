@@ -152,18 +152,16 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	ix := sp.Indexes()
 	ranking := q.ranking()
 	var allowed *index.Allowed
-	var allow func(string) bool
 	if q.Filter != nil {
 		_, fsp := span.Start(ctx, tracerName, "rerankd.filter")
 		allowed = ix.Allowed(q.Filter)
-		allow = allowed.Has
 		fsp.SetAttributes(attribute.Int("rerankd.allowed", allowed.Len()), attribute.Int("rerankd.memories", allowed.Live))
 		fsp.End()
 	}
 	var bm []post.Hit
 	var raw map[string]float64 // BM25 of each lexical hit, when a stage changed the score
 	if q.Mode != ModeDense {
-		lexHits := lexrank.Stage(ctx, ix, q.Text, depth, ranking, allow)
+		lexHits := lexrank.Stage(ctx, ix, q.Text, depth, ranking, allowed)
 		bm = make([]post.Hit, len(lexHits))
 		if ranking.Staged() {
 			raw = make(map[string]float64, len(lexHits))

@@ -82,20 +82,29 @@ func (x *Index) SearchFields(terms []Term, k int, p Config, fp FieldParams) []Hi
 	return x.SearchAllowed(terms, k, p, fp, nil)
 }
 
-// SearchAllowed is SearchFields over the documents allow accepts (nil:
-// all): the k best of those, so a filter never empties the top k while k
-// matching documents have a query term. Refused documents are scored but
-// never enter the top k.
-func (x *Index) SearchAllowed(terms []Term, k int, p Config, fp FieldParams, allow func(id string) bool) []Hit {
+// SearchAllowed is SearchFields over the documents whose IDs allowed
+// lists (nil: all): the k best of those, so a filter never empties the top
+// k while k allowed documents have a query term. Other documents are
+// scored but never enter the top k; the list becomes a bitset by document
+// number, so the test per scored document is one bit.
+func (x *Index) SearchAllowed(terms []Term, k int, p Config, fp FieldParams, allowed []string) []Hit {
 	if k <= 0 || len(terms) == 0 {
 		return nil
 	}
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
-	s.allow = allow
-	defer func() { s.allow = nil }()
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	if allowed != nil {
+		bits := make([]uint64, (len(x.slots)+63)/64)
+		for _, id := range allowed {
+			if d, ok := x.ids[id]; ok {
+				bits[d/64] |= 1 << (d % 64)
+			}
+		}
+		s.allow = bits
+		defer func() { s.allow = nil }()
+	}
 	if !fp.On() {
 		return x.search(s, terms, k, p)
 	}

@@ -34,9 +34,9 @@ type scratch struct {
 	tfTouched []uint32
 	key       []byte
 
-	// allow, when set, is the search's allow-list: a document it refuses
-	// never enters the k best (SearchAllowed).
-	allow func(id string) bool
+	// allow, when set, is the search's allow-list by document number: a
+	// document it lacks never enters the k best (SearchAllowed).
+	allow []uint64
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -231,7 +231,7 @@ func (x *Index) scoreBlocks(s *scratch, k int, p Config, fp *FieldParams) []Hit 
 
 // allowed reports whether the search's allow-list (if any) accepts doc.
 func (x *Index) allowed(s *scratch, doc uint32) bool {
-	return s.allow == nil || s.allow(x.slots[doc].id)
+	return s.allow == nil || s.allow[doc/64]&(1<<(doc%64)) != 0
 }
 
 // minScore is the least score a hit can have: every term adds a positive

@@ -27,10 +27,18 @@ type Hit struct {
 // Stage ranks a query's memories in ix under r: query analysis, BM25
 // (BM25F over text, speaker and time when r has Fields), then
 // pseudo-relevance feedback and neighbour context when r has them.
-// Each stage has its span, with counts only. allow, when set, is the
-// search's filter: BM25 keeps the depth best of the memories it accepts,
-// and context brings in no neighbour it refuses.
-func Stage(ctx context.Context, ix *index.Set, text string, depth int, r Ranking, allow func(string) bool) []Hit {
+// Each stage has its span, with counts only. allowed, when set, is what
+// the search's filter accepts: BM25 keeps the depth best of those, and
+// context brings in no other neighbour.
+func Stage(ctx context.Context, ix *index.Set, text string, depth int, r Ranking, allowed *index.Allowed) []Hit {
+	var ids []string
+	var allow func(string) bool
+	if allowed != nil {
+		ids, allow = allowed.IDs, allowed.Has
+		if ids == nil {
+			ids = []string{}
+		}
+	}
 	_, asp := span.Start(ctx, tracerName, "rerankd.query_analysis")
 	terms, a := analyseQuery(ix.Lex.Analyzer(), text, r)
 	if r.Fields.Time > 0 {
@@ -45,7 +53,7 @@ func Stage(ctx context.Context, ix *index.Set, text string, depth int, r Ranking
 	params, fields := bm25.Config{K1: r.K1, B: r.B}, r.Fields.params()
 
 	_, bsp := span.Start(ctx, tracerName, "rerankd.bm25", attribute.Bool("rerankd.fields", r.Fields.On()))
-	hits := ix.Lex.SearchAllowed(terms, depth, params, fields, allow)
+	hits := ix.Lex.SearchAllowed(terms, depth, params, fields, ids)
 	bsp.SetAttributes(attribute.Int("rerankd.hits", len(hits)))
 	bsp.End()
 
@@ -53,7 +61,7 @@ func Stage(ctx context.Context, ix *index.Set, text string, depth int, r Ranking
 		_, xsp := span.Start(ctx, tracerName, "rerankd.expansion")
 		added := expansionTerms(ix.Lex, terms, hits[:min(x.Docs, len(hits))], x)
 		if len(added) > 0 {
-			hits = ix.Lex.SearchAllowed(append(slices.Clip(terms), added...), depth, params, fields, allow)
+			hits = ix.Lex.SearchAllowed(append(slices.Clip(terms), added...), depth, params, fields, ids)
 		}
 		xsp.SetAttributes(attribute.Int("rerankd.added_terms", len(added)), attribute.Int("rerankd.hits", len(hits)))
 		xsp.End()
