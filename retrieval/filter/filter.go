@@ -128,11 +128,15 @@ func Compile(f *Filter) (*Matcher, error) {
 
 // Match reports whether a memory with fields f matches; a nil Matcher
 // matches everything.
-func (m *Matcher) Match(f Fields) bool {
+func (m *Matcher) Match(f Fields) bool { return m.MatchPtr(&f) }
+
+// MatchPtr is Match without copying f (an allow-list over every memory of
+// a namespace calls it once per memory).
+func (m *Matcher) MatchPtr(f *Fields) bool {
 	if m == nil {
 		return true
 	}
-	return m.root.match(&f)
+	return m.root.match(f)
 }
 
 // Equalities are the filter's top-level equality conditions (see

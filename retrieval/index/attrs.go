@@ -13,7 +13,7 @@ import (
 // equality's values rather than from every memory.
 type attrs struct {
 	mu sync.RWMutex
-	m  map[string]filter.Fields
+	m  map[string]*filter.Fields
 	eq map[eqKey]map[string]struct{}
 }
 
@@ -25,7 +25,7 @@ type eqKey struct {
 }
 
 func newAttrs() *attrs {
-	return &attrs{m: map[string]filter.Fields{}, eq: map[eqKey]map[string]struct{}{}}
+	return &attrs{m: map[string]*filter.Fields{}, eq: map[eqKey]map[string]struct{}{}}
 }
 
 func (a *attrs) put(m memory.Memory) {
@@ -33,8 +33,8 @@ func (a *attrs) put(m memory.Memory) {
 	defer a.mu.Unlock()
 	a.removeLocked(m.ID)
 	f := filter.Of(m)
-	a.m[m.ID] = f
-	a.each(f, func(k eqKey) {
+	a.m[m.ID] = &f
+	a.each(&f, func(k eqKey) {
 		set := a.eq[k]
 		if set == nil {
 			set = map[string]struct{}{}
@@ -67,7 +67,7 @@ func (a *attrs) removeLocked(id string) {
 }
 
 // each calls fn with every equality key of f.
-func (a *attrs) each(f filter.Fields, fn func(eqKey)) {
+func (a *attrs) each(f *filter.Fields, fn func(eqKey)) {
 	if f.Source != "" {
 		fn(eqKey{Source: true, Val: memory.String(f.Source)})
 	}
@@ -97,8 +97,8 @@ func (s *Set) Allowed(m *filter.Matcher) *Allowed {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	out := &Allowed{set: map[string]struct{}{}, Live: len(a.m)}
-	add := func(id string, f filter.Fields) {
-		if m.Match(f) {
+	add := func(id string, f *filter.Fields) {
+		if m.MatchPtr(f) {
 			out.IDs = append(out.IDs, id)
 			out.set[id] = struct{}{}
 		}
