@@ -1,29 +1,27 @@
 package retrieval
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/internal/crashtest"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
-const updateCrashPath = "RERANKD_UPDATE_CRASH_PATH"
-
-// TestUpdateForgetCrashChild is the child of TestUpdateForgetCrash: in
-// namespaces of its own it adds a memory, updates its text ("U ns id"
-// once acknowledged) and every third namespace forgets it whole ("F ns"),
-// until it is SIGKILLed.
+// TestUpdateForgetCrashChild is the child of TestUpdateForgetCrash: for
+// i = 0, 1, ... it adds two memories to namespace ID(round, i), updates
+// one's text and acknowledges ID(round, 2i); every third namespace it then
+// forgets whole and acknowledges ID(round, 2i+1); until SIGKILLed.
 func TestUpdateForgetCrashChild(t *testing.T) {
-	path := os.Getenv(updateCrashPath)
+	path, round := crashtest.Child()
 	if path == "" {
 		t.Skip("child of TestUpdateForgetCrash only")
 	}
@@ -39,94 +37,60 @@ func TestUpdateForgetCrashChild(t *testing.T) {
 	}
 	e.Start()
 	ctx := context.Background()
-	prefix := os.Getenv("RERANKD_UPDATE_CRASH_ROUND")
 	for i := 0; ; i++ {
-		ns := fmt.Sprintf("u%s-%05d", prefix, i)
+		ns := crashtest.ID(round, i)
 		if _, err := e.Add(ctx, []store.Item{item(ns, "a", "original text"), item(ns, "b", "other text")}); err != nil {
 			fmt.Fprintln(os.Stderr, "child add:", err)
 			os.Exit(3)
 		}
-		text := "updated text " + strings.ReplaceAll(ns, "-", "x")
+		text := updatedText(ns)
 		if _, err := e.Update(ctx, ns, "a", Patch{Text: &text}); err != nil {
 			fmt.Fprintln(os.Stderr, "child update:", err)
 			os.Exit(3)
 		}
-		fmt.Println("U", ns)
+		crashtest.Ack(crashtest.ID(round, 2*i))
 		if i%3 == 0 {
 			if _, err := e.Forget(ns); err != nil {
 				fmt.Fprintln(os.Stderr, "child forget:", err)
 				os.Exit(3)
 			}
-			fmt.Println("F", ns)
+			crashtest.Ack(crashtest.ID(round, 2*i+1))
 		}
 	}
 }
+
+func updatedText(ns string) string { return "updated text " + strings.ReplaceAll(ns, "-", "x") }
 
 // TestUpdateForgetCrash SIGKILLs the child at random moments; after each
 // kill every acknowledged update is what the store holds and what search
 // finds, and every acknowledged forget left nothing, in the store or the
 // indexes (snapshots included).
 func TestUpdateForgetCrash(t *testing.T) {
-	if os.Getenv(updateCrashPath) != "" {
+	if arg, _ := crashtest.Child(); arg != "" {
 		t.Skip("running as child")
+	}
+	rounds := 4
+	if testing.Short() {
+		rounds = 2
 	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	path := filepath.Join(t.TempDir(), "crash.db")
 	updated, forgot := map[string]bool{}, map[string]bool{}
-	for round := range 4 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestUpdateForgetCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), updateCrashPath+"="+path, fmt.Sprintf("RERANKD_UPDATE_CRASH_ROUND=%d", round))
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		lines := make(chan string, 4096)
-		go func() {
-			sc := bufio.NewScanner(out)
-			for sc.Scan() {
-				lines <- sc.Text()
+	for round := range rounds {
+		tag := strconv.Itoa(round)
+		for _, id := range crashtest.Run(t, "TestUpdateForgetCrashChild", path, round, time.Duration(50+rng.IntN(400))*time.Millisecond) {
+			n, err := strconv.Atoi(id[strings.IndexByte(id, '-')+1:])
+			if err != nil {
+				t.Fatalf("ack %q", id)
 			}
-			close(lines)
-		}()
-		var kill <-chan time.Time // armed at the first acknowledgement
-		delay := time.Duration(50+rng.IntN(400)) * time.Millisecond
-		armed := false
-		deadline := time.After(30 * time.Second)
-	loop:
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					break loop
-				}
-				if !armed {
-					kill, armed = time.After(delay), true
-				}
-				if k, ns, ok := strings.Cut(l, " "); ok && strings.HasPrefix(ns, fmt.Sprintf("u%d-", round)) && len(ns) == len(fmt.Sprintf("u%d-00000", round)) {
-					switch k {
-					case "U":
-						updated[ns] = true
-					case "F":
-						forgot[ns] = true
-					}
-				}
-			case <-kill:
-				_ = cmd.Process.Kill()
-				kill = nil
-			case <-deadline:
-				_ = cmd.Process.Kill()
-				t.Fatalf("child stuck: %s", stderr.String())
+			ns := crashtest.ID(tag, n/2)
+			if n%2 == 0 {
+				updated[ns] = true
+			} else {
+				forgot[ns] = true
 			}
-		}
-		if err := cmd.Wait(); err == nil {
-			t.Fatalf("child exited cleanly: %s", stderr.String())
 		}
 		verifyUpdateForget(t, path, updated, forgot)
 		t.Logf("round %d: %d updates, %d forgets acknowledged so far, all held", round, len(updated), len(forgot))
@@ -153,9 +117,8 @@ func verifyUpdateForget(t *testing.T, path string, updated, forgot map[string]bo
 		if forgot[ns] {
 			continue
 		}
-		want := "updated text " + strings.ReplaceAll(ns, "-", "x")
 		rec, err := e.Get(ns, "a")
-		if err != nil || rec.Memory.Text != want || rec.Vector == nil {
+		if err != nil || rec.Memory.Text != updatedText(ns) || rec.Vector == nil {
 			t.Fatalf("%s/a after kill: %q (vector %v), %v; want the acknowledged update", ns, rec.Memory.Text, rec.Vector != nil, err)
 		}
 		res, err := e.Search(ctx, SearchRequest{Query: Query{Namespace: ns, Text: "original", Mode: ModeBM25}})
