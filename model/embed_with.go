@@ -160,3 +160,15 @@ func (e *Embedder) tokensWith(text string, o embed.Options) ([]int, bool, error)
 	}
 	return e.wrap(body), cut, nil
 }
+
+// TokenText is a token's text in the vocabulary ("", false where the
+// tokenizer cannot say).
+func (e *Embedder) TokenText(id int) (string, bool) {
+	if e.tok != nil {
+		return e.tok.Token(id)
+	}
+	if t, ok := e.enc.(interface{ Token(int) (string, bool) }); ok {
+		return t.Token(id)
+	}
+	return "", false
+}

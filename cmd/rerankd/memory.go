@@ -42,6 +42,10 @@ type memoryFlags struct {
 	// tombstones: how long a shared store keeps deletes' records (0:
 	// forever).
 	tombstones time.Duration
+	// embedder is no flag: the embedding queue serve built from
+	// --embed-model (embedserve.go), which the memory search then shares
+	// instead of opening the model again.
+	embedder retrieval.Embedder
 	// ortLib, tokenizer, threads: copied from the serve flags.
 	ortLib, tokenizer string
 	threads           int
@@ -180,7 +184,15 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 	}
 	var emb retrieval.Embedder
 	closeEmb := func() {}
-	if m.embedModel != "" {
+	switch {
+	case m.embedder != nil:
+		emb = m.embedder
+		if m.vectorDim != 0 && m.vectorDim != emb.Dim() {
+			_ = st.Close()
+			return nil, nil, fmt.Errorf("%w: --vector-dim %d but --embed-model gives %d-dimensional vectors", errUsage, m.vectorDim, emb.Dim())
+		}
+		cfg.Dim = 0 // taken from the embedder
+	case m.embedModel != "":
 		eo := model.DefaultEmbedderOptions()
 		eo.RuntimeLib, eo.Tokenizer, eo.Session.IntraOpThreads = m.ortLib, m.tokenizer, m.threads
 		eo.EncoderTokenizer = m.encoderTokenizer

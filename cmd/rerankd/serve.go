@@ -44,6 +44,7 @@ type serveFlags struct {
 	server                                                   serve.Config
 	sched                                                    scheduler.Config
 	memory                                                   *memoryFlags
+	embed                                                    *embedServeFlags
 
 	// noSharedPrefix is no serve flag: loadtest's --no-shared-prefix runs
 	// model.onnx instead of the shared-prefix graph, for before/after
@@ -103,6 +104,7 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.DurationVar(&f.sched.MaxWait, "max-wait", f.sched.MaxWait, "how long a batch may wait to fill")
 	fs.IntVar(&f.sched.Workers, "workers", f.sched.Workers, "concurrent engine calls")
 	f.memory = defineMemoryFlags(fs)
+	f.embed = defineEmbedServeFlags(fs, &f.server)
 	return f
 }
 
@@ -139,6 +141,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err := loadKeyScopes(f); err != nil {
 		return err
 	}
+	f.embed.rerankerNames(f.modelArg, &f.server)
 	if err := errors.Join(f.server.Validate(), f.sched.Validate()); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
@@ -164,11 +167,18 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		f.server.Tracer = tp
 		log.Info("tracing on", "protocol", tcfg.Protocol)
 	}
-	comp, err := composeServer(f, serve.NewMetrics(), log, stderr)
+	metrics := serve.NewMetrics()
+	comp, err := composeServer(f, metrics, log, stderr)
 	if err != nil {
 		return err
 	}
 	srv, backend := comp.srv, comp.backend
+	closeEmb, err := attachEmbedder(f, srv, metrics, log)
+	if err != nil {
+		_ = backend.Close(context.Background())
+		return err
+	}
+	defer closeEmb() // after the memory search has closed
 	f.memory.ortLib, f.memory.tokenizer, f.memory.threads = f.ortLib, f.tok, f.threads
 	f.memory.encoderTokenizer = f.encoderTokenizer
 	mem, closeMem, err := openMemory(f.memory, log, stderr)
