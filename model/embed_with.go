@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -135,7 +136,7 @@ func (e *Embedder) tokensWith(text string, o embed.Options) ([]int, bool, error)
 		if !o.CutStart && !o.NoTruncate {
 			return e.enc.Encode(prefix+text, limit)
 		}
-		ids, _, err := e.enc.Encode(prefix+text, 0)
+		ids, _, err := e.enc.Encode(prefix+text, math.MaxInt32) // whole, then cut here
 		if err != nil || len(ids) <= limit {
 			return ids, false, err
 		}
