@@ -128,7 +128,7 @@ type Embedder struct {
 	queryPrefix string
 	docPrefix   string
 	prompts     map[string]string // the folder's named sentence-transformers prompts
-	begin, end  []int // template ids around every input
+	begin, end  []int             // template ids around every input
 	modelDim    int
 	dim         int
 	info        EmbedderInfo
