@@ -52,7 +52,7 @@ func (s *Server) handleTokenize(c *fiber.Ctx) error {
 	texts, pairs := req.Inputs.Texts, req.Inputs.Pairs
 	switch {
 	case req.Prompt != nil && req.Inputs.Set:
-		bad("send either inputs (TEI) or prompt (vLLM), not both")
+		bad("send either inputs (the TEI form) or prompt (the vllm form), not both")
 	case req.Prompt != nil:
 		texts, pairs = []string{*req.Prompt}, nil
 	case !req.Inputs.Set:
