@@ -61,7 +61,7 @@ func defineMemoryFlags(fs *flag.FlagSet) *memoryFlags {
 	fs.DurationVar(&m.poll, "follow-poll", def.Follow.Poll, "with a postgres:// store: how often to poll every namespace's change sequence (notifications usually come first)")
 	fs.IntVar(&m.vectorDim, "vector-dim", 0, "dimension of client-supplied memory vectors (0: no vector index, or the --embed-model's)")
 	fs.StringVar(&m.analyzer, "analyzer", string(lexical.DefaultCJK), "how memory search splits Chinese, Japanese and Korean text into terms: "+cjkModeNames()+" (gse modes need a binary built with -tags gse; see README)")
-	fs.StringVar(&m.embedModel, "embed-model", "", "Qwen3-Embedding-style ONNX folder: memories and queries are embedded for hybrid search")
+	fs.StringVar(&m.embedModel, "embed-model", "", "embedding model folder (Qwen3-Embedding, BGE-M3, sentence-transformers BERT / XLM-R): memories and queries are embedded for hybrid search, and the model is served on /v1/embeddings and /embed")
 	fs.StringVar(&m.snapshotDir, "snapshot-dir", "", "directory of memory vector index snapshots, loaded at start instead of rebuilding (empty: STORE.snapshots next to --store; with a postgres:// store the snapshots live in the database; \"none\" disables)")
 	fs.DurationVar(&m.snapshotIdle, "snapshot-idle", def.Owner.SnapshotIdle, "re-save a namespace's vector index snapshot once its writes have been quiet this long (0: only after the start-up build and at shutdown)")
 	fs.BoolVar(&m.backfill, "backfill", def.Owner.Backfill, "with --embed-model, embed stored memories that have no vector (added before it was configured) in the background after start")
