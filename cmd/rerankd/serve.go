@@ -142,7 +142,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	f.embed.rerankerNames(f.modelArg, &f.server)
-	if err := errors.Join(f.server.Validate(), f.sched.Validate()); err != nil {
+	if err := errors.Join(f.server.Validate(), f.sched.Validate(), f.embed.queue.Validate()); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	tcfg := tracing.DefaultConfig()
