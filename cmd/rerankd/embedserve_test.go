@@ -216,7 +216,11 @@ func TestServeEmbeddingsParity(t *testing.T) {
 // name on both routes, strict model names, and /tokenize.
 func TestServeEmbeddingsOptions(t *testing.T) {
 	qwen, xlmr := embedFolders(t)
-	s := startEmbedServer(t, nil, "--embed-model", qwen, "--store", "none", "--embed-served-model-name", "qwen-embed,text-embedding-3-small")
+	rer := filepath.Join(t.TempDir(), "qwen3-reranker-tiny")
+	if code, _, errs := runCLI(t, "testmodel", "--size", "tiny", "--seed", "2", "--out", rer); code != 0 {
+		t.Fatalf("testmodel: %s", errs)
+	}
+	s := startEmbedServer(t, nil, "--model", rer, "--embed-model", qwen, "--store", "none", "--embed-served-model-name", "qwen-embed,text-embedding-3-small")
 	var full, short api.EmbeddingsResponse
 	postJSON(t, s.url+"/v1/embeddings", map[string]any{"input": "a memory about cats"}, &full)
 	if code, body := postJSON(t, s.url+"/v1/embeddings", map[string]any{"input": "a memory about cats", "dimensions": 16}, &short); code != 200 {
@@ -258,12 +262,25 @@ func TestServeEmbeddingsOptions(t *testing.T) {
 	for _, m := range models.Data {
 		ids = append(ids, m.ID+"/"+m.Task+"/"+m.Root)
 	}
-	if got := strings.Join(ids, " "); !strings.Contains(got, "qwen-embed/embed/qwen-embed") || !strings.Contains(got, "text-embedding-3-small/embed/qwen-embed") || !strings.Contains(got, "/rerank/") {
+	if got := strings.Join(ids, " "); !strings.Contains(got, "qwen-embed/embed/qwen-embed") || !strings.Contains(got, "text-embedding-3-small/embed/qwen-embed") ||
+		!strings.Contains(got, "qwen3-reranker-tiny/rerank/qwen3-reranker-tiny") {
 		t.Errorf("/v1/models: %s", got)
 	}
 	var tok api.TokenizeResponse
 	if code, body := postJSON(t, s.url+"/tokenize", map[string]any{"prompt": "a memory about cats"}, &tok); code != 200 || tok.Count != full.Usage.PromptTokens || len(tok.Tokens) != tok.Count {
 		t.Errorf("/tokenize: %d %s; usage %d", code, body, full.Usage.PromptTokens)
+	}
+
+	// A [query, document] pair: the reranker's whole prompt, as many
+	// tokens as /rerank bills for that document.
+	var pairTok [][]api.Token
+	if code, body := postJSON(t, s.url+"/tokenize", map[string]any{"inputs": [][]string{{"where does alice live", "alice moved to berlin"}}}, &pairTok); code != 200 || len(pairTok) != 1 {
+		t.Fatalf("/tokenize pair: %d %s", code, body)
+	}
+	var billed api.RerankResponse
+	postJSON(t, s.url+"/rerank", map[string]any{"query": "where does alice live", "documents": []string{"alice moved to berlin"}}, &billed)
+	if len(pairTok[0]) != billed.Usage.TotalTokens || billed.Model != "qwen3-reranker-tiny" || pairTok[0][0].Text == "" {
+		t.Errorf("/tokenize pair: %d tokens (first %+v); /rerank billed %d as model %q", len(pairTok[0]), pairTok[0][0], billed.Usage.TotalTokens, billed.Model)
 	}
 
 	// The BGE-M3 class is not trained for shorter vectors: 400 naming it.
