@@ -250,6 +250,9 @@ type composition struct {
 // measure is what serve runs. The memory API is attached by the caller.
 func composeServer(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr io.Writer) (composition, error) {
 	f.server.Runtime = model.RuntimeVersion
+	if f.embed != nil && len(f.server.RerankerNames) == 0 {
+		f.embed.rerankerNames(f.modelArg, &f.server) // as runServe does, for mcp and the lab tools
+	}
 	backend, scorer, limits, err := openBackend(f, metrics, log, stderr)
 	if err != nil {
 		return composition{}, err
