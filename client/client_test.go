@@ -156,7 +156,7 @@ func TestErrorShapes(t *testing.T) {
 		body, wantType, wantMsg string
 	}{
 		{errBody("validation", "threshold must be in [0, 1]"), "validation", "threshold must be in [0, 1]"},
-		{`{"error":"old server","error_type":"invalid_request"}`, "invalid_request", "old server"}, // before "message" existed
+		{`{"error":"old server","error_type":"invalid_request"}`, "invalid_request", "old server"},                                                                                // before "message" existed
 		{`{"error":{"message":"input must not be empty","type":"invalid_request_error","param":"input","code":"invalid_request"}}`, "invalid_request", "input must not be empty"}, // OpenAI's shape
 		{"<html>bad gateway</html>", "", "<html>bad gateway</html>"},
 		{"", "", ""},

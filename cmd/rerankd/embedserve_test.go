@@ -96,6 +96,21 @@ func embedFolders(t *testing.T) (qwen, xlmr string) {
 	return qwen, xlmr
 }
 
+// bertEmbedFolder writes a sentence-transformers BERT bi-encoder folder
+// (all-MiniLM style, mean pooling) with seeded random weights.
+func bertEmbedFolder(t *testing.T) string {
+	t.Helper()
+	tmp := t.TempDir()
+	src, dir := filepath.Join(tmp, "bert-ckpt"), filepath.Join(tmp, "minilm-tiny")
+	if code, _, errs := runCLI(t, "testmodel", "--arch", "bert", "--kind", "embedding", "--out", src); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := runCLI(t, "convert", "--from", src, "--out", dir, "--quant", "none"); code != 0 {
+		t.Fatal(errs)
+	}
+	return dir
+}
+
 func maxDiff(a, b []float32) float64 {
 	if len(a) != len(b) {
 		return math.Inf(1)
@@ -107,7 +122,8 @@ func maxDiff(a, b []float32) float64 {
 	return d
 }
 
-// TestServeEmbeddingsParity: for each embedder class, /v1/embeddings
+// TestServeEmbeddingsParity: for each embedder class (Qwen3-Embedding,
+// BGE-M3 dense on XLM-R, a BERT bi-encoder), /v1/embeddings
 // (float and base64) and /embed give, to 1e-6, the vectors the memory
 // search stores for the same text (documents) and searches with
 // (input_type query, prompt_name query), and match the plain-Go
@@ -122,6 +138,7 @@ func TestServeEmbeddingsParity(t *testing.T) {
 	}{
 		{"qwen3-embedding", qwen, nil},
 		{"bge-m3-dense", xlmr, tokentest.FakeXLMR(100)},
+		{"bert-bi-encoder", bertEmbedFolder(t), tokentest.FakeBERT(100)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := startEmbedServer(t, tc.tok, "--embed-model", tc.dir, "--store", filepath.Join(t.TempDir(), "mem.db"))
