@@ -23,11 +23,13 @@ var (
 type QueueConfig struct {
 	// QueueSize is the most texts waiting or being embedded at once. A
 	// TryEmbed that would pass it is refused with ErrOverloaded; Embed (the
-	// memory search's own writes, searches and back-fill) waits instead,
+	// memory search's own writes, searches and back-fill) is never refused,
 	// but its texts count, so served requests back off while it runs.
 	QueueSize int
-	// Workers is how many engine calls run at once. On CPU one call
-	// already uses every intra-op thread, so 1 is usual.
+	// Workers is how many TryEmbed calls run at once; the others wait in
+	// arrival order. On CPU one call already uses every intra-op thread,
+	// so 1 is usual. Embed does not wait for a worker: a memory search's
+	// query is never queued behind a large served batch.
 	Workers int
 }
 
@@ -101,9 +103,9 @@ func (q *Queue) Config() QueueConfig { return q.cfg }
 // Dim is the size of the model's vectors (Options.Dim 0).
 func (q *Queue) Dim() int { return q.m.Dim() }
 
-// Embed meets retrieval's Embedder: it waits for room rather than being
-// refused, since the memory search's own work cannot be retried by a
-// client.
+// Embed meets retrieval's Embedder: it is never refused (the memory
+// search's own work cannot be retried by a client) and runs at once, beside
+// a served call if one runs; its texts count against QueueSize.
 func (q *Queue) Embed(ctx context.Context, texts []string, isQuery bool) ([][]float32, error) {
 	r, err := q.run(ctx, texts, Options{Query: isQuery}, false)
 	return r.Vectors, err
@@ -148,13 +150,15 @@ func (q *Queue) run(ctx context.Context, texts []string, o Options, refuse bool)
 		q.obs.EmbedQueued(depth)
 	}()
 	start := time.Now()
-	select {
-	case q.slots <- struct{}{}:
-	case <-ctx.Done():
-		q.obs.EmbedCall(n, time.Since(start), 0, ctx.Err())
-		return Result{}, ctx.Err()
+	if refuse {
+		select {
+		case q.slots <- struct{}{}:
+		case <-ctx.Done():
+			q.obs.EmbedCall(n, time.Since(start), 0, ctx.Err())
+			return Result{}, ctx.Err()
+		}
+		defer func() { <-q.slots }()
 	}
-	defer func() { <-q.slots }()
 	wait := time.Since(start)
 	r, err := q.m.EmbedWith(ctx, texts, o)
 	q.obs.EmbedCall(n, wait, time.Since(start)-wait, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,7 +15,8 @@ type gateModel struct {
 	gate    chan struct{}
 	running atomic.Int32
 	most    atomic.Int32
-	got     Options
+	mu      sync.Mutex
+	got     []Options
 }
 
 func (m *gateModel) Dim() int { return 2 }
@@ -28,7 +30,9 @@ func (m *gateModel) EmbedWith(ctx context.Context, texts []string, o Options) (R
 			break
 		}
 	}
-	m.got = o
+	m.mu.Lock()
+	m.got = append(m.got, o)
+	m.mu.Unlock()
 	select {
 	case <-m.gate:
 	case <-ctx.Done():
@@ -58,8 +62,9 @@ func TestQueueConfigValidate(t *testing.T) {
 }
 
 // TestQueueBounds: TryEmbed is refused when the waiting texts would pass
-// the bound (ErrOverloaded) or never fit (ErrTooMany); Embed waits
-// instead; one worker runs one call at a time; Close refuses later calls.
+// the bound (ErrOverloaded) or never fit (ErrTooMany); Embed is not
+// refused and does not wait for the worker, but its texts count; one
+// worker runs one TryEmbed at a time; Close refuses later calls.
 func TestQueueBounds(t *testing.T) {
 	m := &gateModel{gate: make(chan struct{})}
 	q, err := NewQueue(m, QueueConfig{QueueSize: 3, Workers: 1}, nil)
@@ -78,14 +83,22 @@ func TestQueueBounds(t *testing.T) {
 	if _, err := q.TryEmbed(ctx, []string{"a", "b", "c", "d"}, Options{}); !errors.Is(err, ErrTooMany) {
 		t.Errorf("4 texts, queue of 3: %v, want ErrTooMany", err)
 	}
-	// The memory search's own call waits (and counts) rather than failing.
-	waited := make(chan error, 1)
-	go func() { _, err := q.Embed(ctx, []string{"x", "y"}, false); waited <- err }()
+	// A TryEmbed that fits waits for the worker.
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-	if _, err := q.TryEmbed(cctx, []string{"z"}, Options{}); err == nil {
-		t.Error("a third call ran beside a blocked one with one worker")
+	if _, err := q.TryEmbed(cctx, []string{"z"}, Options{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a second TryEmbed beside a running one, one worker: %v, want it to wait", err)
 	}
 	cancel()
+	// The memory search's own call is not refused, runs beside the served
+	// one, and counts: now nothing fits.
+	waited := make(chan error, 1)
+	go func() { _, err := q.Embed(ctx, []string{"x", "y"}, false); waited <- err }()
+	for m.running.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := q.TryEmbed(ctx, []string{"z"}, Options{}); !errors.Is(err, ErrOverloaded) {
+		t.Errorf("4 texts queued of 3: %v, want ErrOverloaded", err)
+	}
 	close(m.gate)
 	if err := <-first; err != nil {
 		t.Error(err)
@@ -93,11 +106,11 @@ func TestQueueBounds(t *testing.T) {
 	if err := <-waited; err != nil {
 		t.Error(err)
 	}
-	if m.most.Load() != 1 {
-		t.Errorf("%d calls ran at once with one worker", m.most.Load())
+	if m.most.Load() != 2 {
+		t.Errorf("%d calls ran at once; want the served one and the memory search's", m.most.Load())
 	}
-	if m.got.Query {
-		t.Error("Embed(isQuery=false) reached the model as a query")
+	if len(m.got) != 2 || !m.got[0].Query || m.got[1].Query {
+		t.Errorf("options reaching the model %+v: want the first as a query and Embed(isQuery=false)'s not", m.got)
 	}
 	q.Close()
 	if _, err := q.TryEmbed(ctx, []string{"a"}, Options{}); !errors.Is(err, ErrClosed) {
