@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/internal/msgcheck"
+	"github.com/rerankd/rerankd/internal/otlptest"
 	"github.com/rerankd/rerankd/retrieval/embed"
 )
 
@@ -372,5 +374,40 @@ func TestEmbeddingsWithoutEmbedder(t *testing.T) {
 	decodeInto(t, do(t, http.MethodGet, base+"/v1/models", "", ""), &list)
 	if len(list.Data) != 1 || list.Data[0].ID != "fake-model" || list.Data[0].Task != "rerank" {
 		t.Errorf("/v1/models: %+v", list)
+	}
+}
+
+// TestTracingEmbeddings: an embedding request has its server span with a
+// rerankd.embed child counting inputs and tokens; no text is exported.
+func TestTracingEmbeddings(t *testing.T) {
+	rcv := otlptest.Start(t)
+	cfg, flush := tracedConfig(t, DefaultConfig(), rcv)
+	base := start(t, cfg, &fakeBackend{}, withFakeEmbedder(t, &fakeEmbedModel{dim: 4}, 16))
+	for i, c := range []struct{ path, body string }{
+		{"/v1/embeddings", `{"input":["walrus coffee","oat latte"]}`},
+		{"/embed", `{"inputs":["walrus coffee","oat latte"]}`},
+	} {
+		tp, traceID, _ := traceparent(200 + i)
+		if r := postJSON(t, base+c.path, c.body, "traceparent", tp); r.code != 200 {
+			t.Fatalf("%s: %d %s", c.path, r.code, r.body)
+		}
+		flush()
+		spans := rcv.Spans()
+		var srv otlptest.Span
+		for _, s := range otlptest.Named(spans, "POST "+c.path) {
+			if s.TraceID == traceID {
+				srv = s
+			}
+		}
+		if srv.SpanID == "" {
+			t.Fatalf("%s: no server span", c.path)
+		}
+		emb := childrenOf(spans, srv, "rerankd.embed")
+		if len(emb) != 1 || emb[0].Attrs["rerankd.inputs"] != "2" || emb[0].Attrs["rerankd.tokens"] != "6" {
+			t.Errorf("%s: embed spans %+v", c.path, emb)
+		}
+	}
+	if bytes.Contains(rcv.Raw(), []byte("walrus")) {
+		t.Error("input text is in the exported spans")
 	}
 }
