@@ -25,7 +25,7 @@ type embedServeFlags struct {
 
 func defineEmbedServeFlags(fs *flag.FlagSet, server *serve.Config) *embedServeFlags {
 	e := &embedServeFlags{queue: embed.DefaultQueueConfig()}
-	fs.StringVar(&e.rerankNames, "served-model-name", "", "comma-separated names the reranker (--model) is served under: GET /v1/models lists them and every rerank response carries the first (empty: the hub id, or the model folder's name)")
+	fs.StringVar(&e.rerankNames, "served-model-name", "", "comma-separated names the reranker (--model) is served under: GET /v1/models lists them and every rerank response carries the first (empty: the hub id, the model folder's name, or lexical-bm25 without --model)")
 	fs.StringVar(&e.embedNames, "embed-served-model-name", "", "comma-separated names the embedder (--embed-model) is served under on /v1/embeddings and /embed (empty: the hub id, or the model folder's name)")
 	fs.BoolVar(&server.StrictModelName, "strict-model-name", false, "refuse a request whose \"model\" is not a served name (404 model_not_found); off, the served model answers and the response names it")
 	fs.IntVar(&server.MaxEmbedInputs, "max-embed-inputs", server.MaxEmbedInputs, "texts per /v1/embeddings or /embed request (more: 400/422)")
@@ -56,8 +56,12 @@ func servedName(arg string) string {
 // rerankerNames sets the reranker's served names on the server config.
 func (e *embedServeFlags) rerankerNames(modelArg string, server *serve.Config) {
 	server.RerankerNames = splitNames(e.rerankNames)
-	if len(server.RerankerNames) == 0 && modelArg != "" {
+	switch {
+	case len(server.RerankerNames) > 0:
+	case modelArg != "":
 		server.RerankerNames = []string{servedName(modelArg)}
+	default:
+		server.RerankerNames = []string{"lexical-bm25"} // the embedded default has no hub id or folder
 	}
 }
 
