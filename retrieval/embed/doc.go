@@ -1,10 +1,12 @@
-// Package embed holds the checks every vector goes through before it
-// reaches the vector index, and its normalisation; the options of one
-// embedding call (Options, Result, Model); and Queue, the one bounded way
-// to the embedding model that the memory search and the server's embedding
-// routes share. It needs no model runtime: the embedder itself
-// (model.Embedder, an ONNX embedding model) lives in model/, the only
-// package allowed cgo, and meets Model and retrieval's Embedder interface; without one, vectors come from the
+// Package embed holds rerankd's one vector-validity rule (Check) and its
+// normalisation (Normalize), which every vector passes before it reaches a
+// vector index, whether an embedder made it or a client sent it; the
+// options of one embedding call (Options, Result, Model); and Queue, the
+// one bounded way to the embedding model that the memory search and the
+// server's embedding routes share. It needs no model runtime: the
+// embedders themselves (model.Embedder, over a decoder or an encoder
+// folder) live in model/, the only package allowed cgo, and meet Model and
+// retrieval's Embedder interface; without one, vectors come from the
 // client (retrieval.Config.Dim) or there are none (BM25 only).
 //
 // Check(v, dim) is rerankd's one vector-validity rule: the HNSW and flat
