@@ -34,6 +34,9 @@ type clientAnswer struct {
 // inference client on TEI's /embed. The model is a generated
 // Qwen3-Embedding-layout folder with seeded random weights.
 func TestEmbeddingClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the Node client SDKs (make test runs it)")
+	}
 	argv, nodePath := testenv.EmbedClients(t)
 	dir := filepath.Join(t.TempDir(), "qwen3-embed")
 	if code, _, errs := runCLI(t, "testmodel", "--kind", "embedding", "--size", "tiny", "--seed", "5", "--out", dir); code != 0 {
