@@ -12,7 +12,6 @@ import (
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/internal/tokentest"
-	"github.com/rerankd/rerankd/retrieval/embed"
 )
 
 // benchMemories are 32 memory-sized texts (one or two sentences each).
@@ -54,7 +53,7 @@ func BenchmarkEmbeddings_Served(b *testing.B) {
 	}
 	_ = testenv.ORTLib()
 	s := startEmbedServer(b, tokentest.FakeBERT(30522), "--embed-model", dir, "--store", "none")
-	q := s.f.memory.embedder.(*embed.Queue)
+	q := s.q
 	texts := benchMemories()
 	post := func(format string) []api.Embedding {
 		body, _ := json.Marshal(map[string]any{"input": texts, "encoding_format": format})

@@ -20,15 +20,17 @@ import (
 	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/retrieval"
-	"github.com/rerankd/rerankd/serve"
+	"github.com/rerankd/rerankd/cmd/internal/app"
+	"github.com/rerankd/rerankd/cmd/internal/servecmd"
+	"github.com/rerankd/rerankd/retrieval/embed"
 )
 
-// embedServer is a served composition with an embedder, as runServe
-// builds it: the embedding routes and the memory search share the queue.
+// embedServer is `rerankd serve` with an embedder, built in-process: the
+// embedding routes and the memory search share the queue.
 type embedServer struct {
 	url string
 	mem *retrieval.Service
-	f   *serveFlags
+	q   *embed.Queue
 }
 
 // startEmbedServer starts `rerankd serve` with args in-process; tok, when
@@ -36,43 +38,27 @@ type embedServer struct {
 func startEmbedServer(t testing.TB, tok model.EncoderTokenizer, args ...string) embedServer {
 	t.Helper()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	f := defineServeFlags(fs)
-	if err := fs.Parse(append([]string{"--threads", "2", "--ort-lib", testenv.ORTLib()}, args...)); err != nil {
+	f := servecmd.DefineFlags(fs)
+	if _, err := servecmd.Parse(fs, f, append([]string{"--threads", "2", "--ort-lib", testenv.ORTLib()}, args...), io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	f.encoderTokenizer = tok
-	f.embed.rerankerNames(f.modelArg, &f.server)
-	metrics := serve.NewMetrics()
-	log := slog.New(slog.DiscardHandler)
-	comp, err := composeServer(f, metrics, log, io.Discard)
+	f.Cfg.Log, f.Cfg.Notices = slog.New(slog.DiscardHandler), io.Discard
+	f.Cfg.Tuning.EncoderTokenizer = tok
+	a, err := app.Build(f.Cfg)
 	if err != nil {
 		t.Fatal(err)
-	}
-	closeEmb, err := attachEmbedder(f, comp.srv, metrics, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.memory.ortLib, f.memory.threads, f.memory.encoderTokenizer = f.ortLib, f.threads, f.encoderTokenizer
-	mem, closeMem, err := openMemory(f.memory, log, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if mem != nil {
-		comp.srv.WithMemory(mem)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = comp.srv.Serve(ln) }()
+	go func() { _ = a.Server.Serve(ln) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = comp.srv.Shutdown(ctx)
-		closeMem()
-		closeEmb()
+		_ = a.Shutdown(ctx)
 	})
-	return embedServer{url: "http://" + ln.Addr().String(), mem: mem, f: f}
+	return embedServer{url: "http://" + ln.Addr().String(), mem: a.Memory, q: a.Embedder}
 }
 
 // embedFolders writes the two embedder classes' folders once per test:
@@ -199,7 +185,7 @@ func TestServeEmbeddingsParity(t *testing.T) {
 			}
 			// Queries: what the memory search embeds a query with.
 			q := "where does alice live"
-			direct, err := s.f.memory.embedder.Embed(t.Context(), []string{q}, true)
+			direct, err := s.q.Embed(t.Context(), []string{q}, true)
 			if err != nil {
 				t.Fatal(err)
 			}
