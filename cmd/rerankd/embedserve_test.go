@@ -16,12 +16,12 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/cmd/internal/app"
+	"github.com/rerankd/rerankd/cmd/internal/servecmd"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/retrieval"
-	"github.com/rerankd/rerankd/cmd/internal/app"
-	"github.com/rerankd/rerankd/cmd/internal/servecmd"
 	"github.com/rerankd/rerankd/retrieval/embed"
 )
 
