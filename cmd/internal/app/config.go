@@ -12,7 +12,6 @@ package app
 import (
 	"errors"
 	"fmt"
-	"github.com/rerankd/rerankd/retrieval/embed"
 	"io"
 	"log/slog"
 	"time"
