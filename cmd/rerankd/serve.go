@@ -103,6 +103,7 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.DurationVar(&f.sched.MaxWait, "max-wait", f.sched.MaxWait, "how long a batch may wait to fill")
 	fs.IntVar(&f.sched.Workers, "workers", f.sched.Workers, "concurrent engine calls")
 	f.memory = defineMemoryFlags(fs)
+	defineGuardFlags(fs, &f.server)
 	return f
 }
 
