@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rerankd/rerankd/retrieval/memory"
@@ -74,14 +75,10 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log.Info("mcp serving on stdio", "backend", comp.backend.Name(), "memory", mem != nil, "namespace", *ns)
-	err = ms.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	err = ms.Run(ctx, &serve.StdioTransport{In: stdin, Out: stdout, MaxLine: f.server.MaxBodyBytes, Drain: f.server.RequestTimeout + 5*time.Second})
 	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil // a signal, or the client closed stdin: a normal end
 	}
 	return err
 }
 
-// nopWriteCloser leaves stdout open when the session ends.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
