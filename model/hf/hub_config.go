@@ -83,9 +83,9 @@ func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if u, err := url.Parse(c.Endpoint); err != nil {
-		bad("Endpoint %q: %w", c.Endpoint, err)
+		bad("Endpoint %q is not a URL", RedactEndpoint(c.Endpoint))
 	} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		bad("Endpoint %q: want an http(s) URL with a host and no query, like https://huggingface.co", c.Endpoint)
+		bad("Endpoint %q: want an http(s) URL with a host and no query, like https://huggingface.co", RedactEndpoint(c.Endpoint))
 	}
 	if strings.ContainsAny(c.Token, " \t\r\n") {
 		bad("Token contains whitespace (a stray newline from a token file?)")

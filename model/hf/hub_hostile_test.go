@@ -1,0 +1,87 @@
+package hf
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestInfoStall: a model-info reply that announces 100,000 bytes, sends
+// 6 and stops is cut by the stall timeout and retried, then given up,
+// instead of being waited on forever.
+func TestInfoStall(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100000")
+		_, _ = w.Write([]byte(`{"id":`))
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	cfg := DefaultConfig()
+	cfg.Endpoint, cfg.CacheDir = srv.URL, t.TempDir()
+	cfg.StallTimeout, cfg.MaxRetries = 200*time.Millisecond, 1
+	c, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := c.Info(context.Background(), "owner/repo"); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "stall") {
+			t.Fatalf("error %v, want the stall named", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Info still waiting 30 s after a reply stalled (stall timeout 200 ms)")
+	}
+}
+
+// TestEndpointCredentials: a password in HF_ENDPOINT is sent as Basic auth
+// to the endpoint's host and appears in no message.
+func TestEndpointCredentials(t *testing.T) {
+	var gotUser, gotPass string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotUser, gotPass, _ = r.BasicAuth()
+		http.Error(w, "no", http.StatusNotFound)
+	}))
+	defer srv.Close()
+	cfg := DefaultConfig()
+	cfg.Endpoint = strings.Replace(srv.URL, "http://", "http://alice:SECRETPW@", 1)
+	cfg.CacheDir, cfg.MaxRetries = t.TempDir(), 0
+	c, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Info(context.Background(), "owner/repo")
+	if err == nil || strings.Contains(err.Error(), "SECRETPW") {
+		t.Fatalf("error %v: want a failure without the password", err)
+	}
+	if gotUser != "alice" || gotPass != "SECRETPW" {
+		t.Errorf("server saw Basic auth %q:%q", gotUser, gotPass)
+	}
+	// A transport error (nothing listening) names the host, not the password.
+	cfg.Endpoint = "http://alice:SECRETPW@127.0.0.1:1"
+	c, err = NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Info(context.Background(), "owner/repo"); err == nil || strings.Contains(err.Error(), "SECRETPW") {
+		t.Fatalf("transport error %v shows the password", err)
+	}
+	if got := RedactEndpoint("http://alice:SECRETPW@mirror"); strings.Contains(got, "SECRETPW") {
+		t.Errorf("RedactEndpoint = %q", got)
+	}
+	bad := DefaultConfig()
+	bad.Endpoint = "ftp://alice:SECRETPW@mirror"
+	if err := bad.Validate(); err == nil || strings.Contains(err.Error(), "SECRETPW") {
+		t.Errorf("Validate: %v", err)
+	}
+}
