@@ -143,7 +143,7 @@ func (t *Tokenizer) encodeNoSpecial(text string) ([]int, error) {
 	if t.pipe == nil {
 		return t.EncodeIDs(text), nil
 	}
-	return t.pipe.encode(text, nil)
+	return t.pipe.encode(text, nil, nil)
 }
 
 func (t *Tokenizer) postProcessor() *postProcessor {

@@ -81,4 +81,3 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	return err
 }
-

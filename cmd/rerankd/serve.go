@@ -40,7 +40,7 @@ type serveFlags struct {
 	addr, modelArg, apiKeys, ortLib, tok, provider, logLevel string
 	keyScopes, calibration, quant, sessionCache, prepack     string
 	device, threads, maxLength, prefixCacheMB                int
-	prefetch, attentionForm                                  bool
+	prefetch, attentionForm, controlTokensInText             bool
 	server                                                   serve.Config
 	sched                                                    scheduler.Config
 	memory                                                   *memoryFlags
@@ -103,7 +103,7 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.DurationVar(&f.sched.MaxWait, "max-wait", f.sched.MaxWait, "how long a batch may wait to fill")
 	fs.IntVar(&f.sched.Workers, "workers", f.sched.Workers, "concurrent engine calls")
 	f.memory = defineMemoryFlags(fs)
-	defineGuardFlags(fs, &f.server)
+	defineGuardFlags(fs, &f.server, &f.controlTokensInText)
 	return f
 }
 
@@ -305,6 +305,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 		o.Session.SessionCacheDir = filepath.Join(cacheDir(), "sessions")
 	}
 	o.Scorer.Prompt.MaxLength = f.maxLength
+	o.Scorer.Prompt.ControlTokensInText = f.controlTokensInText
 	o.Scorer.BatchTokens = max(f.sched.BatchTokens, f.maxLength)
 	o.Scorer.MaxBatch, o.Scorer.MaxPadRatio = f.sched.MaxBatch, f.sched.MaxPadRatio // the scorer plans as the scheduler does
 	if err := o.Validate(); err != nil {
