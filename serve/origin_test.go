@@ -107,3 +107,41 @@ func originCatalogue() []badCase {
 			body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_add","arguments":{"namespace":"ok","text":"fine"}}}`},
 	}
 }
+
+// TestMCPHTTPJSONRPCErrors: /mcp answers protocol failures as JSON-RPC
+// error objects (stdio's codes), and the rerank tool refuses a null
+// document as /rerank does.
+func TestMCPHTTPJSONRPCErrors(t *testing.T) {
+	base, _ := startMCP(t, DefaultConfig())
+	hdr := []string{"Accept", "application/json, text/event-stream"}
+	for _, c := range []struct {
+		name, body string
+		code       float64
+		id         any
+		contains   string
+	}{
+		{"unknown method", `{"jsonrpc":"2.0","id":4,"method":"no/such"}`, -32601, float64(4), ""},
+		{"not JSON", `{"jsonrpc":`, -32700, nil, ""},
+		{"rerank with a null document", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rerank","arguments":{"query":"q","documents":[null,"a"]}}}`,
+			0, float64(5), "document 0: not a JSON string but null"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := postJSON(t, base+"/mcp", c.body, hdr...)
+			var m map[string]any
+			decodeInto(t, r, &m)
+			if m["id"] != c.id {
+				t.Errorf("id %v, want %v: %s", m["id"], c.id, r.body)
+			}
+			if c.contains != "" {
+				if !strings.Contains(string(r.body), c.contains) || !strings.Contains(string(r.body), `"isError":true`) {
+					t.Errorf("answer %s: want a tool error naming %q", r.body, c.contains)
+				}
+				return
+			}
+			e, _ := m["error"].(map[string]any)
+			if e == nil || e["code"] != c.code {
+				t.Errorf("answer %d %s: want JSON-RPC error %v", r.code, r.body, c.code)
+			}
+		})
+	}
+}
