@@ -146,6 +146,9 @@ func defaultStorePath() string { return filepath.Join(paths.DataDir(), "memories
 // to the log every few seconds. It returns nil, nil when disabled.
 func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.Service, func(), error) {
 	if m.store == "none" || m.store == "" {
+		if n, err := parseBytes(m.indexMemory); err != nil || n != 0 {
+			return nil, nil, fmt.Errorf("%w: --index-memory bounds a replica's indexes: it needs a postgres:// --store, and --store is none", errUsage)
+		}
 		return nil, func() {}, nil
 	}
 	loc, err := parseStoreLocation("--store", m.store)
@@ -170,6 +173,9 @@ func openMemory(m *memoryFlags, log *slog.Logger, stderr io.Writer) (*retrieval.
 	cfg.Follow.CatchUp, cfg.Follow.Poll, cfg.Follow.TombstoneRetention = m.catchUp, m.poll, m.tombstones
 	if cfg.Follow.IndexMemory, err = parseBytes(m.indexMemory); err != nil {
 		return nil, nil, fmt.Errorf("%w: --index-memory: %w", errUsage, err)
+	}
+	if cfg.Follow.IndexMemory != 0 && loc.kind != storePostgres {
+		return nil, nil, fmt.Errorf("%w: --index-memory bounds a replica's indexes: it needs a postgres:// --store", errUsage)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, flagErrors(err)

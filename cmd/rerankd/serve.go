@@ -407,6 +407,9 @@ func loadKeyScopes(f *serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("%w: --key-scopes: %w", errUsage, err)
 	}
+	if n, dup := duplicateKey(raw); dup {
+		return fmt.Errorf("%w: --key-scopes %s: entry %d repeats an earlier key (keys are secrets: not shown); give each key one list", errUsage, f.keyScopes, n)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var scopes map[string][]string
@@ -427,4 +430,31 @@ func templateInfo(t rerank.Template, info model.Info) *api.TemplateInfo {
 	return &api.TemplateInfo{Name: t.Name, Source: t.Source, Prefix: t.Prefix, Instruction: t.Instruction, Query: t.Query,
 		Document: t.Document, Suffix: t.Suffix, DefaultInstruction: t.DefaultInstruction, YesToken: t.YesToken, NoToken: t.NoToken,
 		YesID: info.YesID, NoID: info.NoID}
+}
+
+// duplicateKey reports the entry (1-based) whose key appears twice in the top-level JSON
+// object raw (encoding/json would keep the last list silently); a file
+// that is not such an object is left for the decoder to refuse.
+func duplicateKey(raw []byte) (int, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0, false
+	}
+	seen := map[string]bool{}
+	for n := 1; dec.More(); n++ {
+		t, err := dec.Token()
+		if err != nil {
+			return 0, false
+		}
+		k, _ := t.(string)
+		if seen[k] {
+			return n, true
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return 0, false
+		}
+	}
+	return 0, false
 }

@@ -56,6 +56,11 @@ func parseStoreLocation(flag, s string) (storeLocation, error) {
 			if !strings.HasPrefix(rest, "//") {
 				return storeLocation{}, fmt.Errorf("%s has the scheme %q without \"//\" after it; %s", flag, m[1], storeForms)
 			}
+			if strings.Trim(rest, "/") == "" {
+				// libpq would quietly read PGHOST, PGDATABASE... or a local
+				// socket: an empty URL is a mistake, not a choice.
+				return storeLocation{}, fmt.Errorf("%s is a %s:// URL that names no host or database; %s", flag, m[1], storeForms)
+			}
 			return storeLocation{kind: storePostgres, conn: scheme + ":" + rest}, nil
 		case len(scheme) == 1 && (strings.HasPrefix(rest, `\`) || strings.HasPrefix(rest, "/") && !strings.HasPrefix(rest, "//")):
 			return storeLocation{kind: storeFile, conn: s}, nil // a Windows drive letter
