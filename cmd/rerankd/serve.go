@@ -375,8 +375,12 @@ func supportedModels() []api.ModelClass {
 // converted copy of a hub repo in the cache (converted on first use, with
 // the int8 variant and q's).
 func resolveModel(arg, tok string, q onnx.Quant, stderr io.Writer) (string, error) {
-	if st, err := os.Stat(arg); err == nil && st.IsDir() {
+	st, err := os.Stat(arg)
+	if err == nil && st.IsDir() {
 		return arg, nil
+	}
+	if why, ok := meantAsPath(arg); ok && os.IsNotExist(err) {
+		return "", fmt.Errorf("%w: --model %q: no such folder (%s), so it is not taken as a hub repo id", errUsage, arg, why)
 	}
 	if err := hf.ValidateRepoID(arg); err != nil {
 		return "", fmt.Errorf("%w: --model %q is neither a folder nor a repo id: %w", errUsage, arg, err)
@@ -457,4 +461,23 @@ func duplicateKey(raw []byte) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// meantAsPath reports whether a --model or --from value that is no folder
+// was meant as a path (a mistyped folder must not become a download):
+// it starts with "/", "./", "../" or "~", ends with "/", has more than
+// one "/", or its first part is a folder here.
+func meantAsPath(arg string) (string, bool) {
+	switch {
+	case strings.HasPrefix(arg, "/") || strings.HasPrefix(arg, "./") || strings.HasPrefix(arg, "../") || strings.HasPrefix(arg, "~"):
+		return "it is written as a path", true
+	case strings.HasSuffix(arg, "/") || strings.Count(arg, "/") > 1 || strings.ContainsRune(arg, '\\'):
+		return "a repo id is owner/name", true
+	}
+	if first, _, ok := strings.Cut(arg, "/"); ok {
+		if st, err := os.Stat(first); err == nil && st.IsDir() {
+			return "the folder " + first + " exists here", true
+		}
+	}
+	return "", false
 }

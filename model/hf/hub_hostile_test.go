@@ -85,3 +85,23 @@ func TestEndpointCredentials(t *testing.T) {
 		t.Errorf("Validate: %v", err)
 	}
 }
+
+// TestDNSFailureFailsFast: a host name that does not resolve is not
+// retried (offline, the review saw 20 s of retries).
+func TestDNSFailureFailsFast(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Endpoint, cfg.CacheDir = "http://no-such-host.invalid", t.TempDir()
+	cfg.MaxRetries, cfg.RetryBackoff = 5, 2*time.Second
+	c, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = c.Info(context.Background(), "owner/repo")
+	if err == nil || !strings.Contains(err.Error(), "does not resolve") {
+		t.Fatalf("error %v, want the name named as unresolvable", err)
+	}
+	if took := time.Since(start); took > cfg.RetryBackoff {
+		t.Errorf("took %v: retried (backoff %v)", took, cfg.RetryBackoff)
+	}
+}
