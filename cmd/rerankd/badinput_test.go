@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/rerankd/rerankd/calibrate"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -208,6 +209,10 @@ func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
 		{name: "serve: mistyped model folder", args: srv("--model", "./models/no-such-reranker"), code: 2, want: []string{"no such folder", "not taken as a hub repo id"}},
 		{name: "serve: mistyped folder under an existing one", args: srv("--model", filepath.Join(tmp, "no-such")), code: 2, want: []string{"no such folder"}},
 		{name: "convert: mistyped from folder", args: []string{"convert", "--from", "../no-such-checkpoint/", "--out", filepath.Join(tmp, "conv-out")}, code: 2, want: []string{"no such folder"}},
+		{name: "serve: calibration of another model", args: srv("--calibration", writeFile(t, tmp, "cal-other.json", calibrationFor(t, "BAAI/bge-reranker-base", 0.7))),
+			code: 2, want: []string{`fitted on the scores of model "BAAI/bge-reranker-base"`}},
+		{name: "serve: degenerate calibration", args: srv("--calibration", writeFile(t, tmp, "cal-flat.json", calibrationFor(t, "", 0))),
+			code: 2, want: []string{"degenerate fit: platt slope 0"}},
 		{name: "serve: key scopes with a key twice", args: srv("--key-scopes", writeFile(t, tmp, "dup.json", `{"long-enough-key":["a"],"other-key-0001":["b"],"long-enough-key":["*"]}`)),
 			code: 2, want: []string{"entry 3 repeats an earlier key"}},
 		{name: "serve: empty postgres URL", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", "postgres://"}, code: 2, want: []string{"names no host or database"}},
@@ -356,4 +361,24 @@ func TestBadInputCLI(t *testing.T) {
 		})
 	}
 	t.Logf("%d CLI catalogue entries", len(cases))
+}
+
+// calibrationFor is calibrate's golden Platt file with the model and slope
+// set.
+func calibrationFor(t *testing.T, model string, slope float64) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "calibrate", "testdata", "calibration-platt.golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := calibrate.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Source.Model, c.Platt.Slope = model, slope
+	b, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -249,7 +249,13 @@ func composeServer(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stde
 		cal, err := calibrate.Load(f.calibration)
 		var cb *serve.Calibrated
 		if err == nil {
+			err = errors.Join(cal.CheckModel(backend.ModelID()), cal.Degenerate())
+		}
+		if err == nil {
 			cb, err = serve.NewCalibrated(backend, cal)
+		}
+		if err == nil && cal.Source.Model == "" {
+			log.Warn("calibration file names no model: make sure it was fitted on this model's scores (eval calibrate now records it)", "file", f.calibration)
 		}
 		if err != nil {
 			_ = backend.Close(context.Background())
