@@ -28,3 +28,7 @@ func (a tokenizerEncoder) Encode(text string, maxLen int) (ids []int, truncated 
 // VocabSize is the tokenizer's number of ids, which must fit the model's
 // embeddings.
 func (a tokenizerEncoder) VocabSize() int { return a.t.VocabSize() }
+
+// MaxTypeID is the largest type id the tokenizer's pair template assigns,
+// which must fit the model's type embeddings.
+func (a tokenizerEncoder) MaxTypeID() int { return a.t.MaxTypeID() }
