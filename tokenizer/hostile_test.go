@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -57,5 +58,25 @@ func TestWordPieceLongWord(t *testing.T) {
 	}
 	if _, err := FromBytes(wordPieceJSON("0"), nil); err == nil || !strings.Contains(err.Error(), "max_input_chars_per_word 0") {
 		t.Fatalf("max_input_chars_per_word 0: %v", err)
+	}
+}
+
+// TestUnigramWithoutUnk: a Unigram model with no unk_id and no byte
+// fallback cannot encode "é" or "中" when its vocabulary lacks them; it is
+// refused at load with the cause, not met as a failed request.
+func TestUnigramWithoutUnk(t *testing.T) {
+	var f map[string]json.RawMessage
+	if err := json.Unmarshal(withComponents(t, "", `{"type":"Metaspace","replacement":"▁","prepend_scheme":"always","split":true}`, ""), &f); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(f["model"], &m); err != nil {
+		t.Fatal(err)
+	}
+	m["unk_id"], m["byte_fallback"] = json.RawMessage("null"), json.RawMessage("false")
+	f["model"], _ = json.Marshal(m)
+	data, _ := json.Marshal(f)
+	if _, err := FromBytes(data, nil); err == nil || !strings.Contains(err.Error(), "model.unk_id is null") {
+		t.Fatalf("error %v, want the missing unk_id named", err)
 	}
 }
