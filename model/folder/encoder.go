@@ -144,9 +144,19 @@ func ReadEncoderPooling(dir string) (arch.Pooling, error) {
 		for _, m := range mods {
 			switch {
 			case strings.HasSuffix(m.Type, ".Pooling"):
+				if !filepath.IsLocal(filepath.FromSlash(m.Path)) {
+					return arch.Pooling{}, fmt.Errorf("%s: Pooling module path %q is outside the model folder", STModulesFile, m.Path)
+				}
 				poolPath = m.Path + "/config.json"
 			case m.Type == STNormalizeType:
 				normalize = true
+			case strings.HasSuffix(m.Type, ".Transformer"):
+			default:
+				// A Dense (or any other) module changes the embedding;
+				// serving without it would give other vectors than the
+				// model's, silently.
+				return arch.Pooling{}, fmt.Errorf("%s: module %q (%s) is not supported: rerankd computes Transformer, Pooling and Normalize modules only, "+
+					"so its embeddings would not be the model's", STModulesFile, m.Path, m.Type)
 			}
 		}
 	case !errors.Is(err, os.ErrNotExist):
