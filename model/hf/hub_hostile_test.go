@@ -105,3 +105,26 @@ func TestDNSFailureFailsFast(t *testing.T) {
 		t.Errorf("took %v: retried (backoff %v)", took, cfg.RetryBackoff)
 	}
 }
+
+// TestSafeRedirect: the hub's cross-host CDN redirects are followed; a
+// downgrade to http and a jump from a public host into loopback or a
+// private network are not.
+func TestSafeRedirect(t *testing.T) {
+	for _, c := range []struct {
+		from, to string
+		ok       bool
+	}{
+		{"https://huggingface.co/o/r/resolve/main/model.safetensors", "https://cdn-lfs.hf.co/x?sig=1", true},
+		{"http://127.0.0.1:8080/o/r/resolve/main/a", "http://127.0.0.1:9090/a", true}, // a local mirror and its CDN
+		{"https://huggingface.co/a", "http://cdn-lfs.hf.co/a", false},
+		{"https://huggingface.co/a", "https://127.0.0.1/admin", false},
+		{"http://mirror.example/a", "http://10.0.0.5/a", false},
+		{"http://mirror.example/a", "http://localhost:6379/", false},
+	} {
+		from, _ := http.NewRequest(http.MethodGet, c.from, nil)
+		to, _ := http.NewRequest(http.MethodGet, c.to, nil)
+		if err := safeRedirect(to, []*http.Request{from}); (err == nil) != c.ok {
+			t.Errorf("%s -> %s: %v, want ok=%v", c.from, c.to, err, c.ok)
+		}
+	}
+}
