@@ -64,6 +64,7 @@ test:
 	@$(PHASE) vulncheck $(SUBMAKE) vulncheck
 	@$(PHASE) pytest $(SUBMAKE) pytest
 	@$(PHASE) go-test $(GO) test -race -count=1 -timeout 45m ./...
+	@$(PHASE) image-test $(SUBMAKE) image-test
 
 ## fresh-check: run .ci/run on a clone of HEAD as a new machine would (empty HOME, Go caches,
 ## toolchain, rerankd cache, npm cache); FRESH_ARGS="--keep-caches" uses this machine's Go module
@@ -161,7 +162,53 @@ golden: setup
 	$(GO) test ./tokenizer -run TestRefChars -update
 
 clean:
-	rm -rf bin
+	rm -rf bin build
+
+## Release artefacts (docs/user/install.md). RELEASE_CMDS are the binaries shipped: every one of
+## these folders under cmd/ that exists. They are built reproducibly (-trimpath, no build id), and
+## every archive entry is stamped with the commit's time (SOURCE_DATE_EPOCH), so two builds of one
+## commit give the same image digest and the same archive bytes.
+RELEASE_CMDS := $(notdir $(wildcard cmd/rerankd cmd/eval cmd/rerankd-bench))
+RELEASE_CMDS_CSV = $(shell echo $(RELEASE_CMDS) | tr " " ,)
+RELEASE_DIR := build/release
+# Evaluated once (:=), so every step of one make run stamps the same values; VERSION=... on the
+# command line and SOURCE_DATE_EPOCH in the environment win.
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION := $(shell git rev-parse HEAD 2>/dev/null)
+ifndef SOURCE_DATE_EPOCH
+SOURCE_DATE_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+endif
+IMAGE := build/rerankd-image.tar
+DIST := build/rerankd-$(VERSION)-linux-amd64.tar.gz
+IMAGE_LICENSES := MIT AND Apache-2.0 AND LGPL-2.1-or-later AND GPL-3.0-or-later WITH GCC-exception-3.1 AND MPL-2.0
+MKRELEASE = eval "$$(scripts/setup.sh)" && $(GO) run ./cmd/mkrelease
+
+.PHONY: release-bins image dist image-test setup-image
+release-bins:
+	@mkdir -p $(RELEASE_DIR)
+	CGO_ENABLED=1 $(GO) build -trimpath -ldflags "-s -w -buildid= -X main.version=$(VERSION)" -o $(RELEASE_DIR)/ $(addprefix ./cmd/,$(RELEASE_CMDS))
+
+## setup-image: the pinned Debian packages of the image's base layer (packaging/debian.lock),
+## apt-get download into the cache, checksummed (idempotent)
+setup-image:
+	scripts/setup_image.sh
+
+## image: the OCI image archive $(IMAGE) (docker load / podman load), built without a daemon
+image: setup setup-image release-bins
+	$(MKRELEASE) image --out $(IMAGE) --bin $(RELEASE_DIR) --cmds $(RELEASE_CMDS_CSV) \
+		--ort-lib "$$ORT_LIB" --tokenizer "$$RERANKD_TOKENIZER" --version $(VERSION) --revision $(REVISION) \
+		--epoch $(SOURCE_DATE_EPOCH) --spdx "$(IMAGE_LICENSES)" --contents build/base-layer.txt
+
+## image-test: build the image, unpack it and run it as its user in fresh namespaces (root needed):
+## /health, /ready, /rerank, memory add and search on the /data volume, SIGTERM, restart
+image-test: image
+	RERANKD_IMAGE_ARCHIVE=$(abspath $(IMAGE)) $(GO) test -count=1 -timeout 5m -run TestImage ./internal/release/
+
+## dist: the release archive $(DIST): binaries, ONNX Runtime beside them, tokenizer, licences,
+## README, SHA256SUMS
+dist: setup release-bins
+	$(MKRELEASE) dist --out $(DIST) --bin $(RELEASE_DIR) --cmds $(RELEASE_CMDS_CSV) \
+		--ort-lib "$$ORT_LIB" --tokenizer "$$RERANKD_TOKENIZER" --version $(VERSION) --epoch $(SOURCE_DATE_EPOCH)
 
 ## vulncheck: govulncheck against a local vulnerability database built from a pinned
 ## golang.org/x/vulndb snapshot (no vuln.go.dev access needed); fails when our code reaches a

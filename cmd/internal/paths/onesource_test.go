@@ -82,6 +82,7 @@ func TestCacheRulesAgree(t *testing.T) {
 		"scripts/setup.sh":                  `CACHE="` + sh + `"`,
 		"scripts/setup_browser.sh":          `CACHE="` + sh + `"`,
 		"scripts/vulncheck.sh":              `CACHE="` + sh + `"`,
+		"scripts/setup_image.sh":            `CACHE="` + sh + `"`,
 		"scripts/bench_tokenizer.sh":        `CACHE="` + sh + `"`,
 		"scripts/tokenizer/regen_golden.sh": `cache="` + sh + `"`,
 		"Makefile":                          `CACHE := $(or $(RERANKD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rerankd)`,

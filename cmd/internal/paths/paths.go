@@ -9,8 +9,10 @@
 //   - RERANKD_CACHE, else XDG_CACHE_HOME, else HOME: CacheDir, where
 //     scripts/setup.sh installs run-time files and converted models and
 //     hub downloads are kept.
-//   - ORT_LIB: ORTLib, the ONNX Runtime library.
-//   - RERANKD_TOKENIZER: Tokenizer, the default tokenizer folder.
+//   - ORT_LIB: ORTLib, the ONNX Runtime library (else the one beside the
+//     executable, as release archives and the image ship it, else setup's).
+//   - RERANKD_TOKENIZER: Tokenizer, the default tokenizer folder (else
+//     tokenizers/qwen3 beside the executable, else setup's).
 //   - RERANKD_DATA, else XDG_DATA_HOME, else HOME: DataDir, the memories.
 //   - RERANKD_<FLAG> for each of `rerankd serve`'s flags (RERANKD_STORE,
 //     RERANKD_MAX_DOCUMENTS, ...): ApplyFlagEnv; a flag given wins.
@@ -45,22 +47,64 @@ func CacheDir() string {
 	return filepath.Join(base, "rerankd")
 }
 
-// ORTLib is $ORT_LIB or the library scripts/setup.sh installs, under the
-// release model.RequiredORT names (the one Go constant for it; setup.sh's
-// ORT_VERSION is checked against it by TestORTVersionOneSource).
+// ORTLibName is the ONNX Runtime library's file name, in setup's cache
+// folder and beside the executable in a release archive or the image.
+const ORTLibName = "libonnxruntime.so.1"
+
+// TokenizerDir is the default tokenizer's folder below setup's cache and
+// beside the executable in a release archive or the image.
+const TokenizerDir = "tokenizers/qwen3"
+
+// ORTLib is $ORT_LIB, else the library beside the running executable when
+// there is one (a release archive, the image), else the library
+// scripts/setup.sh installs, under the release model.RequiredORT names
+// (the one Go constant for it; setup.sh's ORT_VERSION is checked against
+// it by TestORTVersionOneSource).
 func ORTLib() string {
 	if p := os.Getenv("ORT_LIB"); p != "" {
 		return p
 	}
-	return filepath.Join(CacheDir(), "onnxruntime", model.RequiredORT, "libonnxruntime.so.1")
+	if p := besideExecutable(ORTLibName); p != "" {
+		return p
+	}
+	return filepath.Join(CacheDir(), "onnxruntime", model.RequiredORT, ORTLibName)
 }
 
-// Tokenizer is $RERANKD_TOKENIZER or the Qwen3 tokenizer folder setup installs.
+// Tokenizer is $RERANKD_TOKENIZER, else tokenizers/qwen3 beside the
+// running executable when it has a tokenizer.json (a release archive, the
+// image), else the Qwen3 tokenizer folder setup installs.
 func Tokenizer() string {
 	if p := os.Getenv("RERANKD_TOKENIZER"); p != "" {
 		return p
 	}
-	return filepath.Join(CacheDir(), "tokenizers", "qwen3")
+	if p := besideExecutable(filepath.Join(TokenizerDir, "tokenizer.json")); p != "" {
+		return filepath.Dir(p)
+	}
+	return filepath.Join(CacheDir(), filepath.FromSlash(TokenizerDir))
+}
+
+// besideExecutable is rel below the running executable's folder (links
+// resolved) when that exists, else "".
+func besideExecutable(rel string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return beside(exe, rel)
+}
+
+// beside is rel below exe's folder (exe's links resolved, so a link in
+// /usr/local/bin to an unpacked archive finds the archive's files) when
+// that exists, else "".
+func beside(exe, rel string) string {
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	p := filepath.Join(filepath.Dir(exe), filepath.FromSlash(rel))
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
 }
 
 // DataDir holds memories (data, not cache): $RERANKD_DATA, else

@@ -1,6 +1,7 @@
 package paths
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -32,5 +33,38 @@ func TestPaths(t *testing.T) {
 				t.Fatalf("got %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestBeside: a release archive's layout (library and tokenizer beside
+// the executable) is found through a link to the executable; a folder
+// without them gives "".
+func TestBeside(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "rerankd")
+	for _, f := range []string{exe, filepath.Join(dir, ORTLibName), filepath.Join(dir, TokenizerDir, "tokenizer.json")} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(t.TempDir(), "rerankd")
+	if err := os.Symlink(exe, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		exe, rel, want string
+	}{
+		{exe, ORTLibName, filepath.Join(dir, ORTLibName)},
+		{link, ORTLibName, filepath.Join(dir, ORTLibName)},
+		{link, TokenizerDir + "/tokenizer.json", filepath.Join(dir, TokenizerDir, "tokenizer.json")},
+		{filepath.Join(t.TempDir(), "rerankd"), ORTLibName, ""},
+	}
+	for _, tc := range tests {
+		if got := beside(tc.exe, tc.rel); got != tc.want {
+			t.Errorf("beside(%s, %s) = %q, want %q", tc.exe, tc.rel, got, tc.want)
+		}
 	}
 }
