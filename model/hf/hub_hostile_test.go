@@ -128,3 +128,29 @@ func TestSafeRedirect(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigSizeCap: a config.json announced at 64 MiB is refused before
+// it is stored; weights have no such bound.
+func TestConfigSizeCap(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "67108864")
+		if r.Method == http.MethodHead {
+			return
+		}
+		_, _ = w.Write(make([]byte, 1<<20))
+	}))
+	defer srv.Close()
+	cfg := DefaultConfig()
+	cfg.Endpoint, cfg.CacheDir, cfg.MaxRetries = srv.URL, t.TempDir(), 0
+	c, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.downloadFile(context.Background(), "owner/repo", "main", "config.json", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "more than such a file can be") {
+		t.Fatalf("64 MiB config.json: %v", err)
+	}
+	if fileSizeLimit("model-00001-of-00002.safetensors") != -1 || fileSizeLimit("tokenizer.json") < 64<<20 {
+		t.Error("weights must be unbounded and tokenizer.json allowed tens of MB")
+	}
+}
