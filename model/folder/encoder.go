@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rerankd/rerankd/tokenizer"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,6 +84,9 @@ func convertEncoder(src, out string, o BuildOptions) error {
 		if pool, err = ReadEncoderPooling(src); err != nil {
 			return err
 		}
+	}
+	if err := checkEncoderTokenizer(src, c); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
@@ -239,4 +243,26 @@ func WriteTestEncoderCheckpoint(out string, cfg arch.EncoderConfig, seed uint64,
 		return err
 	}
 	return writeEncoderST(out, cfg.HiddenSize, p)
+}
+
+// checkEncoderTokenizer refuses, at convert, a tokenizer.json the folder
+// could not be served with: one that does not load (not JSON, not a
+// tokenizer), gives ids past the model's vocab_size, or type ids past its
+// token types. A folder without one is left to serve's own refusal.
+func checkEncoderTokenizer(src string, c arch.EncoderConfig) error {
+	path := filepath.Join(src, tokenizer.FileName)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	t, err := tokenizer.Load(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if t.VocabSize() > c.VocabSize {
+		return fmt.Errorf("%s has %d ids, more than the model's vocab_size %d: not this model's tokenizer", path, t.VocabSize(), c.VocabSize)
+	}
+	if t.MaxTypeID() >= max(c.TypeVocabSize, 1) {
+		return fmt.Errorf("%s: its post_processor uses type id %d, but the model has %d token types", path, t.MaxTypeID(), c.TypeVocabSize)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package folder
 
 import (
+	"github.com/rerankd/rerankd/model/arch"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,5 +38,22 @@ func TestReadEncoderPoolingModules(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestConvertEncoderRefusesTokenizer: convert refuses a tokenizer.json
+// that is not JSON, before writing a folder serve could not run.
+func TestConvertEncoderRefusesTokenizer(t *testing.T) {
+	cfg := arch.TinyEncoder(arch.FamilyBERT, false)
+	src := t.TempDir()
+	if err := WriteTestEncoderCheckpoint(src, cfg, 1, "F32", arch.Pooling{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "tokenizer.json"), []byte("this is not JSON"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := Convert(src, t.TempDir(), BuildOptions{})
+	if err == nil || !strings.Contains(err.Error(), "tokenizer.json") {
+		t.Fatalf("non-JSON tokenizer.json: %v", err)
 	}
 }
