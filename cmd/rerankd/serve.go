@@ -333,8 +333,12 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	if threads == 0 {
 		threads = runtime.NumCPU()
 	}
+	cacheMB := f.prefixCacheMB
+	if !info.PrefixCache {
+		cacheMB = 0 // an engine without a prefix cache (cross-encoders, the plain graph) keeps none
+	}
 	f.server.Engine = &api.EngineInfo{Quant: quant.String(), Threads: threads, Workers: f.sched.Workers, SharedPrefix: info.SharedPrefix,
-		PrefixCacheMB: f.prefixCacheMB, FusedAttention: info.FusedAttention, SessionCache: o.Session.SessionCacheDir != "",
+		PrefixCacheMB: cacheMB, FusedAttention: info.FusedAttention, SessionCache: o.Session.SessionCacheDir != "",
 		Prepacked: prepack, Prefetch: f.prefetch, Reason: engineReason, Docs: engineDocs}
 	maxLen := f.maxLength
 	if info.Encoder != nil { // a cross-encoder: no template; pairs cut at the model's positions
