@@ -1,7 +1,11 @@
-// Command eval scores rerankd output offline. It is a small dispatcher:
-// each subcommand is one entry in program's table in main.go, dispatched
-// by cmd/internal/cli as rerankd's are (usage text, help, exit statuses 0
-// ok, 1 failure, 2 usage error).
+// Command eval is rerankd's offline evaluation: four subcommands, each one
+// entry in program's table in main.go, dispatched by cmd/internal/cli as
+// rerankd's are (usage text, help, exit statuses 0 ok, 1 failure, 2 usage
+// error): metrics scores a TREC run against qrels; locomo runs a retrieval
+// pipeline on LoCoMo conversations and scores it per category; zh runs BM25
+// on the Chinese agent-memory set per query tag; calibrate fits score
+// calibration and a threshold, judged leave one conversation out. The
+// sections below give each one's output contract.
 //
 // # eval metrics
 //
