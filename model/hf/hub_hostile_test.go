@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// TestInfoStall: a model-info reply that announces 100,000 bytes, sends
+// TestDownloadInfoStall: a model-info reply that announces 100,000 bytes, sends
 // 6 and stops is cut by the stall timeout and retried, then given up,
 // instead of being waited on forever.
-func TestInfoStall(t *testing.T) {
+func TestDownloadInfoStall(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "100000")
@@ -44,9 +44,9 @@ func TestInfoStall(t *testing.T) {
 	}
 }
 
-// TestEndpointCredentials: a password in HF_ENDPOINT is sent as Basic auth
+// TestDownloadEndpointCredentials: a password in HF_ENDPOINT is sent as Basic auth
 // to the endpoint's host and appears in no message.
-func TestEndpointCredentials(t *testing.T) {
+func TestDownloadEndpointCredentials(t *testing.T) {
 	var gotUser, gotPass string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gotUser, gotPass, _ = r.BasicAuth()
@@ -129,9 +129,9 @@ func TestSafeRedirect(t *testing.T) {
 	}
 }
 
-// TestConfigSizeCap: a config.json announced at 64 MiB is refused before
+// TestDownloadConfigSizeCap: a config.json announced at 64 MiB is refused before
 // it is stored; weights have no such bound.
-func TestConfigSizeCap(t *testing.T) {
+func TestDownloadConfigSizeCap(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "67108864")
 		if r.Method == http.MethodHead {
