@@ -202,7 +202,7 @@ func (m *Isotonic) validate() error {
 // Degenerate reports a fit that maps every score to one probability
 // (Platt slope 0, isotonic knots all equal): the scores it was fitted on
 // did not tell relevant from irrelevant, and applying it would make every
-// result tie. Load refuses such a file; eval calibrate refuses to write it.
+// result tie. rerankd serve refuses such a file; eval calibrate flags it.
 func (c *Calibration) Degenerate() error {
 	switch {
 	case c.Platt != nil && c.Platt.Slope == 0:

@@ -42,7 +42,7 @@ func (m *addedMatcher) split(text string, dst []segment, plainSpans [][2]int) []
 		}
 		for _, c := range cands {
 			tok := m.tokens[c].content
-			if strings.HasPrefix(text[i:], tok) && !(m.tokens[c].special && overlaps(plainSpans, i, i+len(tok))) {
+			if strings.HasPrefix(text[i:], tok) && (!m.tokens[c].special || !overlaps(plainSpans, i, i+len(tok))) {
 				if plain < i {
 					dst = append(dst, segment{plain, i, -1})
 				}

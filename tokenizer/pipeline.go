@@ -93,7 +93,7 @@ func (p *pipeline) split(text string, plainSpans [][2]int) []segment {
 		best := -1
 		for k, a := range p.added {
 			if strings.HasPrefix(text[i:], a.content) && (best < 0 || len(a.content) > len(p.added[best].content)) &&
-				!(a.special && overlaps(plainSpans, i, i+len(a.content))) {
+				(!a.special || !overlaps(plainSpans, i, i+len(a.content))) {
 				best = k
 			}
 		}

@@ -46,7 +46,7 @@ func newUnigram(pieces []string, scores []float64, unkID *int, byteFallback bool
 		}
 		u.unkID = int32(*unkID)
 	}
-	if u.unkID < 0 && !(byteFallback && !slices.Contains(u.byteIDs[:], -1)) {
+	if u.unkID < 0 && (!byteFallback || slices.Contains(u.byteIDs[:], -1)) {
 		// The reference fails on the first character it has no piece
 		// for ("é", "中"): every such request would fail. Say so at load.
 		return nil, errors.New("model.unk_id is null and the model has no complete byte fallback: text with a character outside the vocabulary could not be encoded (not a usable Unigram tokenizer)")

@@ -209,7 +209,11 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := cal.Degenerate(); err != nil {
-		return fmt.Errorf("%w: refusing it (the scores do not separate relevant from irrelevant pairs)", err)
+		// Flagged loudly, in the file and here; rerankd serve refuses to
+		// load such a file.
+		note := fmt.Sprintf("%v: the scores do not separate relevant from irrelevant pairs; rerankd serve refuses this file", err)
+		cal.Notes = append(cal.Notes, note)
+		fmt.Fprintf(stderr, "eval calibrate: warning: %s\n", note)
 	}
 	res := calibrateResult{Calibration: cal, Folds: ev.Folds, Unjudged: unjudged, Out: f.out}
 	if cfg.Input == calibrate.InputProbability && cfg.Method != calibrate.MethodIdentity {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"github.com/rerankd/rerankd/calibrate"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rerankd/rerankd/calibrate"
 
 	"github.com/rerankd/rerankd/internal/msgcheck"
 	"github.com/rerankd/rerankd/internal/testenv"

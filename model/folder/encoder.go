@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/rerankd/rerankd/tokenizer"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/rerankd/rerankd/tokenizer"
 
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/hf"

@@ -1,11 +1,12 @@
 package folder
 
 import (
-	"github.com/rerankd/rerankd/model/arch"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rerankd/rerankd/model/arch"
 )
 
 // TestReadEncoderPoolingModules: a sentence-transformers Dense module is
