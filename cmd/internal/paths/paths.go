@@ -29,7 +29,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/internal/ortversion"
 )
 
 // CacheDir is where scripts/setup.sh installs run-time files:
@@ -57,9 +57,9 @@ const TokenizerDir = "tokenizers/qwen3"
 
 // ORTLib is $ORT_LIB, else the library beside the running executable when
 // there is one (a release archive, the image), else the library
-// scripts/setup.sh installs, under the release model.RequiredORT names
-// (the one Go constant for it; setup.sh's ORT_VERSION is checked against
-// it by TestORTVersionOneSource).
+// scripts/setup.sh installs, under the release ortversion.Required names
+// (the one Go constant for it, without cgo; setup.sh's ORT_VERSION is
+// checked against it by TestORTVersionOneSource).
 func ORTLib() string {
 	if p := os.Getenv("ORT_LIB"); p != "" {
 		return p
@@ -67,7 +67,7 @@ func ORTLib() string {
 	if p := besideExecutable(ORTLibName); p != "" {
 		return p
 	}
-	return filepath.Join(CacheDir(), "onnxruntime", model.RequiredORT, ORTLibName)
+	return filepath.Join(CacheDir(), "onnxruntime", ortversion.Required, ORTLibName)
 }
 
 // Tokenizer is $RERANKD_TOKENIZER, else tokenizers/qwen3 beside the
