@@ -101,7 +101,7 @@ func (m MemoryConfig) retrieval() (retrieval.Config, error) {
 	cfg := retrieval.DefaultConfig()
 	if m.Store == "none" || m.Store == "" {
 		if n, err := ParseBytes(m.IndexMemory); err != nil || n != 0 {
-			return cfg, fmt.Errorf("%w: --index-memory bounds a replica's indexes: it needs a postgres:// --store, and --store is none", cli.ErrUsage)
+			return cfg, errors.New("--index-memory bounds a replica's indexes: it needs a postgres:// --store, and --store is none")
 		}
 		return cfg, nil
 	}

@@ -51,6 +51,8 @@ var Groups = []cli.FlagGroup{
 	{Title: "Shared store", Note: "with a postgres:// --store", Flags: []string{"index-memory", "catch-up", "tombstone-retention"}},
 	{Title: "Advanced", Flags: []string{"workers", "queue-size", "batch-tokens", "max-batch", "prefix-cache-mb", "max-body-bytes"}},
 	{Title: "Tuning", Note: "rarely changed", More: true, Flags: []string{"tokenizer", "ort-lib", "max-pad-ratio", "max-wait", "snapshot-idle", "backfill-batch", "follow-poll"}},
+	{Title: "Guards", Note: "against web pages and prompt injection; the defaults are the safe choice (docs/user/guards.md)", More: true,
+		Flags: []string{"allowed-hosts", "allowed-origins", "control-tokens-in-text"}},
 	{Title: "Engine experiments", Note: "the defaults are the measured choice; docs/perf/", More: true, Flags: []string{"attention-form", "prepack", "prefetch", "session-cache"}},
 }
 
