@@ -319,7 +319,8 @@ type EngineInfo struct {
 	Threads int `json:"threads"`
 	Workers int `json:"workers"`
 	// SharedPrefix: the shared-prefix graph runs; PrefixCacheMB is its
-	// cross-request cache (0: off).
+	// cross-request cache (0: off, or an engine that has none, as
+	// cross-encoders).
 	SharedPrefix  bool `json:"shared_prefix"`
 	PrefixCacheMB int  `json:"prefix_cache_mb"`
 	// FusedAttention: the shared-prefix graph that runs is the folder's

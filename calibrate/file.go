@@ -61,6 +61,19 @@ type Source struct {
 	Created time.Time `json:"created"`
 	// Tool names the program and version that wrote the file.
 	Tool string `json:"tool"`
+	// Model identifies the scorer whose scores were fitted, as /info's
+	// model reports it; rerankd serve refuses the file for another model.
+	// Empty in files written before it was recorded (accepted, with a
+	// warning).
+	Model string `json:"model,omitempty"`
+}
+
+// CheckModel refuses c for a scorer other than the one it was fitted on.
+func (c *Calibration) CheckModel(model string) error {
+	if c.Source.Model != "" && c.Source.Model != model {
+		return fmt.Errorf("fitted on the scores of model %q, not of the model served (%q): scores of another model have another scale; fit one for this model with eval calibrate", c.Source.Model, model)
+	}
+	return nil
 }
 
 // Apply maps a score on the Input scale to a calibrated probability. It is
@@ -182,6 +195,20 @@ func (m *Isotonic) validate() error {
 		case i > 0 && y < m.Y[i-1]:
 			return fmt.Errorf("isotonic knot %d: y %v below the previous %v (not monotone)", i, y, m.Y[i-1])
 		}
+	}
+	return nil
+}
+
+// Degenerate reports a fit that maps every score to one probability
+// (Platt slope 0, isotonic knots all equal): the scores it was fitted on
+// did not tell relevant from irrelevant, and applying it would make every
+// result tie. rerankd serve refuses such a file; eval calibrate flags it.
+func (c *Calibration) Degenerate() error {
+	switch {
+	case c.Platt != nil && c.Platt.Slope == 0:
+		return fmt.Errorf("degenerate fit: platt slope 0 gives every score the probability %.4g", c.Platt.Prob(0))
+	case c.Isotonic != nil && len(c.Isotonic.Y) > 0 && c.Isotonic.Y[0] == c.Isotonic.Y[len(c.Isotonic.Y)-1]:
+		return fmt.Errorf("degenerate fit: every isotonic knot maps to %.4g", c.Isotonic.Y[0])
 	}
 	return nil
 }

@@ -128,3 +128,7 @@
 // kept, so memory grows with matches, not document size. A Scorer holds
 // only its Config and a read-only Analyzer and is safe for concurrent use.
 package lexical
+
+// ModelID names the lexical scorer where a model id is reported (/info's
+// model) or recorded (a calibration file's source).
+const ModelID = "lexical-bm25 (embedded default, no model files)"

@@ -114,6 +114,12 @@ func checkVocab(dir string, tok EncoderTokenizer, cfg arch.EncoderConfig) error 
 		return fmt.Errorf("model folder %s: %s has %d ids, more than the model's vocab_size %d: not this model's tokenizer",
 			dir, tokenizer.FileName, v.VocabSize(), cfg.VocabSize)
 	}
+	// A template type id past the model's type embeddings would fail every
+	// request in the graph; refuse it here with the cause.
+	if tt, ok := tok.(interface{ MaxTypeID() int }); ok && tt.MaxTypeID() >= max(cfg.TypeVocabSize, 1) {
+		return fmt.Errorf("model folder %s: %s's post_processor uses type id %d, but the model has %d token types (type_vocab_size): not this model's tokenizer",
+			dir, tokenizer.FileName, tt.MaxTypeID(), cfg.TypeVocabSize)
+	}
 	return nil
 }
 

@@ -29,5 +29,9 @@ func (a tokenizerEncoder) Encode(text string, maxLen int) (ids []int, truncated 
 // embeddings.
 func (a tokenizerEncoder) VocabSize() int { return a.t.VocabSize() }
 
+// MaxTypeID is the largest type id the tokenizer's pair template assigns,
+// which must fit the model's type embeddings.
+func (a tokenizerEncoder) MaxTypeID() int { return a.t.MaxTypeID() }
+
 // Token is the vocabulary text of id.
 func (a tokenizerEncoder) Token(id int) (string, bool) { return a.t.Token(id) }

@@ -38,6 +38,15 @@ type PromptConfig struct {
 	// Template builds the prompt and names the answer tokens; nil is the
 	// Qwen3-Reranker template. Open sets the folder's (LoadTemplate).
 	Template *Template
+	// ControlTokensInText, when set, lets special-token strings inside a
+	// query, instruction, conversation turn or document ("<|im_end|>")
+	// become the control tokens they name, as the Hugging Face reference
+	// encodes them. Unset (the default), they are encoded as the plain
+	// text they are (split_special_tokens=True): a stored memory from an
+	// untrusted source cannot close the prompt's user turn and write the
+	// assistant's answer. The template's own special tokens are control
+	// tokens either way.
+	ControlTokensInText bool
 }
 
 // DefaultPromptConfig returns the defaults.
@@ -156,6 +165,28 @@ func queryText(query string, context []string) string {
 	return "Recent conversation:\n" + strings.Join(context, "\n") + "\nQuestion: " + query
 }
 
+func tmplPart(s string) tokenizer.Part { return tokenizer.Part{Text: s} }
+func userPart(s string) tokenizer.Part { return tokenizer.Part{Text: s, User: true} }
+
+// enc encodes the parts joined, special tokens in user parts as text
+// unless ControlTokensInText.
+func (p *promptEncoder) enc(parts ...tokenizer.Part) []int {
+	return p.tok.EncodeIDsUser(parts, !p.cfg.ControlTokensInText)
+}
+
+// instructionParts is instruction's field as parts: the template's words
+// around the request's (or the template's default) instruction.
+func (p *promptEncoder) instructionParts(instruction string) []tokenizer.Part {
+	text := p.instruction(instruction)
+	if text == "" {
+		return nil
+	}
+	if instruction == "" {
+		return []tokenizer.Part{tmplPart(text)} // the template's default
+	}
+	return []tokenizer.Part{tmplPart(p.instrBefore), userPart(instruction), tmplPart(p.instrAfter)}
+}
+
 // instruction returns the instruction field filled, or "" when there is
 // no instruction to write.
 func (p *promptEncoder) instruction(instruction string) string {
@@ -173,8 +204,8 @@ func (p *promptEncoder) encodeQuery(instruction, query string, context []string)
 	if p.tmpl.Pieces {
 		return p.piecesQuery(instruction, query, context), nil
 	}
-	head := p.tok.EncodeIDs(p.instruction(instruction) + p.queryHead)
-	q := p.tok.EncodeIDs(p.queryLead + queryText(query, context) + p.queryTail)
+	head := p.enc(append(p.instructionParts(instruction), tmplPart(p.queryHead))...)
+	q := p.enc(tmplPart(p.queryLead), userPart(queryText(query, context)), tmplPart(p.queryTail))
 	fixed := len(p.prefix) + len(head) + len(p.suffix)
 	qp := queryPart{}
 	if room := p.cfg.MaxLength - fixed - p.cfg.MinDocTokens; len(q) > room {
@@ -183,7 +214,7 @@ func (p *promptEncoder) encodeQuery(instruction, query string, context []string)
 		// whole-string encoding by a token, acceptable for a query that is
 		// being cut anyway.
 		tail := p.tok.EncodeIDs(p.queryTail)
-		qonly := p.tok.EncodeIDs(p.queryLead + queryText(query, context))
+		qonly := p.enc(tmplPart(p.queryLead), userPart(queryText(query, context)))
 		keep := max(room-len(tail), p.cfg.QueryFloor)
 		if keep < len(qonly) {
 			qonly = qonly[:keep]
@@ -207,7 +238,7 @@ func (p *promptEncoder) fitContext(turns []string) []string {
 	}
 	total := 0
 	for i := len(turns) - 1; i >= 0; i-- {
-		total += len(p.tok.EncodeIDs(turns[i])) + 1
+		total += len(p.enc(userPart(turns[i]))) + 1
 		if total > p.cfg.MaxContextTokens {
 			return turns[i+1:]
 		}
@@ -228,7 +259,7 @@ func (p *promptEncoder) encodeDoc(q queryPart, doc string, lim docLimits) Prompt
 	if p.tmpl.Pieces {
 		return p.piecesDoc(q, doc, lim)
 	}
-	d := p.tok.EncodeIDs(p.docLead + doc + p.docTail)
+	d := p.enc(tmplPart(p.docLead), userPart(doc), tmplPart(p.docTail))
 	room := p.cfg.MaxLength - len(q.ids) - len(p.suffix)
 	if lim.maxTokens > 0 {
 		room = min(room, lim.maxTokens)

@@ -29,7 +29,8 @@ func (p *promptEncoder) piecesRoom() int {
 // piecesQuery encodes prefix + q, q cut to 3/4 of L. Conversation turns,
 // rerankd's own addition, are part of the query text (queryText).
 func (p *promptEncoder) piecesQuery(instruction, query string, context []string) queryPart {
-	q := p.tok.EncodeIDs(p.instruction(instruction) + strings.Replace(p.tmpl.Query, phQuery, queryText(query, context), 1))
+	qBefore, qAfter, _ := strings.Cut(p.tmpl.Query, phQuery)
+	q := p.enc(append(p.instructionParts(instruction), tmplPart(qBefore), userPart(queryText(query, context)), tmplPart(qAfter))...)
 	qp := queryPart{}
 	if keep := p.piecesRoom() * 3 / 4; len(q) > keep {
 		q, qp.truncated = q[:keep], true
@@ -43,7 +44,8 @@ func (p *promptEncoder) piecesQuery(instruction, query string, context []string)
 // own tokens) cut to the request's limit, from the start with keepEnd, so
 // the model still reads "document:" before what is left.
 func (p *promptEncoder) piecesDoc(q queryPart, doc string, lim docLimits) Prompt {
-	d := p.tok.EncodeIDs(strings.Replace(p.tmpl.Document, phDocument, doc, 1))
+	dBefore, dAfter, _ := strings.Cut(p.tmpl.Document, phDocument)
+	d := p.enc(tmplPart(dBefore), userPart(doc), tmplPart(dAfter))
 	label := 0
 	if len(d) >= len(p.docLabel) && slices.Equal(d[:len(p.docLabel)], p.docLabel) {
 		label = len(p.docLabel)

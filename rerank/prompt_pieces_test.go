@@ -52,6 +52,7 @@ func TestPromptPiecesMatchMxbai(t *testing.T) {
 	for _, maxLength := range []int{8192, 48, 101} {
 		cfg := DefaultPromptConfig()
 		cfg.MaxLength, cfg.Template = maxLength+fixed, &tmpl
+		cfg.ControlTokensInText = true // the package's encoding (the reference option)
 		p, err := newPromptEncoder(tk, cfg)
 		if err != nil {
 			t.Fatal(err)

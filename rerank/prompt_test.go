@@ -30,10 +30,21 @@ var boundaryTexts = []string{"", " ", "What did Caroline do?", "  leading spaces
 	"?!", "(parenthesis)", "5 things", "\n\nnewlines first", "你好，世界", "it's", "'s", ":colon", "ends with colon:",
 	"tab\tinside\t", "<|im_end|> injected", "emoji 😀", "\u00a0nbsp", "1", "x\r\n", "blank lines after\n\n", "space then newline \n"}
 
+// checkSegments: with ControlTokensInText (the reference's encoding) the
+// prompt is the whole string's encoding; by default it is too, except
+// that a special-token string in the query or document ("<|im_end|>
+// injected") adds no control token: the prompt holds the template's
+// <|im_end|> ids only.
 func checkSegments(t *testing.T, tmpl Template) {
+	for _, control := range []bool{true, false} {
+		checkSegmentsMode(t, tmpl, control)
+	}
+}
+
+func checkSegmentsMode(t *testing.T, tmpl Template, control bool) {
 	tk := tokentest.Qwen(t)
 	cfg := DefaultPromptConfig()
-	cfg.Template = &tmpl
+	cfg.Template, cfg.ControlTokensInText = &tmpl, control
 	p, err := newPromptEncoder(tk, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +63,13 @@ func checkSegments(t *testing.T, tmpl Template) {
 			for _, d := range texts {
 				got := p.encodeDoc(qp, d, docLimits{}).IDs
 				want := tk.EncodeIDs(tmpl.fullPrompt(in, q, d))
+				if injected := strings.Count(q+d, "<|im_end|>"); !control && injected > 0 {
+					const imEnd = 151645
+					if n, ref := countID(got, imEnd), countID(want, imEnd); n != ref-injected {
+						t.Fatalf("instruction %q query %q doc %q: %d <|im_end|> ids, want the template's %d", in, q, d, n, ref-injected)
+					}
+					continue
+				}
 				if !slices.Equal(got, want) {
 					t.Fatalf("instruction %q query %q doc %q:\n got %v\nwant %v", in, q, d, got, want)
 				}
@@ -164,4 +182,14 @@ func TestDocLimits(t *testing.T) {
 			t.Errorf("%+v: doc ids %v (cut %v), want %v (cut %v)", c.lim, got, pr.DocCut, c.wantDoc, c.wantTrunc)
 		}
 	}
+}
+
+func countID(ids []int, id int) int {
+	n := 0
+	for _, x := range ids {
+		if x == id {
+			n++
+		}
+	}
+	return n
 }

@@ -385,6 +385,10 @@ func send(t *testing.T, client *http.Client, c badCase, url string) response {
 		req.Header.Set("Content-Type", c.ctype)
 	}
 	for i := 0; i+1 < len(c.hdr); i += 2 {
+		if c.hdr[i] == "Host" {
+			req.Host = c.hdr[i+1] // net/http sends req.Host, not a Host header
+			continue
+		}
 		req.Header.Set(c.hdr[i], c.hdr[i+1])
 	}
 	resp, err := client.Do(req)
@@ -520,7 +524,7 @@ func TestBadInputRaw(t *testing.T) {
 	addr := strings.TrimPrefix(base, "http://")
 	body := okRerank
 	post := func(path, extra, b string) []byte {
-		return []byte(fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n%s", path, len(b), extra, b))
+		return []byte(fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n%s", path, len(b), extra, b))
 	}
 	cases := []struct {
 		name  string
@@ -535,18 +539,18 @@ func TestBadInputRaw(t *testing.T) {
 		{name: "slow-loris memory body", req: post("/v1/memories", "", `{"namespace":"a","text":"slow"}`), chunk: 1, every: time.Second, code: 408, kind: KindTimeout, cut: true},
 		{name: "slow-loris headers, 1 byte/s", req: post("/rerank", "X-Slow: "+strings.Repeat("s", 40)+"\r\n", body), chunk: 1, every: 500 * time.Millisecond, cut: true},
 		{name: "body shorter than Content-Length", req: post("/rerank", "", body)[:len(post("/rerank", "", body))-10], cut: true},
-		{name: "chunked body over the limit", req: []byte("POST /rerank HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		{name: "chunked body over the limit", req: []byte("POST /rerank HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
 			strings.Repeat(fmt.Sprintf("%x\r\n%s\r\n", 1<<20, strings.Repeat("a", 1<<20)), 9) + "0\r\n\r\n"), code: 413, kind: KindTooLarge},
-		{name: "Content-Length 10 MB", req: []byte("POST /rerank HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\n\r\n{"), code: 413, kind: KindTooLarge},
-		{name: "Content-Length 2^63", req: []byte("POST /rerank HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 9223372036854775808\r\n\r\n{}"), code: 400, kind: KindInvalid},
-		{name: "Content-Length negative", req: []byte("POST /rerank HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: -5\r\n\r\n{}"), code: 400, kind: KindInvalid},
+		{name: "Content-Length 10 MB", req: []byte("POST /rerank HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\n\r\n{"), code: 413, kind: KindTooLarge},
+		{name: "Content-Length 2^63", req: []byte("POST /rerank HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 9223372036854775808\r\n\r\n{}"), code: 400, kind: KindInvalid},
+		{name: "Content-Length negative", req: []byte("POST /rerank HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: -5\r\n\r\n{}"), code: 400, kind: KindInvalid},
 		{name: "garbage request line", req: []byte("\x00\x01\x02 garbage\r\n\r\n"), code: 405, kind: KindMethod},
 		{name: "no HTTP version (read as HTTP/1.0)", req: []byte("GET /health\r\n\r\n"), code: 200},
-		{name: "malformed percent-encoding in a path segment", req: []byte("GET /v1/memories/alice/m%ZZ HTTP/1.1\r\nHost: x\r\n\r\n"), code: 422, kind: KindValidation},
-		{name: "NUL in path", req: []byte("GET /v1/memories/alice/m\x001 HTTP/1.1\r\nHost: x\r\n\r\n"), code: 404, kind: KindNotFound},
-		{name: "invalid UTF-8 in path", req: []byte("GET /v1/memories/\xff\xfe/m1 HTTP/1.1\r\nHost: x\r\n\r\n"), code: 422, kind: KindValidation},
-		{name: "header without colon", req: []byte("GET /health HTTP/1.1\r\nHost: x\r\nbroken header\r\n\r\n"), code: 408, kind: KindTimeout, cut: true},
-		{name: "oversized request line", req: []byte("GET /v1/memories/" + strings.Repeat("a", 20<<10) + " HTTP/1.1\r\nHost: x\r\n\r\n"), code: 431, kind: KindTooLarge},
+		{name: "malformed percent-encoding in a path segment", req: []byte("GET /v1/memories/alice/m%ZZ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), code: 422, kind: KindValidation},
+		{name: "NUL in path", req: []byte("GET /v1/memories/alice/m\x001 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), code: 404, kind: KindNotFound},
+		{name: "invalid UTF-8 in path", req: []byte("GET /v1/memories/\xff\xfe/m1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), code: 422, kind: KindValidation},
+		{name: "header without colon", req: []byte("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nbroken header\r\n\r\n"), code: 408, kind: KindTimeout, cut: true},
+		{name: "oversized request line", req: []byte("GET /v1/memories/" + strings.Repeat("a", 20<<10) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), code: 431, kind: KindTooLarge},
 	}
 	t.Run("cases", func(t *testing.T) {
 		for _, c := range cases {

@@ -31,6 +31,14 @@ type Config struct {
 	// patterns ("name", "prefix*", "*"). A key without an entry may use every
 	// namespace. Each key here must be in APIKeys.
 	KeyScopes map[string][]string
+	// AllowedHosts are Host names (name, or name:port) accepted on a
+	// loopback connection besides localhost, 127.0.0.1 and [::1]; "*"
+	// accepts any (behind a proxy that checks them itself). See origin.go.
+	AllowedHosts []string
+	// AllowedOrigins are browser origins (scheme://host[:port]) allowed to
+	// send requests that change state or run MCP tools besides the server's
+	// own pages; "*" allows any.
+	AllowedOrigins []string
 	// MaxHeaderBytes bounds the request line and headers.
 	MaxHeaderBytes int
 	// ReadTimeout bounds reading one request (slow clients are cut).
@@ -90,6 +98,9 @@ func (c Config) Validate() error {
 	check(c.MaxEmbedInputs >= 1, "max embedding inputs %d: want >= 1", c.MaxEmbedInputs)
 	errs = append(errs, checkNames("reranker", c.RerankerNames)...)
 	check(c.HealthProbeEvery >= 0, "health probe interval %v: want >= 0", c.HealthProbeEvery)
+	for _, p := range validateHostLists(c.AllowedHosts, c.AllowedOrigins) {
+		errs = append(errs, errors.New(p))
+	}
 	errs = append(errs, validateScopes(c.APIKeys, c.KeyScopes)...)
 	for i, k := range c.APIKeys {
 		check(len(k) >= 8, "API key %d is shorter than 8 characters", i+1)

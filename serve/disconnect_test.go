@@ -21,7 +21,7 @@ func TestClientDisconnectCancels(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := `{"query":"q","documents":["a"]}`
-	fmt.Fprintf(conn, "POST /rerank HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	fmt.Fprintf(conn, "POST /rerank HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	time.Sleep(100 * time.Millisecond) // the handler is now waiting
 	_ = conn.Close()
 	select {

@@ -23,7 +23,7 @@ func NewLexical(s *lexical.Scorer) *Lexical { return &Lexical{s: s} }
 func (l *Lexical) Name() string { return "lexical-bm25" }
 
 // ModelID implements Backend.
-func (l *Lexical) ModelID() string { return "lexical-bm25 (embedded default, no model files)" }
+func (l *Lexical) ModelID() string { return lexical.ModelID }
 
 // MaxTokens implements Backend: documents are not cut.
 func (l *Lexical) MaxTokens() int { return 0 }

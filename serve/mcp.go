@@ -74,10 +74,10 @@ type (
 		Namespace string `json:"namespace" jsonschema:"The namespace whose memories are all deleted, for good. Required: there is no default here."`
 	}
 	mcpRerankArgs struct {
-		Query       string   `json:"query" jsonschema:"The query the documents are ranked against."`
-		Documents   []string `json:"documents" jsonschema:"The candidate texts to rank, at most the server's max_documents."`
-		TopN        *int     `json:"top_n,omitempty" jsonschema:"Keep only the best N documents (>= 1). Omit it for all."`
-		Instruction string   `json:"instruction,omitempty" jsonschema:"Replaces the reranker's default task instruction, e.g. 'Given a bug report, find the commit that fixes it'."`
+		Query       string    `json:"query" jsonschema:"The query the documents are ranked against."`
+		Documents   []*string `json:"documents" jsonschema:"The candidate texts to rank, at most the server's max_documents."`
+		TopN        *int      `json:"top_n,omitempty" jsonschema:"Keep only the best N documents (>= 1). Omit it for all."`
+		Instruction string    `json:"instruction,omitempty" jsonschema:"Replaces the reranker's default task instruction, e.g. 'Given a bug report, find the commit that fixes it'."`
 	}
 )
 
@@ -208,7 +208,10 @@ var mcpTools = []mcpTool{
 			if a.Documents != nil {
 				req.Documents = make([]api.Document, len(a.Documents))
 				for i, d := range a.Documents {
-					req.Documents[i] = api.Document{Text: d}
+					if d == nil { // a JSON null is no text: /rerank answers it 422 too
+						return nil, newError(KindValidation, "documents: document %d: not a JSON string but null", i)
+					}
+					req.Documents[i] = api.Document{Text: *d}
 				}
 			}
 			ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
@@ -318,5 +321,53 @@ func (s *Server) handleMCP(c *fiber.Ctx) error {
 		return newError(KindNotFound, "MCP disabled on this server")
 	}
 	c.Context().SetUserValue(mcpUserContext{}, c.UserContext())
-	return s.mcp(c)
+	body := c.Body()
+	if !json.Valid(body) {
+		return mcpHTTPError(c, fiber.StatusBadRequest, nil, -32700, "parse error: the body is not JSON")
+	}
+	if err := s.mcp(c); err != nil {
+		return err
+	}
+	// The SDK answers some failures (an unknown method, a message it
+	// cannot take) in plain text; a JSON-RPC client expects an error
+	// object with the request's id.
+	if sc := c.Response().StatusCode(); sc >= 400 && !strings.HasPrefix(string(c.Response().Header.ContentType()), fiber.MIMEApplicationJSON) {
+		var probe struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(body, &probe)
+		msg := strings.TrimSpace(string(c.Response().Body()))
+		code := -32600
+		if strings.Contains(msg, "not handled") {
+			code, msg = -32601, "method not found"
+		}
+		return mcpHTTPError(c, sc, probe.ID, code, msg)
+	}
+	return nil
+}
+
+// mcpHTTPError answers with a JSON-RPC error object; an id that is not a
+// string or number is sent as null.
+func mcpHTTPError(c *fiber.Ctx, status int, id json.RawMessage, code int, msg string) error {
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		v = nil
+	}
+	switch v.(type) {
+	case string, float64:
+	default:
+		id = json.RawMessage("null")
+	}
+	c.Response().ResetBody()
+	return c.Status(status).JSON(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: "2.0", ID: id, Error: struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, msg}})
 }

@@ -84,7 +84,7 @@ func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*S
 		ErrorHandler:                 s.errorHandler,
 		AppName:                      "rerankd",
 	})
-	s.app.Use(s.traced, s.observe)
+	s.app.Use(s.traced, s.observe, newHostPolicy(cfg.AllowedHosts, cfg.AllowedOrigins).middleware)
 	s.app.Get("/health", s.handleHealth)
 	s.app.Get("/ready", s.handleReady)
 	s.routeDocs()

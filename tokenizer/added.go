@@ -30,8 +30,10 @@ type segment struct {
 	added      int
 }
 
-// split appends to dst the segments of text in order.
-func (m *addedMatcher) split(text string, dst []segment) []segment {
+// split appends to dst the segments of text in order. A special token
+// that overlaps one of the plain spans is not matched: its characters are
+// text (see EncodeIDsUser).
+func (m *addedMatcher) split(text string, dst []segment, plainSpans [][2]int) []segment {
 	plain := 0
 	for i := 0; i < len(text); i++ {
 		cands := m.byFirst[text[i]]
@@ -40,7 +42,7 @@ func (m *addedMatcher) split(text string, dst []segment) []segment {
 		}
 		for _, c := range cands {
 			tok := m.tokens[c].content
-			if strings.HasPrefix(text[i:], tok) {
+			if strings.HasPrefix(text[i:], tok) && (!m.tokens[c].special || !overlaps(plainSpans, i, i+len(tok))) {
 				if plain < i {
 					dst = append(dst, segment{plain, i, -1})
 				}
@@ -55,4 +57,14 @@ func (m *addedMatcher) split(text string, dst []segment) []segment {
 		dst = append(dst, segment{plain, len(text), -1})
 	}
 	return dst
+}
+
+// overlaps reports whether [start, end) overlaps one of spans.
+func overlaps(spans [][2]int, start, end int) bool {
+	for _, sp := range spans {
+		if start < sp[1] && sp[0] < end {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"runtime"
+	"strings"
 	"sync"
 )
 
@@ -10,14 +11,48 @@ import (
 // and encoded as their single id, as the reference does.
 func (t *Tokenizer) Encode(text string) Encoding {
 	var e Encoding
-	t.encode(text, &e.IDs, &e.Offsets)
+	t.encode(text, &e.IDs, &e.Offsets, nil)
 	return e
 }
 
 // EncodeIDs is Encode without offsets, for the scoring hot path.
 func (t *Tokenizer) EncodeIDs(text string) []int {
 	var ids []int
-	t.encode(text, &ids, nil)
+	t.encode(text, &ids, nil, nil)
+	return ids
+}
+
+// Part is a piece of a text to encode: a template's own words, or text
+// from a user (a query, a document, a stored memory).
+type Part struct {
+	Text string
+	// User marks text whose special-token strings ("<|im_end|>") must
+	// stay text: encoded as the characters they are, never as the control
+	// token, as the reference with split_special_tokens=True. The template
+	// parts' special tokens are still matched.
+	User bool
+}
+
+// EncodeIDsUser encodes the parts joined, as EncodeIDs does the joined
+// string except that special tokens inside User parts are plain text
+// when plainSpecial is set (with it unset it is EncodeIDs, the
+// reference's default). Invalid UTF-8 in a part is read as EncodeIDs
+// reads it.
+func (t *Tokenizer) EncodeIDsUser(parts []Part, plainSpecial bool) []int {
+	var b strings.Builder
+	var spans [][2]int
+	for _, p := range parts {
+		text := p.Text
+		if t.pipe != nil {
+			text = validUTF8(text) // the pipeline's reading, done per part so the spans hold
+		}
+		if p.User && plainSpecial && text != "" {
+			spans = append(spans, [2]int{b.Len(), b.Len() + len(text)})
+		}
+		b.WriteString(text)
+	}
+	var ids []int
+	t.encode(b.String(), &ids, nil, spans)
 	return ids
 }
 
@@ -51,16 +86,16 @@ func (t *Tokenizer) EncodeBatch(texts []string) []Encoding {
 	return out
 }
 
-func (t *Tokenizer) encode(text string, ids *[]int, offs *[]Offset) {
+func (t *Tokenizer) encode(text string, ids *[]int, offs *[]Offset, plainSpans [][2]int) {
 	if t.pipe != nil {
 		// A model without unk_id fails on text it has no piece for; the
 		// ids up to there are returned (EncodeSingle reports the error).
-		*ids, _ = t.pipe.encode(text, *ids)
+		*ids, _ = t.pipe.encode(text, *ids, plainSpans)
 		return
 	}
 	var segBuf [8]segment
 	var wordBuf [64]span
-	for _, seg := range t.matcher.split(text, segBuf[:0]) {
+	for _, seg := range t.matcher.split(text, segBuf[:0], plainSpans) {
 		if seg.added >= 0 {
 			*ids = append(*ids, t.added[seg.added].id)
 			if offs != nil {

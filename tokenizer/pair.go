@@ -41,6 +41,21 @@ type tmplPart struct {
 	typeID int
 }
 
+// MaxTypeID is the largest type id the post-processor's templates assign
+// (0 without a post-processor).
+func (t *Tokenizer) MaxTypeID() int {
+	m := 0
+	if t.pipe == nil || t.pipe.post == nil {
+		return 0
+	}
+	for _, parts := range [][]tmplPart{t.pipe.post.single, t.pipe.post.pair} {
+		for _, p := range parts {
+			m = max(m, p.typeID)
+		}
+	}
+	return m
+}
+
 func (p *postProcessor) added(pair bool) int {
 	if p == nil {
 		return 0
@@ -143,7 +158,7 @@ func (t *Tokenizer) encodeNoSpecial(text string) ([]int, error) {
 	if t.pipe == nil {
 		return t.EncodeIDs(text), nil
 	}
-	return t.pipe.encode(text, nil)
+	return t.pipe.encode(text, nil, nil)
 }
 
 func (t *Tokenizer) postProcessor() *postProcessor {

@@ -86,13 +86,14 @@ func (n normStep) apply(s string) string {
 
 // split cuts text at added tokens, leftmost-longest; an lstrip (rstrip)
 // token also takes the white space before (after) it.
-func (p *pipeline) split(text string) []segment {
+func (p *pipeline) split(text string, plainSpans [][2]int) []segment {
 	var out []segment
 	plain := 0
 	for i := 0; i < len(text); {
 		best := -1
 		for k, a := range p.added {
-			if strings.HasPrefix(text[i:], a.content) && (best < 0 || len(a.content) > len(p.added[best].content)) {
+			if strings.HasPrefix(text[i:], a.content) && (best < 0 || len(a.content) > len(p.added[best].content)) &&
+				(!a.special || !overlaps(plainSpans, i, i+len(a.content))) {
 				best = k
 			}
 		}
@@ -121,10 +122,10 @@ func (p *pipeline) split(text string) []segment {
 }
 
 // encode appends the ids of text without special tokens.
-func (p *pipeline) encode(text string, ids []int) ([]int, error) {
-	text = validUTF8(text)
+func (p *pipeline) encode(text string, ids []int, plainSpans [][2]int) ([]int, error) {
+	text = validUTF8(text) // EncodeIDsUser's parts are valid already: their spans hold
 	var words []string
-	for _, seg := range p.split(text) {
+	for _, seg := range p.split(text, plainSpans) {
 		if seg.added >= 0 {
 			ids = append(ids, p.added[seg.added].id)
 			continue

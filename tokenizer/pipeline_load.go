@@ -146,6 +146,9 @@ func pipelineFromBytes(data []byte) (*Tokenizer, error) {
 	}
 	if f.Normalizer != nil {
 		p.norms, errs = appendNorms(p.norms, *f.Normalizer, "normalizer", errs)
+		if g := normGrowth(p.norms); g > maxNormGrowth {
+			errs = append(errs, fmt.Errorf("normalizer: its Replace steps can make a text %.3gx longer (at most %d allowed): a hostile or broken tokenizer.json", g, maxNormGrowth))
+		}
 	}
 	if pt := f.PreTokenizer; pt != nil {
 		p.pre, errs = appendPre(p.pre, *pt, "pre_tokenizer", errs)
@@ -587,4 +590,30 @@ func parsePipeJSON(data []byte) (*pipeFileJSON, error) {
 		err = checkEnd(d)
 	}
 	return f, err
+}
+
+// maxNormGrowth bounds how many times longer the normalizers may make a
+// text: real tokenizers stay within a few times (" " → "▁" is 3x); a chain
+// of Replace steps that multiplies it would ask for terabytes at the first
+// request.
+const maxNormGrowth = 256
+
+// normGrowth is the worst-case factor the Replace steps of norms multiply
+// a text's length by (a pattern matching at every byte, a string at every
+// occurrence of itself).
+func normGrowth(norms []normStep) float64 {
+	g := 1.0
+	for _, n := range norms {
+		switch {
+		case !n.replace:
+		case n.re != nil:
+			g *= float64(1 + len(n.repl))
+		case len(n.old) > 0:
+			g *= max(1, float64(len(n.repl))/float64(len(n.old)))
+		}
+		if g > 1e18 {
+			return g
+		}
+	}
+	return g
 }

@@ -1,8 +1,10 @@
 package tokenizer
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // unigram is SentencePiece's Unigram model as the reference encodes it
@@ -43,6 +45,11 @@ func newUnigram(pieces []string, scores []float64, unkID *int, byteFallback bool
 			return nil, fmt.Errorf("model.unk_id %d out of range [0, %d)", *unkID, len(pieces))
 		}
 		u.unkID = int32(*unkID)
+	}
+	if u.unkID < 0 && (!byteFallback || slices.Contains(u.byteIDs[:], -1)) {
+		// The reference fails on the first character it has no piece
+		// for ("é", "中"): every such request would fail. Say so at load.
+		return nil, errors.New("model.unk_id is null and the model has no complete byte fallback: text with a character outside the vocabulary could not be encoded (not a usable Unigram tokenizer)")
 	}
 	return u, nil
 }

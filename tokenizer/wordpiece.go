@@ -17,6 +17,10 @@ type wordPiece struct {
 	prefix   string
 	maxChars int
 	unkID    int
+	// maxLen is the longest vocabulary entry in bytes: no longer part of
+	// a word can match, so the greedy search starts there (a word of n
+	// bytes costs n×maxLen lookups, not n², whatever maxChars allows).
+	maxLen int
 }
 
 func (w *wordPiece) encode(word string, ids []int) ([]int, error) {
@@ -27,6 +31,12 @@ func (w *wordPiece) encode(word string, ids []int) ([]int, error) {
 	var buf strings.Builder
 	for start := 0; start < len(word); {
 		end := len(word)
+		if start+w.maxLen < end {
+			end = start + w.maxLen
+			for end > start && !utf8.RuneStart(word[end]) {
+				end--
+			}
+		}
 		found := -1
 		for start < end {
 			sub := word[start:end]
@@ -140,5 +150,12 @@ func newWordPiece(vocab map[string]int, unk, prefix string, maxChars int) (*word
 	if !ok {
 		return nil, fmt.Errorf("model.unk_token %q is not in the vocabulary", unk)
 	}
-	return &wordPiece{vocab: vocab, prefix: prefix, maxChars: maxChars, unkID: id}, nil
+	if maxChars < 1 {
+		return nil, fmt.Errorf("model.max_input_chars_per_word %d: want >= 1", maxChars)
+	}
+	maxLen := 0
+	for k := range vocab {
+		maxLen = max(maxLen, len(k))
+	}
+	return &wordPiece{vocab: vocab, prefix: prefix, maxChars: maxChars, unkID: id, maxLen: maxLen}, nil
 }

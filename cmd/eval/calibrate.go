@@ -15,6 +15,7 @@ import (
 	"github.com/rerankd/rerankd/calibrate"
 	"github.com/rerankd/rerankd/calibrate/plots"
 	"github.com/rerankd/rerankd/cmd/internal/cli"
+	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval/lexrank"
 )
 
@@ -35,7 +36,7 @@ type calibrateFlags struct {
 	data, unit, score                 string
 	run, qrels, groups, input         string
 	method, feature, rule, out, plots string
-	ranking                           string
+	ranking, modelID                  string
 	depth, bins                       int
 	json                              bool
 }
@@ -66,6 +67,8 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.ranking, "ranking", lexrank.RankingDefault, "with --data: lexical ranking the candidates come from, as in eval locomo: default (the cross-validated choice) or bm25 (plain BM25); the ranking flags (--k1, --b, ...) override its fields")
 	ranking := rankingFlags(fs)
 	fs.StringVar(&f.run, "run", "", "TREC run `file` (instead of --data); needs --qrels")
+	fs.StringVar(&f.modelID, "model-id", "", "the model whose scores these are, as rerankd serve's /info reports it (recorded in the file; serve refuses the file for another model); "+
+		"default with --data: the lexical backend's")
 	fs.StringVar(&f.qrels, "qrels", "", "TREC qrels `file` for --run")
 	fs.StringVar(&f.groups, "groups", "", "with --run: `file` of \"qid group\" lines (default: qid up to its first '/', ':' or '_')")
 	fs.StringVar(&f.input, "input", "auto", "with --run: score scale, probability, real, or auto (probability when all scores are in [0, 1])")
@@ -169,6 +172,7 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			cfg.Input = calibrate.InputReal
 		}
 		src.Pipeline, src.Data, src.Unit, src.Depth = "bm25 --ranking "+f.ranking+" ("+f.score+" score)", f.data, unit.String(), f.depth
+		src.Model = lexical.ModelID
 		if pairs, err = locomoPairs(ds, unit, rk, f.depth, f.score == "served", stderr); err != nil {
 			return err
 		}
@@ -197,9 +201,19 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return usageErr("%v", err)
 	}
 
+	if f.modelID != "" {
+		src.Model = f.modelID
+	}
 	cal, ev, err := calibrate.Calibrate(pairs, cfg, src)
 	if err != nil {
 		return err
+	}
+	if err := cal.Degenerate(); err != nil {
+		// Flagged loudly, in the file and here; rerankd serve refuses to
+		// load such a file.
+		note := fmt.Sprintf("%v: the scores do not separate relevant from irrelevant pairs; rerankd serve refuses this file", err)
+		cal.Notes = append(cal.Notes, note)
+		fmt.Fprintf(stderr, "eval calibrate: warning: %s\n", note)
 	}
 	res := calibrateResult{Calibration: cal, Folds: ev.Folds, Unjudged: unjudged, Out: f.out}
 	if cfg.Input == calibrate.InputProbability && cfg.Method != calibrate.MethodIdentity {

@@ -87,6 +87,12 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if *candidates < 1 || *workers < 1 || *threads < 0 || *cacheMB < 0 {
 		return fmt.Errorf("%w: --candidates and --workers must be >= 1, --threads and --prefix-cache-mb >= 0", errUsage)
 	}
+	if *perLevel < 0 || *overloadN < 1 || *workers > maxLabWorkers || *candidates > 10_000 {
+		return fmt.Errorf("%w: --requests must be >= 0, --overload-requests >= 1, --workers at most %d, --candidates at most 10000", errUsage, maxLabWorkers)
+	}
+	if err := soakF.validate(); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
 	q, err := onnx.ParseQuant(*quant)
 	if err != nil {
 		return fmt.Errorf("%w: --quant: %w", errUsage, err)
@@ -358,3 +364,7 @@ func rssMB() float64 {
 	pages, _ := strconv.ParseFloat(f[1], 64)
 	return pages * float64(os.Getpagesize()) / (1 << 20)
 }
+
+// maxLabWorkers bounds the lab tools' concurrent engine calls: each holds
+// an engine session's buffers.
+const maxLabWorkers = 1024

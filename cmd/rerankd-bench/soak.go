@@ -557,3 +557,19 @@ func printSoak(w io.Writer, r *soakResult) {
 		fmt.Fprintln(w, "FAIL:", f)
 	}
 }
+
+// validate refuses soak settings that cannot mean anything (negative
+// durations and bounds, no clients).
+func (f *soakFlags) validate() error {
+	var errs []error
+	if f.hold < 0 || f.ramp < 0 || f.sample < 0 || f.timeout <= 0 {
+		errs = append(errs, fmt.Errorf("--soak, --ramp and --sample must be >= 0, --request-timeout > 0"))
+	}
+	if f.clients < 1 || f.clients > 100_000 {
+		errs = append(errs, fmt.Errorf("--clients %d: want 1..100000", f.clients))
+	}
+	if f.maxRSSMB < 0 || f.rssSlackMB < 0 || f.rssTolerance < 0 || f.goroutineSlack < 0 {
+		errs = append(errs, fmt.Errorf("--max-rss-mb, --rss-slack-mb, --rss-tolerance and --goroutine-slack must be >= 0"))
+	}
+	return errors.Join(errs...)
+}

@@ -86,6 +86,9 @@ func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if *dir == "" || *candidates < 1 || *rounds < 1 || *cores < 1 {
 		return fmt.Errorf("%w: --model required; --candidates, --rounds and --cores must be >= 1", errUsage)
 	}
+	if *cores > 1024 || *rounds > 10_000 || *candidates > 10_000 {
+		return fmt.Errorf("%w: --cores at most 1024, --rounds and --candidates at most 10000", errUsage)
+	}
 	q, err := onnx.ParseQuant(*quant)
 	if err != nil {
 		return fmt.Errorf("%w: --quant: %w", errUsage, err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/calibrate"
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/cmd/internal/testmodel"
 	"github.com/rerankd/rerankd/internal/msgcheck"
@@ -209,9 +210,21 @@ func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
 		{name: "serve: key scopes deep JSON", args: srv("--key-scopes", h.deepJSON), code: 2, want: []string{"--key-scopes"}},
 		{name: "serve: key scopes truncated JSON", args: srv("--key-scopes", h.truncJSON), code: 2, want: []string{"--key-scopes"}},
 		{name: "serve: key scopes path invalid UTF-8", args: srv("--key-scopes", filepath.Join(tmp, bad)), code: 2, want: []string{"--key-scopes"}},
+		{name: "serve: mistyped model folder", args: srv("--model", "./models/no-such-reranker"), code: 2, want: []string{"no such folder", "not taken as a hub repo id"}},
+		{name: "serve: mistyped folder under an existing one", args: srv("--model", filepath.Join(tmp, "no-such")), code: 2, want: []string{"no such folder"}},
+		{name: "convert: mistyped from folder", args: []string{"convert", "--from", "../no-such-checkpoint/", "--out", filepath.Join(tmp, "conv-out")}, code: 2, want: []string{"no such folder"}},
+		{name: "serve: calibration of another model", args: srv("--calibration", writeFile(t, tmp, "cal-other.json", calibrationFor(t, "BAAI/bge-reranker-base", 0.7))),
+			code: 2, want: []string{`fitted on the scores of model "BAAI/bge-reranker-base"`}},
+		{name: "serve: degenerate calibration", args: srv("--calibration", writeFile(t, tmp, "cal-flat.json", calibrationFor(t, "", 0))),
+			code: 2, want: []string{"degenerate fit: platt slope 0"}},
+		{name: "serve: key scopes with a key twice", args: srv("--key-scopes", writeFile(t, tmp, "dup.json", `{"long-enough-key":["a"],"other-key-0001":["b"],"long-enough-key":["*"]}`)),
+			code: 2, want: []string{"entry 3 repeats an earlier key"}},
+		{name: "serve: empty postgres URL", args: []string{"serve", "--addr", "127.0.0.1:0", "--store", "postgres://"}, code: 2, want: []string{"names no host or database"}},
+		{name: "serve: index memory without a postgres store", args: srv("--index-memory", "1GiB"), code: 2, want: []string{"--index-memory bounds a replica's indexes"}},
+		{name: "tokenize: negative max-len", args: []string{"tokenize", "--max-len", "-1"}, code: 2, want: []string{"--max-len -1: want >= 0"}},
 		{name: "serve: key scope namespace traversal", args: srv("--key-scopes", writeFile(t, tmp, "scopes.json", `{"long-enough-key":["../other"]}`)), code: 2, want: []string{"../other"}},
 		{name: "serve: model path traversal to a folder", args: srv("--model", "../../../../../../../../etc"), code: 1, want: []string{"model.onnx"}},
-		{name: "serve: model neither folder nor repo", args: srv("--model", "a/../../b"), code: 2, want: []string{"neither a folder nor a repo id"}},
+		{name: "serve: model neither folder nor repo", args: srv("--model", "a/../../b"), code: 2, want: []string{"no such folder"}},
 		{name: "serve: model invalid UTF-8", args: srv("--model", bad), code: 2, want: []string{"neither a folder nor a repo id"}},
 		{name: "serve: model is a file", args: srv("--model", h.garbage), code: 2, want: []string{"neither a folder nor a repo id"}},
 		{name: "serve: model repo not on the hub", args: srv("--model", "nobody/nothing"), code: 1, want: []string{"nobody/nothing"}},
@@ -257,7 +270,7 @@ func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
 
 		{name: "convert: no flags", args: []string{"convert"}, code: 2, want: []string{"--from and --out"}},
 		{name: "convert: from a file", args: []string{"convert", "--from", h.garbage, "--out", filepath.Join(tmp, "c")}, code: 2, want: []string{"neither a folder nor a repo id"}},
-		{name: "convert: from traversal", args: []string{"convert", "--from", "../../x/../..", "--out", filepath.Join(tmp, "c")}, code: 2, want: []string{"neither a folder nor a repo id"}},
+		{name: "convert: from traversal", args: []string{"convert", "--from", "../../x/../..", "--out", filepath.Join(tmp, "c")}, code: 2, want: []string{"no such folder"}},
 		{name: "convert: from traversal to a folder", args: []string{"convert", "--from", "../../../../../../../../etc", "--out", filepath.Join(tmp, "c")}, code: 1, want: []string{"config.json"}},
 		{name: "convert: from invalid UTF-8", args: []string{"convert", "--from", bad, "--out", filepath.Join(tmp, "c")}, code: 2, want: []string{"neither a folder nor a repo id"}},
 		{name: "convert: from an empty folder", args: []string{"convert", "--from", h.dir, "--out", filepath.Join(tmp, "c")}, code: 1, want: []string{"adir"}},
@@ -340,4 +353,24 @@ func TestBadInputCLI(t *testing.T) {
 		})
 	}
 	t.Logf("%d CLI catalogue entries", len(cases))
+}
+
+// calibrationFor is calibrate's golden Platt file with the model and slope
+// set.
+func calibrationFor(t *testing.T, model string, slope float64) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "calibrate", "testdata", "calibration-platt.golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := calibrate.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Source.Model, c.Platt.Slope = model, slope
+	b, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -140,6 +140,9 @@ func TestServeEncoderReranker(t *testing.T) {
 			if inf.Architecture != tc.class || inf.Template != nil || inf.MaxTokens != info.MaxLength {
 				t.Errorf("/info: architecture %q template %v max tokens %d, want %s, none, %d", inf.Architecture, inf.Template, inf.MaxTokens, tc.class, info.MaxLength)
 			}
+			if inf.Engine != nil && inf.Engine.PrefixCacheMB != 0 {
+				t.Errorf("/info engine reports prefix_cache_mb %d for a cross-encoder, which has no prefix cache", inf.Engine.PrefixCacheMB)
+			}
 			listed := false
 			for _, c := range inf.SupportedModels {
 				listed = listed || c.Architecture == tc.class && len(c.Examples) > 0

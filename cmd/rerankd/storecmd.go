@@ -126,7 +126,8 @@ func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 		if rep.Salvage != nil {
 			v := rep.Salvage
-			fmt.Fprintf(stdout, "salvaged %d memories (%d with vectors) into %s; %d damaged records left behind (listed above)\n", v.Copied, v.Vectors, *out, v.Skipped)
+			fmt.Fprintf(stdout, "salvaged %d memories (%d with vectors, %d read from pages bbolt could not reach) into %s; %d damaged records or pages left behind (listed above)\n",
+				v.Copied, v.Vectors, v.FromPages, *out, v.Skipped)
 		}
 	}
 	if sub == "check" && rep.Check.Problems > 0 {

@@ -26,8 +26,10 @@ type salvageJSON struct {
 	Copied  int `json:"copied"`
 	Vectors int `json:"vectors"`
 	Skipped int `json:"skipped"`
+	// FromPages of the copied were read from pages bbolt could not reach.
+	FromPages int `json:"from_pages"`
 }
 
 func salvageView(s bolt.SalvageStats) salvageJSON {
-	return salvageJSON{Copied: s.Copied, Vectors: s.Vectors, Skipped: s.Skipped}
+	return salvageJSON{Copied: s.Copied, Vectors: s.Vectors, Skipped: s.Skipped, FromPages: s.FromPages}
 }

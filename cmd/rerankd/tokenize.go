@@ -53,6 +53,9 @@ func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q (input is read from stdin)", errUsage, fs.Arg(0))
 	}
+	if *maxLen < 0 {
+		return fmt.Errorf("%w: --max-len %d: want >= 0 (0: no limit)", errUsage, *maxLen)
+	}
 	tk, err := tokenizer.Shared(*path)
 	if err != nil {
 		return fmt.Errorf("%w (run scripts/setup.sh, or pass --tokenizer)", err)

@@ -107,6 +107,10 @@ func (c Config) Validate() error {
 	pos := func(name string, v int) {
 		if v <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be > 0, got %d", name, v))
+		} else if limit := sizeLimits[name]; limit > 0 && v > limit {
+			// No model has it; a hostile or corrupt config.json would
+			// have rerankd allocate terabytes before the weights say no.
+			errs = append(errs, fmt.Errorf("%s %d is beyond any real model (at most %d)", name, v, limit))
 		}
 	}
 	pos("hidden_size", c.HiddenSize)
@@ -283,4 +287,19 @@ func (c Config) LastLayerSkipFLOPs() float64 {
 func (c Config) AttentionFLOPs(n int) float64 {
 	pairs := float64(n) * float64(n+1) / 2
 	return 2 * 2 * pairs * float64(c.NumAttentionHeads*c.HeadDim) * float64(c.NumHiddenLayers)
+}
+
+// sizeLimits bound config.json's sizes far above every published model,
+// so that a hostile value is refused before anything is allocated for it.
+var sizeLimits = map[string]int{
+	"hidden_size":         1 << 16,
+	"num_hidden_layers":   1 << 10,
+	"num_attention_heads": 1 << 10,
+	"num_key_value_heads": 1 << 10,
+	"head_dim":            1 << 12,
+	"intermediate_size":   1 << 18,
+	"vocab_size":          1 << 22,
+	"type_vocab_size":     1 << 10,
+	// max_position_embeddings: BGE-M3's is 8194.
+	"max_position_embeddings": 1 << 20,
 }

@@ -231,6 +231,10 @@ func (c EncoderConfig) Validate() error {
 	pos := func(name string, v int) {
 		if v <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be > 0, got %d", name, v))
+		} else if limit := sizeLimits[name]; limit > 0 && v > limit {
+			// No model has it; a hostile or corrupt config.json would
+			// have rerankd allocate terabytes before the weights say no.
+			errs = append(errs, fmt.Errorf("%s %d is beyond any real model (at most %d)", name, v, limit))
 		}
 	}
 	pos("hidden_size", c.HiddenSize)
@@ -239,6 +243,7 @@ func (c EncoderConfig) Validate() error {
 	pos("intermediate_size", c.IntermediateSize)
 	pos("vocab_size", c.VocabSize)
 	pos("type_vocab_size", c.TypeVocabSize)
+	pos("max_position_embeddings", c.MaxPositionEmbeddings)
 	if c.NumAttentionHeads > 0 && c.HiddenSize%c.NumAttentionHeads != 0 {
 		errs = append(errs, fmt.Errorf("hidden_size %d is not a multiple of num_attention_heads %d", c.HiddenSize, c.NumAttentionHeads))
 	}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rerankd/rerankd/tokenizer"
+
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -91,6 +93,9 @@ func convertEncoder(src, out string, o BuildOptions) error {
 		if pool, err = ReadEncoderPooling(src); err != nil {
 			return err
 		}
+	}
+	if err := checkEncoderTokenizer(src, c); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
@@ -211,9 +216,19 @@ func ReadEncoderPooling(dir string) (arch.Pooling, error) {
 		for _, m := range mods {
 			switch {
 			case strings.HasSuffix(m.Type, ".Pooling"):
+				if !filepath.IsLocal(filepath.FromSlash(m.Path)) {
+					return arch.Pooling{}, fmt.Errorf("%s: Pooling module path %q is outside the model folder", STModulesFile, m.Path)
+				}
 				poolPath = m.Path + "/config.json"
 			case m.Type == STNormalizeType:
 				normalize = true
+			case strings.HasSuffix(m.Type, ".Transformer"):
+			default:
+				// A Dense (or any other) module changes the embedding;
+				// serving without it would give other vectors than the
+				// model's, silently.
+				return arch.Pooling{}, fmt.Errorf("%s: module %q (%s) is not supported: rerankd computes Transformer, Pooling and Normalize modules only, "+
+					"so its embeddings would not be the model's", STModulesFile, m.Path, m.Type)
 			}
 		}
 	case !errors.Is(err, os.ErrNotExist):
@@ -296,4 +311,26 @@ func WriteTestEncoderCheckpoint(out string, cfg arch.EncoderConfig, seed uint64,
 		return err
 	}
 	return writeEncoderST(out, cfg.HiddenSize, p)
+}
+
+// checkEncoderTokenizer refuses, at convert, a tokenizer.json the folder
+// could not be served with: one that does not load (not JSON, not a
+// tokenizer), gives ids past the model's vocab_size, or type ids past its
+// token types. A folder without one is left to serve's own refusal.
+func checkEncoderTokenizer(src string, c arch.EncoderConfig) error {
+	path := filepath.Join(src, tokenizer.FileName)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	t, err := tokenizer.Load(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if t.VocabSize() > c.VocabSize {
+		return fmt.Errorf("%s has %d ids, more than the model's vocab_size %d: not this model's tokenizer", path, t.VocabSize(), c.VocabSize)
+	}
+	if t.MaxTypeID() >= max(c.TypeVocabSize, 1) {
+		return fmt.Errorf("%s: its post_processor uses type id %d, but the model has %d token types", path, t.MaxTypeID(), c.TypeVocabSize)
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Client downloads model repos from a Hugging Face hub. It is safe for
@@ -26,6 +27,9 @@ type Client struct {
 	// head does not follow redirects to other hosts: the hub's redirect
 	// carries the LFS size and sha256, and CDN URLs are signed for GET.
 	head *http.Client
+	// user is the endpoint's user info, sent as Basic auth to authHost.
+	user     *url.Userinfo
+	authHost string
 }
 
 // NewClient validates cfg and returns a client.
@@ -44,7 +48,30 @@ func NewClient(cfg Config) (*Client, error) {
 		}
 		return nil
 	}
-	return &Client{cfg: cfg, endpoint: strings.TrimRight(cfg.Endpoint, "/"), http: hc, head: &head}, nil
+	c := &Client{cfg: cfg, http: hc, head: &head}
+	// Credentials in the endpoint (http://user:password@mirror) are sent
+	// as Basic auth to the endpoint's host only, and never appear in a
+	// URL this client prints.
+	u, err := url.Parse(strings.TrimRight(cfg.Endpoint, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("hub config: %w", err)
+	}
+	if u.User != nil {
+		c.user, c.authHost = u.User, u.Host
+		u.User = nil
+	}
+	c.endpoint = u.String()
+	return c, nil
+}
+
+// RedactEndpoint is endpoint with any password replaced by "xxxxx", for
+// messages.
+func RedactEndpoint(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "(unparsable endpoint)"
+	}
+	return u.Redacted()
 }
 
 // RepoInfo is the part of the hub's model info that downloads need.
@@ -86,7 +113,16 @@ func (c *Client) Info(ctx context.Context, repo string) (*RepoInfo, error) {
 	u := c.endpoint + "/api/models/" + repo + "/revision/" + url.PathEscape(c.cfg.Revision)
 	var info RepoInfo
 	err := c.retry(ctx, "GET "+u, func() (bool, error) {
-		resp, err := c.send(ctx, ctx, c.http, http.MethodGet, u, nil)
+		// The same stall timeout as file bodies: a reply that stops
+		// sending is cut and retried, not waited on forever.
+		attemptCtx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		var stall *time.Timer
+		if c.cfg.StallTimeout > 0 {
+			stall = time.AfterFunc(c.cfg.StallTimeout, func() { cancel(errStalled) })
+			defer stall.Stop()
+		}
+		resp, err := c.send(ctx, attemptCtx, c.http, http.MethodGet, u, nil)
 		if err != nil {
 			return false, err
 		}
@@ -94,9 +130,9 @@ func (c *Client) Info(ctx context.Context, repo string) (*RepoInfo, error) {
 		if resp.StatusCode != http.StatusOK {
 			return false, c.statusError(resp, repo, "")
 		}
-		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+		body, err := io.ReadAll(io.LimitReader(&stallReader{r: resp.Body, timer: stall, d: c.cfg.StallTimeout}, 64<<20))
 		if err != nil {
-			return false, transient(ctx, ctx, err)
+			return false, transient(ctx, attemptCtx, err)
 		}
 		if err := json.Unmarshal(body, &info); err != nil {
 			return false, fmt.Errorf("GET %s: bad model info: %w", u, err)
@@ -194,6 +230,9 @@ func (c *Client) send(ctx, attemptCtx context.Context, hc *http.Client, method, 
 	}
 	if c.cfg.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
+	} else if c.user != nil && req.URL.Host == c.authHost {
+		pw, _ := c.user.Password()
+		req.SetBasicAuth(c.user.Username(), pw)
 	}
 	if c.cfg.UserAgent != "" {
 		req.Header.Set("User-Agent", c.cfg.UserAgent)

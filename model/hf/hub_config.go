@@ -83,9 +83,9 @@ func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if u, err := url.Parse(c.Endpoint); err != nil {
-		bad("Endpoint %q: %w", c.Endpoint, err)
+		bad("Endpoint %q is not a URL", RedactEndpoint(c.Endpoint))
 	} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		bad("Endpoint %q: want an http(s) URL with a host and no query, like https://huggingface.co", c.Endpoint)
+		bad("Endpoint %q: want an http(s) URL with a host and no query, like https://huggingface.co", RedactEndpoint(c.Endpoint))
 	}
 	if strings.ContainsAny(c.Token, " \t\r\n") {
 		bad("Token contains whitespace (a stray newline from a token file?)")
@@ -134,5 +134,33 @@ func (c Config) httpClient() *http.Client {
 		t.TLSHandshakeTimeout = c.ConnectTimeout
 	}
 	t.ResponseHeaderTimeout = c.HeaderTimeout
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: t, CheckRedirect: safeRedirect}
+}
+
+// safeRedirect follows the hub's redirects (to its CDN on another host:
+// net/http drops the Authorization header there) but not from https to
+// http, nor from a public host into this machine or its network (a
+// redirect to 127.0.0.1 or 10.x would reach services no hub should).
+func safeRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	from := via[0].URL
+	if from.Scheme == "https" && req.URL.Scheme != "https" {
+		return fmt.Errorf("refused a redirect from https to %s (%s)", req.URL.Scheme, req.URL.Redacted())
+	}
+	if !privateHost(from.Hostname()) && privateHost(req.URL.Hostname()) {
+		return fmt.Errorf("refused a redirect from %s into a loopback or private address (%s)", from.Host, req.URL.Host)
+	}
+	return nil
+}
+
+// privateHost reports a loopback, private or link-local host ("localhost"
+// included); names other than that are taken as public.
+func privateHost(h string) bool {
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified())
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -112,6 +113,12 @@ func transient(ctx, attemptCtx context.Context, err error) error {
 	}
 	if errors.Is(context.Cause(attemptCtx), errStalled) {
 		err = errStalled
+	}
+	// A name that does not resolve will not resolve on the next try
+	// either (offline, or a typo in HF_ENDPOINT): fail at once.
+	var dns *net.DNSError
+	if errors.As(err, &dns) && dns.IsNotFound {
+		return fmt.Errorf("%w (the hub's host name does not resolve: offline, or check HF_ENDPOINT)", err)
 	}
 	return &transientError{err}
 }

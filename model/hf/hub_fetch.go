@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -48,13 +49,28 @@ func (c *Client) downloadFile(ctx context.Context, repo, rev, file, dir string) 
 	if err != nil {
 		return err
 	}
+	limit := fileSizeLimit(file)
+	if limit >= 0 && meta.size > limit {
+		return fmt.Errorf("download %s from %s: the hub announces %d bytes, more than such a file can be (%d)", file, repo, meta.size, limit)
+	}
 	if complete(dst, meta) {
 		c.progress(file, meta.size, meta.size)
 		return nil
 	}
 	tmp := dst + ".incomplete"
+	// Progress is bytes past the most the file ever held: a server that
+	// sends a piece, then makes us restart, is not making progress.
+	var best int64
 	err = c.retry(ctx, "GET "+u, func() (bool, error) {
-		return c.fetchOnce(ctx, repo, file, u, tmp, &meta)
+		_, err := c.fetchOnce(ctx, repo, file, u, tmp, &meta)
+		progressed := false
+		if st, serr := os.Stat(tmp); serr == nil && st.Size() > best {
+			best, progressed = st.Size(), true
+		}
+		if err == nil && limit >= 0 && best > limit {
+			err = fmt.Errorf("download %s from %s: more than %d bytes, more than such a file can be", file, repo, limit)
+		}
+		return progressed, err
 	})
 	if err != nil {
 		return err
@@ -350,4 +366,17 @@ func (p *progressWriter) Write(b []byte) (int, error) {
 		p.fn(p.file, p.done, p.total)
 	}
 	return n, err
+}
+
+// fileSizeLimit bounds a downloaded file by its kind (-1: weights, no
+// bound): a config or tokenizer file of gigabytes is no model's.
+func fileSizeLimit(file string) int64 {
+	switch base := path.Base(file); {
+	case strings.HasSuffix(base, ".safetensors"):
+		return -1
+	case base == "tokenizer.json":
+		return 256 << 20
+	default:
+		return 16 << 20
+	}
 }

@@ -270,11 +270,15 @@ func (e *encoder) embeddings(ids, mask, types string) string {
 	}
 	var pos string
 	if e.cfg.Family() == arch.FamilyXLMR {
-		// padding_idx + cumsum(mask) * mask: real tokens from padding_idx + 1,
-		// padding at padding_idx (transformers derives the mask from
-		// input_ids != padding_idx; under right padding both are the same).
-		cum := e.op("CumSum", []string{mask, e.scalarInt(1)})
-		pos = e.op("Add", []string{e.op("Mul", []string{cum, mask}), e.scalarInt(int64(e.cfg.PadID()))})
+		// transformers' create_position_ids_from_input_ids: with
+		// m = (input_ids != padding_idx), padding_idx + cumsum(m) * m. A
+		// pad id inside the text (a literal "<pad>" in a document) gets
+		// padding_idx and does not advance the count; the attention mask
+		// plays no part.
+		notPad := e.op("Cast", []string{e.op("Not", []string{e.op("Equal", []string{ids, e.scalarInt(int64(e.cfg.PadID()))})})},
+			attrInt("to", int64(onnxpb.TensorProto_INT64)))
+		cum := e.op("CumSum", []string{notPad, e.scalarInt(1)})
+		pos = e.op("Add", []string{e.op("Mul", []string{cum, notPad}), e.scalarInt(int64(e.cfg.PadID()))})
 	} else {
 		pos = e.op("Range", []string{e.scalarInt(0), seq, e.scalarInt(1)}) // [S]
 	}

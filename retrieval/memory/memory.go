@@ -170,7 +170,10 @@ func validateKey(s string, maxLen int) error {
 	}
 	for i := 0; i < len(s); i++ {
 		if !safeByte(s[i]) {
-			return fmt.Errorf("byte %d (%q) not in [A-Za-z0-9._:-]", i, s[i])
+			if r, n := utf8.DecodeRuneInString(s[i:]); r != utf8.RuneError || n > 1 {
+				return fmt.Errorf("character %q at byte %d not in [A-Za-z0-9._:-]", r, i)
+			}
+			return fmt.Errorf("byte %d (%#x, not UTF-8) not in [A-Za-z0-9._:-]", i, s[i])
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/calibrate"
 	"github.com/rerankd/rerankd/cmd/internal/cli"
@@ -105,7 +106,13 @@ func (a *App) build(c Config) error {
 		cal, err := calibrate.Load(c.Calibration)
 		var cb *serve.Calibrated
 		if err == nil {
+			err = errors.Join(cal.CheckModel(a.Backend.ModelID()), cal.Degenerate())
+		}
+		if err == nil {
 			cb, err = serve.NewCalibrated(a.Backend, cal)
+		}
+		if err == nil && cal.Source.Model == "" {
+			c.Log.Warn("calibration file names no model: make sure it was fitted on this model's scores (eval calibrate now records it)", "file", c.Calibration)
 		}
 		if err != nil {
 			return fmt.Errorf("%w: --calibration %s: %w", cli.ErrUsage, c.Calibration, err)
@@ -228,8 +235,12 @@ func (a *App) openBackend(c Config) error {
 		threads = runtime.NumCPU()
 	}
 	a.Facts.ModelDir = dir
+	cacheMB := c.Model.PrefixCacheMB
+	if !info.PrefixCache {
+		cacheMB = 0 // an engine without a prefix cache (cross-encoders, the plain graph) keeps none
+	}
 	a.Facts.Engine = &api.EngineInfo{Quant: quant.String(), Threads: threads, Workers: c.Scheduler.Workers, SharedPrefix: info.SharedPrefix,
-		PrefixCacheMB: c.Model.PrefixCacheMB, FusedAttention: info.FusedAttention, SessionCache: o.Session.SessionCacheDir != "",
+		PrefixCacheMB: cacheMB, FusedAttention: info.FusedAttention, SessionCache: o.Session.SessionCacheDir != "",
 		Prepacked: prepack, Prefetch: c.Tuning.Prefetch, Reason: engineReason, Docs: engineDocs}
 	maxLen := c.Model.MaxLength
 	if info.Encoder != nil { // a cross-encoder: no template; pairs cut at the model's positions
@@ -277,8 +288,12 @@ func supportedModels() []api.ModelClass {
 // converted copy of a hub repo under cacheDir (converted on first use,
 // with the int8 variant and q's).
 func ResolveModel(arg, tok, cacheDir string, q onnx.Quant, notices io.Writer) (string, error) {
-	if st, err := os.Stat(arg); err == nil && st.IsDir() {
+	st, err := os.Stat(arg)
+	if err == nil && st.IsDir() {
 		return arg, nil
+	}
+	if why, ok := MeantAsPath(arg); ok && os.IsNotExist(err) {
+		return "", fmt.Errorf("%w: --model %q: no such folder (%s), so it is not taken as a hub repo id", cli.ErrUsage, arg, why)
 	}
 	if err := hf.ValidateRepoID(arg); err != nil {
 		return "", fmt.Errorf("%w: --model %q is neither a folder nor a repo id: %w", cli.ErrUsage, arg, err)
@@ -309,6 +324,9 @@ func keyScopes(cfg *serve.Config, file string) error {
 	if err != nil {
 		return fmt.Errorf("%w: --key-scopes: %w", cli.ErrUsage, err)
 	}
+	if n, dup := duplicateKey(raw); dup {
+		return fmt.Errorf("%w: --key-scopes %s: entry %d repeats an earlier key (keys are secrets: not shown); give each key one list", cli.ErrUsage, file, n)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var scopes map[string][]string
@@ -333,4 +351,50 @@ func templateInfo(t rerank.Template, info model.Info) *api.TemplateInfo {
 	return &api.TemplateInfo{Name: t.Name, Source: t.Source, Prefix: t.Prefix, Instruction: t.Instruction, Query: t.Query,
 		Document: t.Document, Suffix: t.Suffix, DefaultInstruction: t.DefaultInstruction, YesToken: t.YesToken, NoToken: t.NoToken,
 		YesID: info.YesID, NoID: info.NoID}
+}
+
+// MeantAsPath reports whether a --model or --from value that is no folder
+// was meant as a path (a mistyped folder must not become a download):
+// it starts with "/", "./", "../" or "~", ends with "/", has more than
+// one "/", or its first part is a folder here.
+func MeantAsPath(arg string) (string, bool) {
+	switch {
+	case strings.HasPrefix(arg, "/") || strings.HasPrefix(arg, "./") || strings.HasPrefix(arg, "../") || strings.HasPrefix(arg, "~"):
+		return "it is written as a path", true
+	case strings.HasSuffix(arg, "/") || strings.Count(arg, "/") > 1 || strings.ContainsRune(arg, '\\'):
+		return "a repo id is owner/name", true
+	}
+	if first, _, ok := strings.Cut(arg, "/"); ok {
+		if st, err := os.Stat(first); err == nil && st.IsDir() {
+			return "the folder " + first + " exists here", true
+		}
+	}
+	return "", false
+}
+
+// duplicateKey reports the entry (1-based) whose key appears twice in the
+// top-level JSON object raw (encoding/json would keep the last list
+// silently); a file that is not such an object is left to the decoder.
+func duplicateKey(raw []byte) (int, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0, false
+	}
+	seen := map[string]bool{}
+	for n := 1; dec.More(); n++ {
+		t, err := dec.Token()
+		if err != nil {
+			return 0, false
+		}
+		k, _ := t.(string)
+		if seen[k] {
+			return n, true
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return 0, false
+		}
+	}
+	return 0, false
 }

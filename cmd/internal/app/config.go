@@ -82,6 +82,10 @@ type Config struct {
 
 // ModelConfig is the reranker and how ONNX Runtime runs it.
 type ModelConfig struct {
+	// ControlTokensInText lets special-token strings in user text act as
+	// control tokens, as the Hugging Face reference (docs/special-tokens.md);
+	// off by default.
+	ControlTokensInText bool
 	// Path is a model folder, or a Hugging Face repo id converted into
 	// the cache on first use; "": the embedded lexical default.
 	Path string
@@ -240,6 +244,7 @@ func (c Config) Limits() serve.Limits {
 // configuration, so that the scorer plans as the scheduler does.
 func (c Config) scorerPlan(o *model.Options) {
 	o.Scorer.Prompt.MaxLength = c.Model.MaxLength
+	o.Scorer.Prompt.ControlTokensInText = c.Model.ControlTokensInText
 	o.Scorer.BatchTokens = max(c.Scheduler.BatchTokens, c.Model.MaxLength)
 	o.Scorer.MaxBatch, o.Scorer.MaxPadRatio = c.Scheduler.MaxBatch, c.Scheduler.MaxPadRatio
 }

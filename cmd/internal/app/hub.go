@@ -40,6 +40,6 @@ func Download(repo, revision string, stderr io.Writer) (string, error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	fmt.Fprintf(stderr, "downloading %s@%s from %s\n", repo, revision, cfg.Endpoint)
+	fmt.Fprintf(stderr, "downloading %s@%s from %s\n", repo, revision, hf.RedactEndpoint(cfg.Endpoint))
 	return c.Download(ctx, repo)
 }

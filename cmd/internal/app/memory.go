@@ -100,6 +100,9 @@ func DefaultStorePath() string { return filepath.Join(paths.DataDir(), "memories
 func (m MemoryConfig) retrieval() (retrieval.Config, error) {
 	cfg := retrieval.DefaultConfig()
 	if m.Store == "none" || m.Store == "" {
+		if n, err := ParseBytes(m.IndexMemory); err != nil || n != 0 {
+			return cfg, errors.New("--index-memory bounds a replica's indexes: it needs a postgres:// --store, and --store is none")
+		}
 		return cfg, nil
 	}
 	var errs []string
@@ -121,6 +124,8 @@ func (m MemoryConfig) retrieval() (retrieval.Config, error) {
 	cfg.Follow.CatchUp, cfg.Follow.Poll, cfg.Follow.TombstoneRetention = m.CatchUp, m.Poll, m.TombstoneRetention
 	if cfg.Follow.IndexMemory, err = ParseBytes(m.IndexMemory); err != nil {
 		errs = append(errs, "--index-memory: "+err.Error())
+	} else if cfg.Follow.IndexMemory != 0 && loc.Kind != StorePostgres {
+		errs = append(errs, "--index-memory bounds a replica's indexes: it needs a postgres:// --store")
 	}
 	if err := cfg.Validate(); err != nil {
 		errs = append(errs, flagProblems(err)...)

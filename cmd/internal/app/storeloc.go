@@ -57,6 +57,11 @@ func ParseStoreLocation(flag, s string) (StoreLocation, error) {
 			if !strings.HasPrefix(rest, "//") {
 				return StoreLocation{}, fmt.Errorf("%s has the scheme %q without \"//\" after it; %s", flag, m[1], StoreForms)
 			}
+			if strings.Trim(rest, "/") == "" {
+				// libpq would quietly read PGHOST, PGDATABASE... or a local
+				// socket: an empty URL is a mistake, not a choice.
+				return StoreLocation{}, fmt.Errorf("%s is a %s:// URL that names no host or database; %s", flag, m[1], StoreForms)
+			}
 			return StoreLocation{Kind: StorePostgres, Conn: scheme + ":" + rest}, nil
 		case len(scheme) == 1 && (strings.HasPrefix(rest, `\`) || strings.HasPrefix(rest, "/") && !strings.HasPrefix(rest, "//")):
 			return StoreLocation{Kind: StoreFile, Conn: s}, nil // a Windows drive letter

@@ -68,6 +68,9 @@ func Run(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	src := *from
 	if st, err := os.Stat(src); err != nil || !st.IsDir() {
+		if why, ok := app.MeantAsPath(src); ok && os.IsNotExist(err) {
+			return fmt.Errorf("%w: --from %q: no such folder (%s), so it is not taken as a hub repo id", cli.ErrUsage, src, why)
+		}
 		if verr := hf.ValidateRepoID(src); verr != nil {
 			return fmt.Errorf("%w: --from %q is neither a folder nor a repo id: %w", cli.ErrUsage, src, verr)
 		}

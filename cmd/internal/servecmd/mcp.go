@@ -8,8 +8,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/rerankd/rerankd/serve"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/rerankd/rerankd/cmd/internal/app"
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 )
@@ -39,14 +43,9 @@ func RunMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log.Info("mcp serving on stdio", "backend", a.Backend.Name(), "memory", a.Memory != nil, "namespace", f.Cfg.MCPNamespace)
-	err = a.MCP.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	err = a.MCP.Run(ctx, &serve.StdioTransport{In: stdin, Out: stdout, MaxLine: f.Cfg.Server.MaxBodyBytes, Drain: f.Cfg.Server.RequestTimeout + 5*time.Second})
 	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil // a signal, or the client closed stdin: a normal end
 	}
 	return err
 }
-
-// nopWriteCloser leaves stdout open when the session ends.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

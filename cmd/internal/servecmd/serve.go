@@ -52,6 +52,8 @@ var Groups = []cli.FlagGroup{
 	{Title: "Shared store", Note: "with a postgres:// --store", Flags: []string{"index-memory", "catch-up", "tombstone-retention"}},
 	{Title: "Advanced", Flags: []string{"workers", "queue-size", "batch-tokens", "max-batch", "prefix-cache-mb", "max-body-bytes"}},
 	{Title: "Tuning", Note: "rarely changed", More: true, Flags: []string{"tokenizer", "ort-lib", "max-pad-ratio", "max-wait", "snapshot-idle", "backfill-batch", "follow-poll"}},
+	{Title: "Guards", Note: "against web pages and prompt injection; the defaults are the safe choice (docs/user/guards.md)", More: true,
+		Flags: []string{"allowed-hosts", "allowed-origins", "control-tokens-in-text"}},
 	{Title: "Engine experiments", Note: "the defaults are the measured choice; docs/perf/", More: true, Flags: []string{"attention-form", "prepack", "prefetch", "session-cache"}},
 }
 
@@ -70,6 +72,7 @@ func DefineFlags(fs *flag.FlagSet) *Flags {
 	fs.IntVar(&c.Server.MaxTokensPerDoc, "max-tokens-per-doc", c.Server.MaxTokensPerDoc, "cut each document to this many tokens (0: no per-document cut; every prompt is still cut at --max-length; /info says which applies and why)")
 	fs.IntVar(&c.Server.MaxBodyBytes, "max-body-bytes", c.Server.MaxBodyBytes, "request body limit (more: 413)")
 
+	defineGuardFlags(fs, &c.Server, &c.Model.ControlTokensInText)
 	fs.StringVar(&c.Model.Path, "model", "", "model folder, or a Hugging Face repo id converted on first use; empty: the embedded lexical default")
 	fs.StringVar(&c.Model.Quant, "quant", c.Model.Quant, "weights to run: fp32, or a quantised variant the folder has (int8, int8-block32, ...); int8 is faster on CPU but moves scores: "+
 		"measure the error on your model and texts with 'rerankd-bench quant-check' first (docs/perf/int8-precision.md)")

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"errors"
 	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
@@ -43,8 +44,8 @@ func (s *Store) CheckProgress(fn func(store.Problem), progress func(done, total 
 		}
 	}
 	err := s.view(func(tx *bbolt.Tx) error {
-		for err := range tx.Check() {
-			report(store.Problem{Kind: "page", Err: fmt.Errorf("%w: %w", store.ErrCorrupt, err)})
+		for _, err := range checkPages(s.db.Path()) {
+			report(store.Problem{Kind: "page", Err: err})
 		}
 		memTop, embTop := tx.Bucket(bucketMemories), tx.Bucket(bucketEmbeddings)
 		if progress != nil {
@@ -101,6 +102,13 @@ func (s *Store) CheckProgress(fn func(store.Problem), progress func(done, total 
 		}
 		return nil
 	})
+	// A page bbolt trips over ends the walk; it is one more problem, and
+	// salvage reads past it.
+	var de *damageError
+	if errors.As(err, &de) {
+		report(store.Problem{Kind: "page", Err: err})
+		err = nil
+	}
 	if progress != nil && err == nil {
 		progress(done, done)
 	}

@@ -1,9 +1,11 @@
 package bolt
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -14,8 +16,11 @@ import (
 // SalvageStats summarises a Salvage run.
 type SalvageStats struct {
 	// Copied memories (with Vectors of them carrying a vector) and Skipped
-	// records that failed to decode or validate.
+	// records that failed to decode or validate, or pages that did.
 	Copied, Vectors, Skipped int
+	// FromPages of the copied memories were found by reading the file's
+	// pages after bbolt's walk could not reach them (a damaged page above).
+	FromPages int
 }
 
 // salvageBatch is how many records Salvage writes per transaction.
@@ -68,8 +73,24 @@ func SalvageProgress(src, dst string, fn func(store.Problem), progress func(done
 		batch = batch[:0]
 		return err
 	}
-	err = in.view(func(tx *bbolt.Tx) error {
-		memTop, embTop := tx.Bucket(bucketMemories), tx.Bucket(bucketEmbeddings)
+	copied := map[nsID]bool{}
+	keep := func(it store.Item) error {
+		copied[nsID{it.Memory.Namespace, it.Memory.ID}] = true
+		st.Copied++
+		if it.Vector != nil {
+			st.Vectors++
+		}
+		batch = append(batch, it)
+		if len(batch) == salvageBatch {
+			return flush()
+		}
+		return nil
+	}
+	// First bbolt's tree walk, namespace by namespace: a damaged page
+	// stops the walk of its namespace only (guarded), and is reported.
+	var nsKeys [][]byte
+	werr := in.view(func(tx *bbolt.Tx) error {
+		memTop := tx.Bucket(bucketMemories)
 		if memTop == nil {
 			return fmt.Errorf("%w: no memories bucket", store.ErrCorrupt)
 		}
@@ -77,18 +98,30 @@ func SalvageProgress(src, dst string, fn func(store.Problem), progress func(done
 			total = damagedCount(memTop)
 		}
 		return memTop.ForEachBucket(func(nsKey []byte) error {
-			ns := string(nsKey)
-			if err := memory.ValidateNamespace(ns); err != nil {
-				report(store.Problem{Namespace: ns, Kind: "namespace", Err: err})
-				return nil //nolint:nilerr // reported; salvage goes on with the next namespace
-			}
+			nsKeys = append(nsKeys, append([]byte(nil), nsKey...))
+			return nil
+		})
+	})
+	if werr != nil {
+		report(store.Problem{Kind: "page", Err: werr})
+	}
+	for _, nsKey := range nsKeys {
+		ns := string(nsKey)
+		if err := memory.ValidateNamespace(ns); err != nil {
+			report(store.Problem{Namespace: ns, Kind: "namespace", Err: err})
+			continue
+		}
+		werr := in.view(func(tx *bbolt.Tx) error {
 			var eb *bbolt.Bucket
-			if embTop != nil {
+			if embTop := tx.Bucket(bucketEmbeddings); embTop != nil {
 				eb = embTop.Bucket(nsKey)
 			}
-			return memTop.Bucket(nsKey).ForEach(func(k, v []byte) error {
+			return tx.Bucket(bucketMemories).Bucket(nsKey).ForEach(func(k, v []byte) error {
 				if done++; progress != nil && done%progressEvery == 0 {
 					progress(done, max(total, done))
+				}
+				if copied[nsID{ns, string(k)}] {
+					return nil
 				}
 				m, err := decodeMemoryAt(v, ns, string(k))
 				if err == nil {
@@ -107,18 +140,40 @@ func SalvageProgress(src, dst string, fn func(store.Problem), progress func(done
 						}
 					}
 				}
-				st.Copied++
-				if it.Vector != nil {
-					st.Vectors++
-				}
-				batch = append(batch, it)
-				if len(batch) == salvageBatch {
-					return flush()
-				}
-				return nil
+				return keep(it)
 			})
 		})
-	})
+		if werr != nil && !errors.Is(werr, store.ErrCorrupt) {
+			err = werr // the destination failed
+			break
+		}
+		if werr != nil {
+			report(store.Problem{Namespace: ns, Kind: "page", Err: werr})
+		}
+	}
+	// Then every leaf page in use, read without bbolt: the records a
+	// damaged branch page or bucket hid from the walk.
+	if err == nil {
+		found, serr := scanPages(src)
+		if serr != nil {
+			report(store.Problem{Kind: "page", Err: fmt.Errorf("page scan: %w", serr)})
+		}
+		for _, id := range found.damaged {
+			report(store.Problem{Kind: "page", Err: fmt.Errorf("%w: page %d is damaged; its intact records were kept", store.ErrCorrupt, id)})
+		}
+		if len(found.mems) > 0 && !found.freeKnown {
+			report(store.Problem{Kind: "page", Err: fmt.Errorf("%w: the freelist is unreadable: older copies of rewritten or deleted memories may be among those recovered", store.ErrCorrupt)})
+		}
+		for _, k := range sortedKeys(found.mems) {
+			if copied[k] {
+				continue
+			}
+			st.FromPages++
+			if err = keep(store.Item{Memory: found.mems[k], Vector: found.vector(k)}); err != nil {
+				break
+			}
+		}
+	}
 	if err == nil {
 		err = flush()
 	}
@@ -161,4 +216,13 @@ func damagedCount(top *bbolt.Bucket) (n int64) {
 		}
 	}()
 	return recordCount(top)
+}
+
+func sortedKeys(m map[nsID]memory.Memory) []nsID {
+	keys := make([]nsID, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b nsID) int { return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.id, b.id)) })
+	return keys
 }

@@ -169,8 +169,15 @@ func mapErr(err error) error {
 	return err
 }
 
-func (s *Store) view(fn func(tx *bbolt.Tx) error) error   { return mapErr(s.db.View(fn)) }
-func (s *Store) update(fn func(tx *bbolt.Tx) error) error { return mapErr(s.db.Update(fn)) }
+// view and update run fn in a transaction; damage bbolt trips over
+// (see guarded) is an error wrapping store.ErrCorrupt, never a crash.
+func (s *Store) view(fn func(tx *bbolt.Tx) error) error {
+	return guarded(func() error { return mapErr(s.db.View(fn)) })
+}
+
+func (s *Store) update(fn func(tx *bbolt.Tx) error) error {
+	return guarded(func() error { return mapErr(s.db.Update(fn)) })
+}
 
 // nsBuckets returns a namespace's sub-buckets, or nils if it does not exist.
 func nsBuckets(tx *bbolt.Tx, ns string) (mem, emb *bbolt.Bucket) {
