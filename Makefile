@@ -18,13 +18,18 @@ FUZZTIME ?= 30s
 RERANKD_LOCOMO ?= $(wildcard $(abspath ../shared/locomo))
 export RERANKD_LOCOMO
 
-.PHONY: all setup setup-browser setup-mcp setup-postgres build run test vet tidy lint fuzz bench bench-encoders loadtest bench-tokenizer golden pytest clean fresh-check
+.PHONY: all setup setup-gpu gpu-check setup-browser setup-mcp setup-postgres build run test vet tidy lint fuzz bench bench-encoders loadtest bench-tokenizer golden pytest clean fresh-check
 
 all: build
 
 ## setup: install the ONNX Runtime library and Qwen3 tokenizer into the cache (idempotent, checksummed)
 setup:
 	scripts/setup.sh
+
+## setup-gpu: the CUDA build of ONNX Runtime 1.29.0 (core + CUDA provider, npm pack, checksummed)
+## into the cache, where `serve --provider cuda` finds it (docs/perf/gpu.md); ~290 MB download
+setup-gpu:
+	scripts/setup_gpu.sh
 
 ## setup-browser: Debian's Chromium (apt-get when missing) and the pinned playwright-core (npm ci
 ## into the cache) for the browser tests (idempotent)
@@ -74,7 +79,7 @@ fresh-check:
 
 ## pytest: syntax-check the Python scripts and run their stdlib-only unit tests
 pytest: build
-	python3 -m py_compile scripts/export_onnx.py scripts/transformers_check.py
+	python3 -m py_compile scripts/export_onnx.py scripts/transformers_check.py scripts/gpu_check.py
 	python3 -m unittest discover -s scripts -p 'test_*.py'
 
 
