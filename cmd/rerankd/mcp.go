@@ -41,6 +41,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err := applyEnv(fs); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
+	f.ortLib = f.dev.ORTLib(f.ortLib)
 	if err := memory.ValidateNamespace(*ns); err != nil {
 		return fmt.Errorf("%w: --namespace: %w", errUsage, err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/calibrate"
+	"github.com/rerankd/rerankd/cmd/internal/device"
 	"github.com/rerankd/rerankd/cmd/internal/paths"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
@@ -37,13 +38,14 @@ import (
 // the environment variable RERANKD_<NAME> (upper case, '-' as '_'); a flag
 // on the command line wins.
 type serveFlags struct {
-	addr, modelArg, apiKeys, ortLib, tok, provider, logLevel string
-	keyScopes, calibration, quant, sessionCache, prepack     string
-	device, threads, maxLength, prefixCacheMB                int
-	prefetch, attentionForm                                  bool
-	server                                                   serve.Config
-	sched                                                    scheduler.Config
-	memory                                                   *memoryFlags
+	addr, modelArg, apiKeys, ortLib, tok, logLevel       string
+	keyScopes, calibration, quant, sessionCache, prepack string
+	threads, maxLength, prefixCacheMB                    int
+	dev                                                  *device.Flags
+	prefetch, attentionForm                              bool
+	server                                               serve.Config
+	sched                                                scheduler.Config
+	memory                                               *memoryFlags
 
 	// noSharedPrefix is no serve flag: loadtest's --no-shared-prefix runs
 	// model.onnx instead of the shared-prefix graph, for before/after
@@ -76,11 +78,10 @@ func defineServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.StringVar(&f.keyScopes, "key-scopes", "", `JSON file {"KEY": ["namespace", "prefix*"], ...} restricting keys to memory namespaces (its keys are API keys too)`)
 	fs.StringVar(&f.ortLib, "ort-lib", defaultORTLib(), "ONNX Runtime shared library (also ORT_LIB)")
 	fs.StringVar(&f.tok, "tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
-	fs.StringVar(&f.provider, "provider", "cpu", "execution provider: cpu, cuda or tensorrt")
 	fs.StringVar(&f.quant, "quant", "fp32", "weights to run: fp32, or a quantised variant the folder has: int8 (faster on CPU), int8-block32 (~5x less error, slower; docs/int8-precision.md), ... "+
 		"Measure the error on your model and texts with `rerankd quant-check` first")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	fs.IntVar(&f.device, "device", 0, "GPU device id")
+	f.dev = device.Define(fs)
 	fs.IntVar(&f.threads, "threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
 	fs.StringVar(&f.sessionCache, "session-cache", "", "keep the optimised ONNX Runtime session with its prepacked weights: 'auto' (under the cache folder), a folder, or '' (off). "+
 		"The first start writes it (slower; about 1.5x the weights on disk), later starts on this machine load in about half the time, with bit-identical scores")
@@ -124,6 +125,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err := applyEnv(fs); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
+	f.ortLib = f.dev.ORTLib(f.ortLib) // the reranker's and the embedder's: one library per process
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return fmt.Errorf("%w: --log-level: %w", errUsage, err)
@@ -296,7 +298,8 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	o := model.DefaultOptions()
 	o.Quant, o.PrefixCacheMB, o.NoSharedPrefix, o.StandardAttention = quant, f.prefixCacheMB, f.noSharedPrefix, !f.attentionForm
 	o.RuntimeLib, o.Tokenizer, o.EncoderTokenizer = f.ortLib, f.tok, f.encoderTokenizer
-	o.Session.Provider, o.Session.DeviceID, o.Session.IntraOpThreads = model.Provider(f.provider), f.device, f.threads
+	f.dev.Apply(&o.Session)
+	o.Session.IntraOpThreads = f.threads
 	o.Session.SessionCacheDir = f.sessionCache
 	o.Session.Prefetch, o.Session.DisablePrepacking = f.prefetch, !prepack
 	o.Session.Spinning = o.Session.Spinning && !f.noSpinning
@@ -327,7 +330,7 @@ func openBackend(f *serveFlags, metrics *serve.Metrics, log *slog.Logger, stderr
 	}
 	f.server.Engine = &api.EngineInfo{Quant: quant.String(), Threads: threads, Workers: f.sched.Workers, SharedPrefix: info.SharedPrefix,
 		PrefixCacheMB: f.prefixCacheMB, FusedAttention: info.FusedAttention, SessionCache: o.Session.SessionCacheDir != "",
-		Prepacked: prepack, Prefetch: f.prefetch, Reason: engineReason, Docs: engineDocs}
+		Prepacked: prepack, Prefetch: f.prefetch, Provider: string(o.Session.Provider), Device: o.Session.DeviceID, Reason: engineReason, Docs: engineDocs}
 	maxLen := f.maxLength
 	if info.Encoder != nil { // a cross-encoder: no template; pairs cut at the model's positions
 		maxLen = info.MaxLength
