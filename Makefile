@@ -31,6 +31,11 @@ setup:
 setup-gpu:
 	scripts/setup_gpu.sh
 
+## gpu-check: rerankd on CUDA vs CPU and vs transformers on the same GPU, generated models, one
+## results file (docs/perf/gpu.md); GPU_CHECK_ARGS=--dry-run checks the script on a CPU machine
+gpu-check:
+	scripts/gpu_check.sh $(GPU_CHECK_ARGS)
+
 ## setup-browser: Debian's Chromium (apt-get when missing) and the pinned playwright-core (npm ci
 ## into the cache) for the browser tests (idempotent)
 setup-browser:
