@@ -18,7 +18,7 @@ FUZZTIME ?= 30s
 RERANKD_LOCOMO ?= $(wildcard $(abspath ../shared/locomo))
 export RERANKD_LOCOMO
 
-.PHONY: all setup setup-gpu gpu-check setup-browser setup-mcp setup-postgres build run test vet tidy lint fuzz bench bench-encoders loadtest bench-tokenizer golden pytest clean fresh-check
+.PHONY: all setup setup-gpu gpu-check setup-browser setup-mcp setup-postgres build run test test-short vet tidy lint fuzz bench bench-encoders loadtest bench-tokenizer golden pytest clean fresh-check
 
 all: build
 
@@ -60,7 +60,9 @@ run: setup build
 	$(BIN) serve $(RUN_ARGS)
 
 ## test: everything CI checks: setup, vet, go.mod tidy, lint, govulncheck, the export script's
-## tests, all Go tests (race detector). Each phase reports its wall time (scripts/phase.sh).
+## tests, all Go tests in two tiers (scripts/test_tiers.txt): the numeric oracles without the race
+## detector, then every other package and every goroutine-starting test under it. Each phase
+## reports its wall time (scripts/phase.sh).
 PHASE := scripts/phase.sh
 SUBMAKE := $(MAKE) --no-print-directory
 test:
@@ -73,8 +75,14 @@ test:
 	@$(PHASE) lint $(SUBMAKE) lint
 	@$(PHASE) vulncheck $(SUBMAKE) vulncheck
 	@$(PHASE) pytest $(SUBMAKE) pytest
-	@$(PHASE) go-test $(GO) test -race -count=1 -timeout 45m ./...
+	@scripts/gotest.sh oracle race -timeout 45m
 	@$(PHASE) image-test $(SUBMAKE) image-test
+
+## test-short: a developer's inner loop: every package's tests with -short (the crash loops
+## shrink; soaks, replicas, start-bench, MCP client and the slowest oracle cases skip), without the
+## race detector; `make test` is what CI runs
+test-short:
+	@scripts/gotest.sh short -timeout 10m
 
 ## fresh-check: run .ci/run on a clone of HEAD as a new machine would (empty HOME, Go caches,
 ## toolchain, rerankd cache, npm cache); FRESH_ARGS="--keep-caches" uses this machine's Go module

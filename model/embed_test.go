@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/internal/fixture"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model/arch"
@@ -41,20 +42,8 @@ func embedTestConfig() arch.Config {
 // with the given outputs and returns its folder.
 func tinyEmbeddingModel(t testing.TB, outs onnx.EmbeddingOutputs, external bool) string {
 	t.Helper()
-	name := fmt.Sprintf("embed-%v-ext%v", outs, external)
-	dir := filepath.Join(fixtureDir, name)
-	fixtureMu.Lock()
-	defer fixtureMu.Unlock()
-	err, done := fixtures[name]
-	if !done {
-		err = folder.WriteTestEmbeddingModel(dir, embedTestConfig(), 11,
-			folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), EmbeddingOutputs: outs, ForceExternal: external})
-		fixtures[name] = err
-	}
-	if err != nil {
-		t.Fatalf("write %s: %v", name, err)
-	}
-	return dir
+	return fixture.EmbeddingModel(t, embedTestConfig(), 11,
+		folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), EmbeddingOutputs: outs, ForceExternal: external})
 }
 
 func openEmbedder(t testing.TB, dir string, engine EngineKind, cfg EmbedConfig) *Embedder {

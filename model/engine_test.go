@@ -21,6 +21,9 @@ const query = "What did Caroline do at the support group?"
 // 1e-4 on a tiny model for a mixed-length batch (padding included).
 func TestORTMatchesReference(t *testing.T) {
 	for _, external := range []bool{false, true} {
+		if external && testing.Short() {
+			continue // -short: inline weights only
+		}
 		dir := tinyModel(t, onnx.HeadLogit, external)
 		r := rerank.Request{Query: query, Docs: mixedDocs(12)}
 		got := scoreAll(t, openModel(t, dir, EngineONNX, rerank.DefaultScorerConfig()), r)
@@ -41,9 +44,12 @@ func TestORTMatchesReference(t *testing.T) {
 // in probability, for the folded head and for a (no, yes) head read from
 // the full lm_head initializer.
 func TestORTMatchesReferenceUntied(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: TestORTMatchesReference checks the tied head")
+	}
 	r := rerank.Request{Query: query, Docs: mixedDocs(6)}
 	for _, head := range []onnx.Head{onnx.HeadLogit, onnx.HeadYesNo} {
-		dir := tinyModelOf(t, "untied", tinyUntied(), head, false)
+		dir := tinyModelOf(t, tinyUntied(), head, false)
 		got := scoreAll(t, openModel(t, dir, EngineONNX, rerank.DefaultScorerConfig()), r)
 		want := scoreAll(t, openModel(t, dir, EngineReference, rerank.DefaultScorerConfig()), r)
 		maxErr := 0.0
@@ -97,6 +103,9 @@ func TestCommunityHeads(t *testing.T) {
 		head onnx.Head
 		kind OutputKind
 	}{{onnx.HeadYesNo, OutputYesNo}, {onnx.HeadVocabLast, OutputVocabLast}, {onnx.HeadVocabAll, OutputVocabAll}}
+	if testing.Short() {
+		cases = cases[:1] // -short: the two-row head only
+	}
 	for _, c := range cases {
 		dir := tinyModel(t, c.head, false)
 		o := DefaultOptions()
@@ -214,6 +223,28 @@ func TestConcurrentScoring(t *testing.T) {
 	for range 8 {
 		if err := <-errs; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestConcurrentReference: the plain-Go engines spread a batch over
+// goroutines (one per sequence, or per text for the embedder); under the
+// race tier's -race, a short batch gives each sequence what it gets alone.
+func TestConcurrentReference(t *testing.T) {
+	docs := []string{"a cat", "the support group met on Tuesday", "x", "a sunset over the lake"}
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineReference, rerank.DefaultScorerConfig())
+	batch := scoreAll(t, s, rerank.Request{Query: query, Docs: docs})
+	for i, d := range docs {
+		alone := scoreAll(t, s, rerank.Request{Query: query, Docs: []string{d}})
+		if math.Abs(alone[0].Logit-batch[i].Logit) > 1e-9 {
+			t.Errorf("doc %d: logit %g in a batch, %g alone", i, batch[i].Logit, alone[0].Logit)
+		}
+	}
+	e := openEmbedder(t, tinyEmbeddingModel(t, onnx.EmbedHidden, false), EngineReference, DefaultEmbedConfig())
+	vecs := embedAll(t, e, docs, false)
+	for i, d := range docs {
+		if _, diff := compare(t, vecs[i:i+1], embedAll(t, e, []string{d}, false)); diff > 1e-6 {
+			t.Errorf("text %d: vector in a batch differs from alone by %.3g", i, diff)
 		}
 	}
 }

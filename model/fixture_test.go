@@ -3,10 +3,9 @@ package model
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"sync"
 	"testing"
 
+	"github.com/rerankd/rerankd/internal/fixture"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
@@ -14,19 +13,11 @@ import (
 	"github.com/rerankd/rerankd/rerank"
 )
 
-// fixtureDir holds the generated test models of this package's run.
-var fixtureDir string
-
-var (
-	fixtureMu sync.Mutex
-	fixtures  = map[string]error{}
-)
-
 // tinyModel writes (once per run) a tiny random model with the given head
 // and returns its folder.
 func tinyModel(t testing.TB, head onnx.Head, external bool) string {
 	t.Helper()
-	return tinyModelOf(t, "tiny", arch.Tiny(), head, external)
+	return tinyModelOf(t, arch.Tiny(), head, external)
 }
 
 // tinyUntied is arch.Tiny with a separate lm_head (tie_word_embeddings
@@ -37,23 +28,11 @@ func tinyUntied() arch.Config {
 	return c
 }
 
-// tinyModelOf writes (once per run, by name) a random model of cfg with the
+// tinyModelOf writes (once per run, internal/fixture) a random model of cfg with the
 // given head and returns its folder.
-func tinyModelOf(t testing.TB, base string, cfg arch.Config, head onnx.Head, external bool) string {
+func tinyModelOf(t testing.TB, cfg arch.Config, head onnx.Head, external bool) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%v-ext%v", base, head, external)
-	dir := filepath.Join(fixtureDir, name)
-	fixtureMu.Lock()
-	defer fixtureMu.Unlock()
-	err, done := fixtures[name]
-	if !done {
-		err = folder.WriteTestModel(dir, cfg, 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Head: head, ForceExternal: external})
-		fixtures[name] = err
-	}
-	if err != nil {
-		t.Fatalf("write %s: %v", name, err)
-	}
-	return dir
+	return fixture.Model(t, cfg, 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Head: head, ForceExternal: external})
 }
 
 func openModel(t testing.TB, dir string, engine EngineKind, cfg rerank.ScorerConfig) *rerank.Scorer {

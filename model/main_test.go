@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/internal/fixture"
 	"github.com/rerankd/rerankd/internal/testenv"
 )
 
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fixtureDir = dir
+	fixture.UseDir(dir) // shared by this binary's tests unless the run shares one (scripts/gotest.sh)
 	code := m.Run()
 	_ = os.RemoveAll(dir) // test scratch space
 	os.Exit(code)

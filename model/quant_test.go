@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/internal/fixture"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
@@ -51,21 +52,19 @@ func quantSameTol(q onnx.Quant) float64 {
 }
 
 // tinyQuantModel writes (once per run) a tiny model with every quantised
-// variant.
+// variant (testQuants).
 func tinyQuantModel(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(fixtureDir, "tiny-quant")
-	fixtureMu.Lock()
-	defer fixtureMu.Unlock()
-	err, done := fixtures[dir]
-	if !done {
-		err = folder.WriteTestModel(dir, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Quants: onnx.Quants()})
-		fixtures[dir] = err
+	return fixture.Model(t, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Quants: testQuants()})
+}
+
+// testQuants is every quantised variant, or with -short int8 alone (the
+// smoothed variants' calibration runs the reference pass).
+func testQuants() []onnx.Quant {
+	if testing.Short() {
+		return []onnx.Quant{onnx.QuantInt8}
 	}
-	if err != nil {
-		t.Fatalf("write %s: %v", dir, err)
-	}
-	return dir
+	return onnx.Quants()
 }
 
 func openQuant(t testing.TB, dir string, q onnx.Quant, plain bool, cfg rerank.ScorerConfig) *rerank.Scorer {
@@ -96,7 +95,7 @@ func TestQuantMatchesFloat(t *testing.T) {
 	docs := append(mixedDocs(11), "x", strings.Repeat("a long memory ", 300))
 	req := rerank.Request{Query: query, Docs: docs}
 	ref := scoreAll(t, openQuant(t, dir, onnx.QuantNone, true, cfg), req)
-	for _, q := range onnx.Quants() {
+	for _, q := range testQuants() {
 		t.Run(q.String(), func(t *testing.T) {
 			plain := openQuant(t, dir, q, true, cfg)
 			shared := openQuant(t, dir, q, false, cfg)

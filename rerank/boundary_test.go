@@ -58,3 +58,59 @@ func TestCgoBoundary(t *testing.T) {
 		}
 	}
 }
+
+// TestLayering holds the direction of the layers: no package below the
+// fronts (serve, the commands, the Go client) imports the HTTP/MCP server
+// or a command, so no lower layer can call back up; a command imports no
+// other command's package (only cmd/internal). Test files count too.
+func TestLayering(t *testing.T) {
+	const mod = "github.com/rerankd/rerankd/"
+	front := func(pkg string) bool {
+		return pkg == mod+"serve" || pkg == mod+"client" || strings.HasPrefix(pkg, mod+"cmd/")
+	}
+	for _, line := range goList(t, "-e", "-f", "{{.ImportPath}}|{{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "./...") {
+		pkg, imports, _ := strings.Cut(line, "|")
+		for _, imp := range strings.Fields(imports) {
+			switch {
+			case !front(pkg) && front(imp):
+				t.Errorf("%s imports %s: a lower layer never depends on a front (serve, client, cmd/...)", pkg, imp)
+			case strings.HasPrefix(pkg, mod+"cmd/") && strings.HasPrefix(imp, mod+"cmd/") &&
+				!strings.HasPrefix(imp, mod+"cmd/internal/") && !strings.HasPrefix(pkg, imp):
+				t.Errorf("%s imports %s: commands share code through cmd/internal only", pkg, imp)
+			}
+		}
+	}
+}
+
+// serveRetrievalToday lists the retrieval sub-packages serve still imports
+// (issue 42, item 1: serve is to import the memory service's package only,
+// when its search parameters, validation and error kinds move there). The
+// list only shrinks: TestServeSealing fails on any new one, and on one
+// listed here that serve no longer imports (delete it from the list).
+var serveRetrievalToday = map[string]bool{
+	"github.com/rerankd/rerankd/retrieval/lexrank": true,
+	"github.com/rerankd/rerankd/retrieval/memory":  true,
+	"github.com/rerankd/rerankd/retrieval/post":    true,
+	"github.com/rerankd/rerankd/retrieval/store":   true,
+}
+
+// TestServeSealing: serve reaches retrieval through its top package, not
+// its parts, beyond the shrinking list above.
+func TestServeSealing(t *testing.T) {
+	const sub = "github.com/rerankd/rerankd/retrieval/"
+	seen := map[string]bool{}
+	for _, imp := range goList(t, "-f", "{{join .Imports \"\\n\"}}", "./serve") {
+		if !strings.HasPrefix(imp, sub) {
+			continue
+		}
+		seen[imp] = true
+		if !serveRetrievalToday[imp] {
+			t.Errorf("serve imports %s: reach the memory service through package retrieval only", imp)
+		}
+	}
+	for imp := range serveRetrievalToday {
+		if !seen[imp] {
+			t.Errorf("serve no longer imports %s: remove it from serveRetrievalToday", imp)
+		}
+	}
+}

@@ -72,11 +72,12 @@ type Config struct {
 	Follow FollowConfig
 }
 
-// OwnerConfig configures the owner, the keeper of a store of this process
-// alone (retrieval/owner); FollowConfig the follower, the keeper of a
-// shared store (retrieval/follow). Each validates itself.
 type (
-	OwnerConfig  = owner.Config
+	// OwnerConfig configures the owner, the keeper of a store of this
+	// process alone (retrieval/owner). It validates itself.
+	OwnerConfig = owner.Config
+	// FollowConfig configures the follower, the keeper of a shared store
+	// (retrieval/follow). It validates itself.
 	FollowConfig = follow.Config
 )
 

@@ -1,25 +1,19 @@
 package retrieval
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/internal/crashtest"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
-)
-
-const (
-	engineCrashPath  = "RERANKD_ENGINE_CRASH_PATH"
-	engineCrashRound = "RERANKD_ENGINE_CRASH_ROUND"
 )
 
 // crashText gives each memory a unique searchable term.
@@ -38,13 +32,13 @@ func crashConfig(storePath string) Config {
 	return cfg
 }
 
-// TestEngineCrashChild is the child of TestEngineCrash: it adds batches of
-// memories through the Service (embedding included) and prints each ID once
-// Add has returned, until it is SIGKILLed.
-func TestEngineCrashChild(t *testing.T) {
-	path := os.Getenv(engineCrashPath)
+// TestServiceCrashChild is the child of TestServiceCrash (internal/crashtest):
+// it adds batches of memories through the Service (embedding included) and
+// acknowledges each ID once Add has returned, until it is SIGKILLed.
+func TestServiceCrashChild(t *testing.T) {
+	path, round := crashtest.Child()
 	if path == "" {
-		t.Skip("child of TestEngineCrash only")
+		t.Skip("child of TestServiceCrash only")
 	}
 	st, err := bolt.Open(path, bolt.Options{LockTimeout: 5 * time.Second})
 	if err != nil {
@@ -53,16 +47,15 @@ func TestEngineCrashChild(t *testing.T) {
 	}
 	e, err := New(st, &hashEmbedder{N: 16}, crashConfig(path))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child engine:", err)
+		fmt.Fprintln(os.Stderr, "child service:", err)
 		os.Exit(2)
 	}
 	e.Start() // the build runs while the child writes, as in a real restart
-	round := os.Getenv(engineCrashRound)
 	for i := 0; ; {
 		n := 1 + i%7 // batches of 1..7
 		items := make([]store.Item, n)
 		for j := range items {
-			id := fmt.Sprintf("r%s-%06d", round, i+j)
+			id := crashtest.ID(round, i+j)
 			items[j] = store.Item{Memory: memory.Memory{Namespace: "crash", ID: id, Text: crashText(id), Time: day0}}
 		}
 		if _, err := e.Add(context.Background(), items); err != nil {
@@ -70,18 +63,18 @@ func TestEngineCrashChild(t *testing.T) {
 			os.Exit(3)
 		}
 		for _, it := range items {
-			fmt.Fprintln(os.Stdout, it.Memory.ID)
+			crashtest.Ack(it.Memory.ID)
 		}
 		i += n
 	}
 }
 
-// TestEngineCrash SIGKILLs the child at random moments over many rounds;
-// after each, a fresh engine must find every acknowledged memory by search,
+// TestServiceCrash SIGKILLs the child at random moments over many rounds;
+// after each, a fresh Service must find every acknowledged memory by search,
 // with its vector indexed, and its indexes must agree with the store,
 // whatever state the kill left the vector index snapshots in.
-func TestEngineCrash(t *testing.T) {
-	if os.Getenv(engineCrashPath) != "" {
+func TestServiceCrash(t *testing.T) {
+	if path, _ := crashtest.Child(); path != "" {
 		t.Skip("running as child")
 	}
 	rounds := 10
@@ -94,76 +87,16 @@ func TestEngineCrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crash.db")
 	acked := map[string]bool{}
 	for round := range rounds {
-		ids := runEngineChild(t, path, round, time.Duration(20+rng.IntN(300))*time.Millisecond)
+		ids := crashtest.Run(t, "TestServiceCrashChild", path, round, time.Duration(20+rng.IntN(300))*time.Millisecond)
 		for _, id := range ids {
 			acked[id] = true
 		}
-		verifyEngine(t, path, acked)
+		verifyService(t, path, acked)
 		t.Logf("round %d: %d acknowledged, %d total, all searchable", round, len(ids), len(acked))
 	}
 }
 
-func runEngineChild(t *testing.T, path string, round int, delay time.Duration) []string {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestEngineCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), engineCrashPath+"="+path, fmt.Sprintf("%s=%d", engineCrashRound, round))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 4096)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var ids []string
-	select {
-	case id, ok := <-lines:
-		if !ok {
-			_ = cmd.Wait()
-			t.Fatalf("child exited before its first ack: %s", stderr.String())
-		}
-		ids = append(ids, id)
-	case <-time.After(20 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("child made no progress: %s", stderr.String())
-	}
-	kill := time.After(delay)
-loop:
-	for {
-		select {
-		case id, ok := <-lines:
-			if !ok {
-				break loop
-			}
-			ids = append(ids, id)
-		case <-kill:
-			_ = cmd.Process.Kill()
-			kill = nil
-		}
-	}
-	if err := cmd.Wait(); err == nil {
-		t.Fatalf("child exited cleanly: %s", stderr.String())
-	}
-	want := len(fmt.Sprintf("r%d-000000", round))
-	for i, id := range ids {
-		if len(id) != want || !strings.HasPrefix(id, fmt.Sprintf("r%d-", round)) {
-			ids = ids[:i] // a torn last line
-			break
-		}
-	}
-	return ids
-}
-
-func verifyEngine(t *testing.T, path string, acked map[string]bool) {
+func verifyService(t *testing.T, path string, acked map[string]bool) {
 	t.Helper()
 	st, err := bolt.Open(path, bolt.Options{})
 	if err != nil {

@@ -1,7 +1,10 @@
-// Package retrieval is rerankd's first stage: from the memories of one
-// namespace it proposes the candidates that the reranker scores, and it
-// runs the whole memory-search pipeline (retrieve → rerank → threshold →
-// recency → MMR → top k) for both the server and the eval harness.
+// Package retrieval is rerankd's memory service: it stores an agent's
+// memories (through a store.Backend, the source of truth), keeps per
+// namespace the indexes derived from them, proposes the candidates of a
+// query at the best degradation level available, and runs the whole
+// memory-search pipeline (retrieve → rerank → threshold → recency → MMR →
+// top k) for the server, MCP and the eval harness. A write is acknowledged
+// only once durable; a search sees every write acknowledged before it.
 //
 // A Service sits on a store (the source of truth) and keeps, per
 // namespace, in-memory indexes derived from it (retrieval/index: BM25 with
@@ -43,6 +46,14 @@
 //	scan    a direct, bounded scan of the store scored with per-request BM25
 //	        (the namespace's index is still being built: at start-up, or
 //	        a shared namespace's first build outlasting its catch-up bound)
+//
+// and a fourth, asked for rather than fallen back to:
+//
+//	dense   vector hits only (Query.Mode ModeDense; an error when no vector
+//	        search can run, never a silent fall back to BM25)
+//
+// ModeHybrid likewise fails when vectors are unavailable, and ModeBM25
+// never uses them; the default (ModeAuto) degrades as above.
 //
 // So rerankd serves from the first second after start: while a large store
 // is re-indexed in the background, searches scan; once BM25 is built they

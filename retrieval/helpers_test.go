@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/internal/pgtest"
-	"github.com/rerankd/rerankd/retrieval/internal/enginetest"
+	"github.com/rerankd/rerankd/retrieval/internal/servicetest"
 	"github.com/rerankd/rerankd/retrieval/keep"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
@@ -15,15 +15,15 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// The fixtures the keepers' tests share (retrieval/internal/enginetest).
-type hashEmbedder = enginetest.HashEmbedder
+// The fixtures the keepers' tests share (retrieval/internal/servicetest).
+type hashEmbedder = servicetest.HashEmbedder
 
 var (
-	day0      = enginetest.Day0
-	item      = enginetest.Item
-	openStore = enginetest.OpenStore
-	candIDs   = enginetest.CandIDs
-	fillStore = enginetest.FillStore
+	day0      = servicetest.Day0
+	item      = servicetest.Item
+	openStore = servicetest.OpenStore
+	candIDs   = servicetest.CandIDs
+	fillStore = servicetest.FillStore
 )
 
 // fixedReranker scores a text by the first number found in a table keyed

@@ -30,10 +30,10 @@ type Stats = keep.Stats
 // FollowStats counts what a shared-store engine did since it started.
 type FollowStats = keep.FollowStats
 
-// CheckReport is the result of Check, and Disagreement one namespace
-// whose indexes did not match the store.
 type (
-	CheckReport  = keep.CheckReport
+	// CheckReport is the result of Check.
+	CheckReport = keep.CheckReport
+	// Disagreement is one namespace whose indexes did not match the store.
 	Disagreement = keep.Disagreement
 )
 

@@ -16,11 +16,11 @@ import (
 type VectorStatus string
 
 const (
-	// VectorIndexed: the memory is in the vector index.
+	// VectorIndexed means the memory is in the vector index.
 	VectorIndexed VectorStatus = "indexed"
-	// VectorNone: no vector (no embedder and none supplied); lexical only.
+	// VectorNone means no vector (no embedder and none supplied); lexical only.
 	VectorNone VectorStatus = "none"
-	// VectorZero: the vector has no direction (all zeros, or a norm at
+	// VectorZero means the vector has no direction (all zeros, or a norm at
 	// most embed.MinNorm), refused for the vector index; the memory is
 	// stored without it and searchable lexically.
 	VectorZero VectorStatus = "zero_refused"

@@ -1,8 +1,12 @@
-// Package scheduler is the load control between HTTP requests and the
-// engine: a bounded queue shared by every request, and a batcher that
-// turns the waiting pairs into engine calls. It follows the shape of
-// text-embeddings-inference's queue and batching task and of ollama's
-// bounded scheduler.
+// Package scheduler is the load control between requests and a scoring
+// engine: one bounded queue shared by every request, and a batcher that
+// turns the waiting pairs into engine calls priced by the engine's own cost
+// model (rows × longest row for an engine that pads, each shared prefix
+// once plus every row's own tokens for the shared-prefix engine). Memory is
+// bounded by its Config, never by the load; every admitted pair runs within
+// a bounded number of batches or fails with its own request. It follows the
+// shape of text-embeddings-inference's queue and batching task and of
+// ollama's bounded scheduler.
 //
 // # Why
 //
@@ -20,9 +24,11 @@
 //     not by the load.
 //
 //   - Pairs from all concurrent requests are pooled, and each engine call
-//     carries pairs of similar length. The engine pads every row of a call
-//     to the longest one and computes the padding, so a call costs rows ×
-//     longest row tokens (counted against BatchTokens), not the sum of the
+//     carries pairs of similar length. A call's cost (counted against
+//     BatchTokens) is what the engine computes: an engine that is a Coster
+//     prices a batch itself (the shared-prefix engine: each shared prefix
+//     once plus every row's own tokens); any other pads every row to the
+//     longest and costs rows × longest row tokens, not the sum of the
 //     lengths. The queue is kept sorted by length, then age; a batch is a
 //     contiguous window of it, grown greedily by whichever neighbour
 //     (next shorter or next longer) adds fewer padding tokens, within

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/internal/fixture"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
@@ -23,10 +23,7 @@ import (
 // for direct comparisons.
 func neuralBackend(t *testing.T, sc scheduler.Config, obs ...scheduler.Observer) (*Neural, *rerank.Scorer) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tiny")
-	if err := folder.WriteTestModel(dir, arch.Tiny(), 5, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
-		t.Fatal(err)
-	}
+	dir := fixture.Model(t, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()})
 	o := model.DefaultOptions()
 	o.RuntimeLib = testenv.ORTLib()
 	s, _, err := model.Open(dir, o)

@@ -1,9 +1,12 @@
-// Package tokenizer implements exact Qwen2/Qwen3-family tokenization from a
-// Hugging Face tokenizer.json: added (special) tokens, NFC normalization, the
-// Qwen split pattern, byte-level mapping and byte-pair encoding; and exact
-// SentencePiece Unigram (XLM-RoBERTa: bge-reranker-v2-m3, bge-m3) and
-// WordPiece (BERT) tokenization with the components listed below and the
-// Roberta, Bert and Template post-processors.
+// Package tokenizer turns text into the model inputs a model folder's
+// Hugging Face tokenizer.json defines (ids, type ids, special tokens,
+// truncation), id for id as the Rust tokenizers library does, for each
+// family rerankd serves: byte-level BPE (Qwen2/Qwen3: added tokens, NFC,
+// the Qwen split pattern), SentencePiece Unigram (XLM-RoBERTa:
+// bge-reranker-v2-m3, bge-m3) and WordPiece (BERT), with the components
+// listed below and the Roberta, Bert and Template post-processors. A
+// component or setting it does not reproduce is refused at load, naming
+// the field, never approximated. A Tokenizer is safe for concurrent use.
 //
 // # Model inputs (the contract encoders use)
 //

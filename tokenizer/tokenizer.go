@@ -66,7 +66,7 @@ type Encoding struct {
 // VocabSize is the number of ids, added tokens included.
 func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
 
-// Pad, EOS and BOS return the tokens named in tokenizer_config.json.
+// Pad returns the padding token named in tokenizer_config.json.
 func (t *Tokenizer) Pad() SpecialToken { return t.pad }
 
 // EOS returns the end-of-sequence token named in tokenizer_config.json.

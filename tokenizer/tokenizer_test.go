@@ -298,6 +298,17 @@ func TestConcurrentEncode(t *testing.T) {
 	for s := range errs {
 		t.Errorf("concurrent encode differs for %q", s)
 	}
+	// EncodeBatch spreads its texts over GOMAXPROCS goroutines.
+	batch := cases[:min(len(cases), 64)]
+	texts := make([]string, len(batch))
+	for i, c := range batch {
+		texts[i] = c.Text
+	}
+	for i, e := range tk.EncodeBatch(texts) {
+		if !slices.Equal(e.IDs, batch[i].IDs) {
+			t.Errorf("EncodeBatch differs for %q", batch[i].Text)
+		}
+	}
 }
 
 func TestCacheBounded(t *testing.T) {

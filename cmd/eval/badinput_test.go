@@ -58,6 +58,8 @@ func evalCatalogue(t *testing.T) []evalCase {
 		return filepath.Join(d, name)
 	}
 	m := func(q, r string) []string { return []string{"metrics", "--qrels", q, "--run", r} }
+	sideRun := w("side.run", goodRun)
+	w("side.run.json", "\x00garbage")
 	cases := []evalCase{
 		{"no command", nil, exitUsage, []string{"usage: eval"}},
 		{"unknown command", []string{"nope"}, exitUsage, []string{`unknown command "nope"`}},
@@ -119,6 +121,29 @@ func evalCatalogue(t *testing.T) []evalCase {
 		{"locomo: rerank model garbage folder", []string{"locomo", "--data", fixtures, "--pipeline", "bm25+rerank", "--model", adir}, exitFail, []string{"adir"}},
 		{"locomo: --run into a directory", []string{"locomo", "--data", fixtures, "--run", adir}, exitFail, []string{"adir"}},
 		{"locomo: --qrels under a file", []string{"locomo", "--data", fixtures, "--qrels", underFile}, exitFail, []string{"not a directory"}},
+		{"locomo: --model and --rerank-url", []string{"locomo", "--data", fixtures, "--pipeline", "bm25+rerank", "--model", adir, "--rerank-url", "http://127.0.0.1:1"}, exitUsage, []string{"--model and --rerank-url"}},
+		{"locomo: --embed-model and --embed-url", []string{"locomo", "--data", fixtures, "--pipeline", "dense", "--embed-model", adir, "--embed-url", "http://127.0.0.1:1"}, exitUsage, []string{"--embed-model and --embed-url"}},
+		{"locomo: --rerank-url without a rerank stage", []string{"locomo", "--data", fixtures, "--rerank-url", "http://127.0.0.1:1"}, exitUsage, []string{"--rerank-url", "no rerank stage"}},
+		{"locomo: --embed-url with bm25", []string{"locomo", "--data", fixtures, "--embed-url", "http://127.0.0.1:1"}, exitUsage, []string{"--embed-url", "embeds nothing"}},
+		{"locomo: --rerank-url without a scheme", []string{"locomo", "--data", fixtures, "--pipeline", "bm25+rerank", "--rerank-url", "localhost:8080"}, exitUsage, []string{"--rerank-url", "http://"}},
+		{"locomo: --embed-url ftp", []string{"locomo", "--data", fixtures, "--pipeline", "dense", "--embed-url", "ftp://host/x"}, exitUsage, []string{"--embed-url"}},
+		{"locomo: --rerank-url invalid UTF-8", []string{"locomo", "--data", fixtures, "--pipeline", "bm25+rerank", "--rerank-url", "http://" + bad}, exitUsage, []string{"--rerank-url"}},
+		{"locomo: unknown --rerank-api", []string{"locomo", "--data", fixtures, "--pipeline", "bm25+rerank", "--rerank-url", "http://h", "--rerank-api", "grpc"}, exitUsage, []string{"--rerank-api", "grpc"}},
+		{"locomo: served flags all wrong at once", []string{"locomo", "--data", fixtures, "--pipeline", "bm25+rerank", "--rerank-url", "http://h", "--concurrency", "0", "--max-docs", "-1", "--retries", "-1", "--request-timeout", "0s"},
+			exitUsage, []string{"--concurrency 0", "--max-docs -1", "--retries -1", "--request-timeout 0s"}},
+		{"locomo: --rerank-url refuses connections", []string{"locomo", "--data", fixtures, "--pipeline", "bm25+rerank", "--rerank-url", "http://127.0.0.1:1", "--retries", "0", "--no-cache"}, exitFail, []string{"127.0.0.1:1", "refused"}},
+		{"locomo: --embed-url refuses connections", []string{"locomo", "--data", fixtures, "--pipeline", "dense", "--embed-url", "http://127.0.0.1:1", "--retries", "0", "--no-cache"}, exitFail, []string{"--embed-url", "refused"}},
+		{"locomo: --cache is not a cache", []string{"locomo", "--data", fixtures, "--pipeline", "bm25+rerank", "--rerank-url", "http://127.0.0.1:1", "--cache", qrels}, exitFail, []string{"good.qrels", "not a cache line"}},
+		{"locomo: --cache under a file", []string{"locomo", "--data", fixtures, "--pipeline", "bm25+rerank", "--rerank-url", "http://127.0.0.1:1", "--cache", underFile}, exitFail, []string{"not a directory"}},
+
+		{"compare: one run", []string{"compare", runf}, exitUsage, []string{"two run files"}},
+		{"compare: permutations zero", []string{"compare", "--permutations", "0", runf, runf}, exitUsage, []string{"--permutations"}},
+		{"compare: --qrels and --data", []string{"compare", "--qrels", qrels, "--data", fixtures, runf, runf}, exitUsage, []string{"--qrels and --data"}},
+		{"compare: no sidecar, no judgments", []string{"compare", runf, runf}, exitUsage, []string{"no sidecar", "--data or --qrels"}},
+		{"compare: run garbage", []string{"compare", "--qrels", qrels, runf, garbage}, exitFail, []string{"garbage.bin:1:"}},
+		{"compare: run missing", []string{"compare", "--qrels", qrels, runf, filepath.Join(d, "none")}, exitFail, []string{"no such file"}},
+		{"compare: sidecar garbage", []string{"compare", "--qrels", qrels, runf, sideRun}, exitFail, []string{"side.run.json"}},
+		{"compare: --png under a file", []string{"compare", "--qrels", qrels, "--png", underFile, runf, runf}, exitFail, []string{"--png", "not a directory"}},
 
 		{"calibrate: no source", []string{"calibrate"}, exitUsage, []string{"exactly one of --data"}},
 		{"calibrate: both sources", []string{"calibrate", "--data", fixtures, "--run", runf, "--qrels", qrels}, exitUsage, []string{"exactly one of --data"}},

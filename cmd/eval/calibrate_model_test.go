@@ -10,6 +10,7 @@ import (
 	"github.com/rerankd/rerankd/benchmarks/locomo"
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/calibrate"
+	"github.com/rerankd/rerankd/internal/fixture"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
@@ -27,10 +28,7 @@ func TestCalibrateModelScores(t *testing.T) {
 	testenv.Require(t, testenv.TokenizerDir())
 	start := time.Now()
 	dir := t.TempDir()
-	modelDir := filepath.Join(dir, "tiny")
-	if err := folder.WriteTestModel(modelDir, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
-		t.Fatal(err)
-	}
+	modelDir := fixture.Model(t, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()})
 	opts := model.DefaultOptions()
 	opts.RuntimeLib = testenv.ORTLib()
 	scorer, _, err := model.Open(modelDir, opts)

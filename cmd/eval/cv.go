@@ -285,11 +285,7 @@ func (j locomoJob) executeRankings(ds *locomo.Dataset, qrels metrics.Qrels, rank
 	// The engine enginePipeline makes (same configuration).
 	cfg := retrieval.DefaultConfig()
 	cfg.Fusion, cfg.Depth = j.po.fusion, j.po.depth
-	var emb retrieval.Embedder
-	if m.embedder != nil {
-		emb = m.embedder
-	}
-	e, err := retrieval.New(st, emb, cfg)
+	e, err := retrieval.New(st, m.embedder, cfg)
 	if err != nil {
 		return fail(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,25 @@ type locomoResult struct {
 	// category.
 	Recall100            float64            `json:"recall@100"`
 	Recall100PerCategory map[string]float64 `json:"recall@100_per_category"`
+	// Run describes the run (the --run file's sidecar).
+	Run *runInfo `json:"run,omitempty"`
+	// BeyondDepth lists the metrics whose cut-off is past the documents
+	// the run holds per question (Run.Deepest): they equal the metric at
+	// that depth.
+	BeyondDepth []string `json:"beyond_depth,omitempty"`
+	// Served counts the served stages' traffic (absent in process).
+	Served *servedCounts `json:"served,omitempty"`
+}
+
+// servedCounts is what the served stages sent (cache hits excluded).
+type servedCounts struct {
+	RerankRequests int64 `json:"rerank_requests"`
+	RerankPairs    int64 `json:"rerank_pairs"`
+	EmbedRequests  int64 `json:"embed_requests"`
+	EmbedTexts     int64 `json:"embed_texts"`
+	Retried        int64 `json:"retried"`
+	CacheHits      int64 `json:"cache_hits"`
+	CacheMisses    int64 `json:"cache_misses"`
 }
 
 // locomoJob is a parsed `eval locomo` command line.
@@ -60,13 +80,19 @@ func runLocomo(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	qrels := metrics.Qrels(ds.Qrels(job.unit))
-	run, category, err := job.execute(ds, qrels, stderr)
+	ex, err := job.executeDescribed(ds, qrels, stderr)
 	if err != nil {
 		return err
 	}
+	run, category := ex.run, ex.category
 	elapsed := time.Since(start).Seconds()
 	if err := writeTREC(job.runOut, func(w io.Writer) error { return metrics.WriteRun(w, run, "rerankd") }); err != nil {
 		return err
+	}
+	if job.runOut != "" {
+		if err := writeSidecar(job.runOut, ex.info); err != nil {
+			return err
+		}
 	}
 	if err := writeTREC(job.qrelsOut, func(w io.Writer) error { return metrics.WriteQrels(w, qrels) }); err != nil {
 		return err
@@ -76,6 +102,7 @@ func runLocomo(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	res.Seconds = elapsed
+	res.Run, res.BeyondDepth, res.Served = &ex.info, beyondDepth(ex.info.Deepest), ex.served
 	if job.asJSON {
 		if err := json.NewEncoder(stdout).Encode(res); err != nil {
 			return fmt.Errorf("writing output: %w", err)
@@ -133,7 +160,8 @@ func parseLocomo(args []string, stderr io.Writer) (locomoJob, error) {
 	fs.StringVar(&po.embedModel, "embed-model", "", "Qwen3-Embedding-style ONNX folder (dense and hybrid)")
 	fs.StringVar(&po.ortLib, "ort-lib", "", "ONNX Runtime library (default: ORT_LIB or the one setup installs)")
 	fs.StringVar(&po.tokenizer, "tokenizer", "", "tokenizer for model folders without one (default: the Qwen3 files setup installs)")
-	fs.IntVar(&po.rerankDepth, "rerank-depth", 100, "retrieved candidates reranked per question")
+	fs.IntVar(&po.rerankDepth, "rerank-depth", defaultRerankDepth, "retrieved candidates reranked per question (the run keeps only these; /v1/search's default)")
+	served := servedFlags(fs)
 	fusion := fs.String("fusion", string(post.WeightedSum), "hybrid fusion: weighted_sum or rrf")
 	fs.Float64Var(&po.fusion.VectorWeight, "vector-weight", po.fusion.VectorWeight, "weighted_sum: weight of the vector score")
 	fs.Float64Var(&po.fusion.BM25Weight, "bm25-weight", po.fusion.BM25Weight, "weighted_sum: weight of the BM25 score")
@@ -156,7 +184,15 @@ func parseLocomo(args []string, stderr io.Writer) (locomoJob, error) {
 		return usageErr("--depth must be >= 1")
 	case po.rerankDepth < 1:
 		return usageErr("--rerank-depth must be >= 1")
+	case po.model != "" && served.rerankURL != "":
+		return usageErr("--model and --rerank-url: give one reranker")
+	case po.embedModel != "" && served.embedURL != "":
+		return usageErr("--embed-model and --embed-url: give one embedder")
 	}
+	if err := served.validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	po.served = *served
 	if *cv != "" {
 		if _, known := cvGrids[*cv]; !known {
 			return usageErr("--cv %q: want one of %s", *cv, strings.Join(cvGridNames(), ", "))
@@ -165,6 +201,14 @@ func parseLocomo(args []string, stderr io.Writer) (locomoJob, error) {
 	spec, err := parsePipeline(*pipeline)
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	// A served stage the pipeline does not run would leave a run that
+	// looks reranked (or embedded) and is not.
+	switch {
+	case served.rerankURL != "" && !spec.rerank:
+		return usageErr("--rerank-url: pipeline %s has no rerank stage (add +rerank)", pipelineName(spec))
+	case served.embedURL != "" && !spec.needsEmbedder():
+		return usageErr("--embed-url: pipeline %s embeds nothing (use dense or hybrid)", pipelineName(spec))
 	}
 	po.depth, po.fusion.Method = *depth, post.FusionMethod(*fusion)
 	if err := errors.Join(
@@ -192,12 +236,56 @@ func parseLocomo(args []string, stderr io.Writer) (locomoJob, error) {
 // (TestEngineBM25MatchesDirect shows it ranks as the direct
 // per-conversation BM25 of bm25Run does). stderr gets the progress.
 func (j locomoJob) execute(ds *locomo.Dataset, qrels metrics.Qrels, stderr io.Writer) (metrics.Run, map[string]locomo.Category, error) {
+	ex, err := j.executeDescribed(ds, qrels, stderr)
+	return ex.run, ex.category, err
+}
+
+// executed is a job's outcome.
+type executed struct {
+	run      metrics.Run
+	category map[string]locomo.Category
+	info     runInfo
+	served   *servedCounts // nil in process
+}
+
+// executeDescribed is execute, with the run's description and the served
+// stages' counts.
+func (j locomoJob) executeDescribed(ds *locomo.Dataset, qrels metrics.Qrels, stderr io.Writer) (executed, error) {
 	m, err := openModels(j.spec, j.po)
 	if err != nil {
-		return nil, nil, err
+		return executed{}, err
 	}
 	defer m.Close()
-	return enginePipeline(context.Background(), ds, j.unit, j.spec, j.po, m, qrels, stderr)
+	info, err := j.describe(m)
+	if err != nil {
+		return executed{}, err
+	}
+	run, category, err := enginePipeline(context.Background(), ds, j.unit, j.spec, j.po, m, qrels, stderr)
+	if err != nil {
+		return executed{}, err
+	}
+	return executed{run: run, category: category, info: info, served: m.counts()}, nil
+}
+
+// counts returns the served stages' counts (nil when none is served).
+func (m models) counts() *servedCounts {
+	if m.remoteReranker == nil && m.remoteEmbedder == nil {
+		return nil
+	}
+	var c servedCounts
+	var retried int64
+	if r := m.remoteReranker; r != nil {
+		c.RerankRequests, c.RerankPairs, retried = r.Stats()
+		c.Retried += retried
+	}
+	if e := m.remoteEmbedder; e != nil {
+		c.EmbedRequests, c.EmbedTexts, retried = e.Stats()
+		c.Retried += retried
+	}
+	if m.cache != nil {
+		c.CacheHits, c.CacheMisses = m.cache.Stats()
+	}
+	return &c
 }
 
 // bm25Run ranks each conversation's memories for each of its judged
@@ -256,15 +344,35 @@ func writeTREC(path string, write func(io.Writer) error) error {
 	return f.Close()
 }
 
+// printLocomoTable prints the run's description, then one row per set:
+// MAP and MRR, then the metrics by cut-off. A cut-off past the documents
+// the run holds is marked "*" and explained below the table.
 func printLocomoTable(w io.Writer, r locomoResult) {
-	keys := metrics.SummaryKeys()
-	fmt.Fprintf(w, "pipeline %s, unit %s, %.2fs\n\n| set | %s | Recall@100 |\n|---|%s---|\n", r.Pipeline, r.Unit, r.Seconds,
-		strings.Join(keys, " | "), strings.Repeat("---|", len(keys)))
+	if r.Run != nil {
+		printRunInfo(w, *r.Run)
+	} else {
+		fmt.Fprintf(w, "pipeline %s, unit %s\n", r.Pipeline, r.Unit)
+	}
+	if s := r.Served; s != nil {
+		fmt.Fprintf(w, "served: %d rerank requests (%d pairs), %d embedding requests (%d texts), %d retried; cache %d hits, %d misses\n",
+			s.RerankRequests, s.RerankPairs, s.EmbedRequests, s.EmbedTexts, s.Retried, s.CacheHits, s.CacheMisses)
+	}
+	fmt.Fprintf(w, "%.2fs\n\n", r.Seconds)
+	keys := tableKeys()
+	heads := make([]string, len(keys))
+	for i, k := range keys {
+		heads[i] = k
+		if slices.Contains(r.BeyondDepth, k) {
+			heads[i] += "*"
+		}
+	}
+	fmt.Fprintf(w, "| set | %s |\n|---|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(keys)))
 	row := func(name string, s metrics.Summary, r100 float64) {
 		var b strings.Builder
 		raw, _ := json.Marshal(s)
 		var m map[string]float64
 		_ = json.Unmarshal(raw, &m)
+		m[recall100Key] = r100
 		for _, k := range keys {
 			if k == metrics.QueriesKey {
 				fmt.Fprintf(&b, " %d |", int(m[k]))
@@ -272,13 +380,21 @@ func printLocomoTable(w io.Writer, r locomoResult) {
 				fmt.Fprintf(&b, " %.4f |", m[k])
 			}
 		}
-		fmt.Fprintf(w, "| %s |%s %.4f |\n", name, b.String(), r100)
+		fmt.Fprintf(w, "| %s |%s\n", name, b.String())
 	}
 	row("all", r.Summary, r.Recall100)
 	for _, c := range locomo.Categories() {
 		if s, ok := r.PerCategory[c.String()]; ok {
 			row(c.String(), s, r.Recall100PerCategory[c.String()])
 		}
+	}
+	if len(r.BeyondDepth) > 0 && r.Run != nil {
+		why := fmt.Sprintf("--depth %d", r.Run.Depth)
+		if r.Run.RerankDepth > 0 && r.Run.RerankDepth < r.Run.Depth {
+			why = fmt.Sprintf("the rerank depth %d", r.Run.RerankDepth)
+		}
+		fmt.Fprintf(w, "\n* past %s: the run holds at most %d documents per question, so these equal the value at %d.\n",
+			why, r.Run.Deepest, r.Run.Deepest)
 	}
 }
 

@@ -24,6 +24,7 @@ func program() cli.Program {
 		{Name: "metrics", Summary: "score a TREC run against qrels (MAP, MRR, NDCG, P, Recall; trec_eval conventions)", Run: runMetrics},
 		{Name: "locomo", Summary: "retrieval on LoCoMo conversations, scored against the evidence turns, per category", Run: runLocomo},
 		{Name: "zh", Summary: "BM25 on the Chinese agent-memory test set (benchmarks/zh), per query tag, by CJK analysis (--cjk)", Run: runZh},
+		{Name: "compare", Summary: "compare runs of `eval locomo --run`: metrics per run and category, paired tests against the first, a PNG chart", Run: runCompare},
 		{Name: "calibrate", Summary: "fit score calibration (Platt, isotonic) and a threshold, judged leave one conversation out; file + plots", Run: runCalibrate},
 	}}
 }

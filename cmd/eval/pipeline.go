@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rerankd/rerankd/benchmarks/locomo"
@@ -16,6 +17,7 @@ import (
 	"github.com/rerankd/rerankd/cmd/internal/paths"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/remote"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/lexrank"
@@ -23,6 +25,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
+	"golang.org/x/sync/errgroup"
 )
 
 // pipelineSpec is a parsed --pipeline: a retrieval base plus stages.
@@ -72,53 +75,114 @@ type pipelineOptions struct {
 	fusion             post.FusionConfig
 	recency            post.RecencyConfig
 	mmr                post.MMRConfig
+	// served are the served stages (--rerank-url, --embed-url).
+	served servedOptions
 }
 
-// models are the opened neural parts of a pipeline (nil when unused).
+// defaultRerankDepth is the candidates reranked per question: /v1/search's
+// default rerank_depth, so that an evaluation measures what is served.
+const defaultRerankDepth = 50
+
+// models are the opened scoring parts of a pipeline: in process (a model
+// folder) or served (a URL); the search cannot tell which.
 type models struct {
-	reranker *rerank.Scorer
-	embedder *model.Embedder
+	// score is the rerank stage's scorer (nil: no rerank stage).
+	score    func(ctx context.Context, r rerank.Request) ([]rerank.Score, error)
+	embedder retrieval.Embedder
+	// reranker and embedderInfo describe them for the run's sidecar.
+	reranker, embedderInfo *stageInfo
+	// remote are the served stages, for their counts (nil when in process).
+	remoteReranker *remote.Reranker
+	remoteEmbedder *remote.Embedder
+	cache          *remote.Cache
+	closers        []func() error
 }
 
 func (m models) Close() {
-	if m.reranker != nil {
-		_ = m.reranker.Close()
-	}
-	if m.embedder != nil {
-		_ = m.embedder.Close()
+	for _, c := range m.closers {
+		_ = c()
 	}
 }
 
 // openModels opens what p needs, and says plainly what is missing: a
-// pipeline never silently runs without its model.
-func openModels(p pipelineSpec, o pipelineOptions) (models, error) {
-	var m models
-	if p.needsEmbedder() && o.embedModel == "" {
-		return m, fmt.Errorf("%w: pipeline %s needs --embed-model DIR (a Qwen3-Embedding ONNX folder; none ships with rerankd)", cli.ErrUsage, p.base)
-	}
-	if p.rerank && o.model == "" {
-		return m, fmt.Errorf("%w: the rerank stage needs --model DIR (a reranker ONNX folder from `rerankd convert`)", cli.ErrUsage)
-	}
-	if o.embedModel != "" && p.needsEmbedder() {
-		eo := model.DefaultEmbedderOptions()
-		eo.RuntimeLib, eo.Tokenizer = o.ortLib, o.tokenizer
-		e, err := model.OpenEmbedder(o.embedModel, eo)
-		if err != nil {
-			return m, fmt.Errorf("--embed-model %s: %w", o.embedModel, err)
-		}
-		m.embedder = e
-	}
-	if p.rerank {
-		mo := model.DefaultOptions()
-		mo.RuntimeLib, mo.Tokenizer = o.ortLib, o.tokenizer
-		s, _, err := model.Open(o.model, mo)
+// pipeline never silently runs without its model. A stage is served when
+// its URL is given, else run in process from its folder.
+func openModels(p pipelineSpec, o pipelineOptions) (m models, err error) {
+	defer func() {
 		if err != nil {
 			m.Close()
-			return models{}, fmt.Errorf("--model %s: %w", o.model, err)
+			m = models{}
 		}
-		m.reranker = s
+	}()
+	sv := o.served
+	switch {
+	case p.needsEmbedder() && o.embedModel == "" && sv.embedURL == "":
+		return m, fmt.Errorf("%w: pipeline %s needs --embed-model DIR (a Qwen3-Embedding ONNX folder; none ships with rerankd) or --embed-url URL (an OpenAI embeddings API)", cli.ErrUsage, p.base)
+	case p.rerank && o.model == "" && sv.rerankURL == "":
+		return m, fmt.Errorf("%w: the rerank stage needs --model DIR (a reranker ONNX folder from `rerankd convert`) or --rerank-url URL (a served rerank API)", cli.ErrUsage)
+	}
+	var cache *remote.Cache
+	if (p.rerank && sv.rerankURL != "") || (p.needsEmbedder() && sv.embedURL != "") {
+		if cache, err = sv.openCache(); err != nil {
+			return m, err
+		}
+		if cache != nil {
+			m.cache = cache
+			m.closers = append(m.closers, cache.Close)
+		}
+	}
+	if p.needsEmbedder() {
+		if sv.embedURL != "" {
+			e, info, err := sv.openEmbedder(cache)
+			if err != nil {
+				return m, err
+			}
+			m.embedder, m.embedderInfo, m.remoteEmbedder = e, info, e
+		} else {
+			eo := model.DefaultEmbedderOptions()
+			eo.RuntimeLib, eo.Tokenizer = o.ortLib, o.tokenizer
+			e, err := model.OpenEmbedder(o.embedModel, eo)
+			if err != nil {
+				return m, fmt.Errorf("--embed-model %s: %w", o.embedModel, err)
+			}
+			m.embedder = e
+			m.closers = append(m.closers, e.Close)
+			if m.embedderInfo, err = folderInfo(o.embedModel); err != nil {
+				return m, err
+			}
+		}
+	}
+	if p.rerank {
+		if sv.rerankURL != "" {
+			r, info, err := sv.openReranker(cache)
+			if err != nil {
+				return m, err
+			}
+			m.score, m.reranker, m.remoteReranker = r.Score, info, r
+		} else {
+			mo := model.DefaultOptions()
+			mo.RuntimeLib, mo.Tokenizer = o.ortLib, o.tokenizer
+			s, _, err := model.Open(o.model, mo)
+			if err != nil {
+				return m, fmt.Errorf("--model %s: %w", o.model, err)
+			}
+			m.score = s.Score
+			m.closers = append(m.closers, s.Close)
+			if m.reranker, err = folderInfo(o.model); err != nil {
+				return m, err
+			}
+		}
 	}
 	return m, nil
+}
+
+// inFlight is the questions searched at once: --concurrency with a
+// served stage, else one (the model's own threads are the parallelism).
+func (o pipelineOptions) inFlight() int {
+	if o.served.rerankURL != "" || o.served.embedURL != "" {
+		return o.served.transport.Concurrency
+	}
+	return 1
 }
 
 // enginePipeline runs p through the same retrieval.Service the server uses:
@@ -138,11 +202,7 @@ func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p
 	defer func() { _ = st.Close() }() // read-only use by now; nothing to lose
 	cfg := retrieval.DefaultConfig()
 	cfg.Fusion, cfg.Depth = o.fusion, o.depth
-	var emb retrieval.Embedder
-	if m.embedder != nil {
-		emb = m.embedder
-	}
-	e, err := retrieval.New(st, emb, cfg)
+	e, err := retrieval.New(st, m.embedder, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -155,6 +215,7 @@ func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p
 	run := metrics.Run{}
 	category := map[string]locomo.Category{}
 	bar := progress.New(stderr, int64(len(qrels)), pipelineName(p), progress.Items)
+	var mu sync.Mutex
 	for i := range ds.Conversations {
 		conv := &ds.Conversations[i]
 		ns := "conv-" + safeName(conv.ID)
@@ -162,20 +223,32 @@ func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p
 		if err != nil {
 			return nil, nil, fmt.Errorf("conversation %s: %w", conv.ID, err)
 		}
+		// The judged questions, searched o.inFlight() at a time; each
+		// question's ranking is its own, whatever the order.
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(o.inFlight())
 		for _, q := range conv.Questions {
 			if _, judged := qrels[q.ID]; !judged {
 				continue
 			}
 			category[q.ID] = q.Category
-			ranked, err := searchOne(ctx, e, ns, q.Text, p, o, m, now)
-			if err != nil {
-				return nil, nil, fmt.Errorf("question %s: %w", q.ID, err)
-			}
-			for j := range ranked {
-				ranked[j].DocID = docIDs[ranked[j].DocID]
-			}
-			run[q.ID] = ranked
-			bar.Add(1)
+			g.Go(func() error {
+				ranked, err := searchOne(gctx, e, ns, q.Text, p, o, m, now)
+				if err != nil {
+					return fmt.Errorf("question %s: %w", q.ID, err)
+				}
+				for j := range ranked {
+					ranked[j].DocID = docIDs[ranked[j].DocID]
+				}
+				mu.Lock()
+				run[q.ID] = ranked
+				mu.Unlock()
+				bar.Add(1)
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, nil, err
 		}
 	}
 	return run, category, nil
@@ -238,7 +311,7 @@ func searchOne(ctx context.Context, e *retrieval.Service, ns, q string, p pipeli
 	}
 	if p.rerank {
 		// Served search's adapter and per-document cut (serve's default).
-		req.Rerank = rerank.Reranker{Score: m.reranker.Score, MaxDocTokens: rerank.DefaultMaxDocTokens}
+		req.Rerank = rerank.Reranker{Score: m.score, MaxDocTokens: rerank.DefaultMaxDocTokens}
 		req.RerankDepth = o.rerankDepth
 	}
 	if p.recency {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rerankd/rerankd/benchmarks/locomo"
 	"github.com/rerankd/rerankd/benchmarks/metrics"
+	"github.com/rerankd/rerankd/internal/fixture"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model/arch"
@@ -130,15 +131,8 @@ func TestLocomoStagesRun(t *testing.T) {
 func TestLocomoNeuralPipelines(t *testing.T) {
 	testenv.Require(t, testenv.ORTLib())
 	testenv.Require(t, testenv.TokenizerDir())
-	dir := t.TempDir()
-	emb, rr := filepath.Join(dir, "emb"), filepath.Join(dir, "rr")
 	bo := folder.BuildOptions{Tokenizer: testenv.TokenizerDir()}
-	if err := folder.WriteTestEmbeddingModel(emb, arch.Tiny(), 3, bo); err != nil {
-		t.Fatal(err)
-	}
-	if err := folder.WriteTestModel(rr, arch.Tiny(), 4, bo); err != nil {
-		t.Fatal(err)
-	}
+	emb, rr := fixture.EmbeddingModel(t, arch.Tiny(), 3, bo), fixture.Model(t, arch.Tiny(), 7, bo)
 	for _, p := range []string{"dense", "hybrid", "hybrid+rerank+recency+mmr"} {
 		t.Run(p, func(t *testing.T) {
 			runFile := filepath.Join(t.TempDir(), "run.txt")

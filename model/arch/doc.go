@@ -1,8 +1,11 @@
-// Package arch describes the Qwen3 decoder architecture that rerankd's
-// rerankers use (Qwen3-Reranker, MemReranker), and its Qwen2 sibling
-// (mxbai-rerank-v2; q/k/v biases, no q/k norms: qwen2.go): the Hugging
-// Face config.json fields that size it, the names and shapes of its weight
-// tensors, and seeded random weights for test and speed models.
+// Package arch describes the architectures rerankd runs: the Qwen3
+// decoder of its rerankers and embedders (Qwen3-Reranker, MemReranker,
+// Qwen3-Embedding) and its Qwen2 sibling (mxbai-rerank-v2; q/k/v biases,
+// no q/k norms: qwen2.go), and the BERT / XLM-R encoders (encoder.go):
+// which config.json fields size them and which are refused, the names and
+// shapes of their weight tensors, and seeded random weights for test and
+// speed models. It is the vocabulary model/onnx, model/ref and model/hf
+// share, and depends on none of them nor on ONNX Runtime.
 //
 // It is the shared vocabulary of the packages that build ONNX graphs
 // (model/onnx), run the plain-Go reference pass (model/ref) and read real

@@ -1,8 +1,12 @@
-// Package hf loads real Qwen3 checkpoints (and BERT / XLM-R encoders:
-// encoder.go, safetensors only, a pickle-only folder refused by name) in
-// the Hugging Face layout and
-// downloads them from a hub, so rerankd can serve published models rather
-// than only the random test weights of model/arch.
+// Package hf reads and writes checkpoints in the Hugging Face layout
+// (config.json plus safetensors; a pickle-only folder is refused by name)
+// for every architecture rerankd converts, Qwen3/Qwen2 decoders and BERT /
+// XLM-R encoders (encoder.go), as float32 weights under arch's tensor
+// names, and downloads them from a hub (or a mirror speaking its protocol),
+// so rerankd serves published models rather than only the random test
+// weights of model/arch. Every file is untrusted input: nothing is
+// allocated from a header before it is validated, and nothing lands under
+// its final name before its size and checksum match.
 //
 // The safetensors reader is written here rather than imported because the
 // format is small and the file is untrusted input: every header field is

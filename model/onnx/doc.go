@@ -1,4 +1,12 @@
-// Package onnx writes rerankd's models as ONNX graphs for ONNX Runtime.
+// Package onnx writes the ONNX graphs rerankd's model folders hold, built
+// in Go from arch's weights: for a decoder reranker the plain graph, the
+// shared-prefix graph and its attention form, each also in quantised
+// variants; for an embedder its pooled-output graph; for a BERT / XLM-R
+// encoder a classifier or bare-encoder graph (encoder.go). It also reads
+// back what it wrote (graph inputs and outputs, metadata, external-data
+// ranges) without ONNX Runtime. Every graph computes what model/ref
+// computes, within float32 rounding (or the documented quantisation
+// error), and uses only ops ONNX Runtime's CPU provider runs.
 //
 // We build graphs in Go, from arch.Weights, instead of exporting them from
 // PyTorch: the serving machine has no Python, the graph then fits the exact

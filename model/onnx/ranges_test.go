@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rerankd/rerankd/internal/fixture"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
@@ -16,11 +17,8 @@ import (
 // is read by Gather alone; the sizes add up to WeightBytes where every
 // weight is external.
 func TestExternalRanges(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "tiny")
-	if err := folder.WriteTestModel(dir, arch.Tiny(), 5, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), ForceExternal: true,
-		Quants: []onnx.Quant{onnx.QuantInt8}}); err != nil {
-		t.Fatal(err)
-	}
+	dir := fixture.Model(t, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), ForceExternal: true,
+		Quants: []onnx.Quant{onnx.QuantInt8}})
 	st, err := os.Stat(filepath.Join(dir, onnx.DataFile))
 	if err != nil {
 		t.Fatal(err)

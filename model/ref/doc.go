@@ -1,6 +1,10 @@
-// Package ref is a plain-Go forward pass of the Qwen3 (and Qwen2: q/k/v
-// biases, no q/k norms) reranker: slow,
-// obvious loops with float64 accumulation and no padding or batching.
+// Package ref is the plain-Go forward pass of every architecture rerankd
+// runs, the oracle its ONNX graphs are checked against: the Qwen3 and
+// Qwen2 decoders (a reranker's yes-minus-no logit, an embedder's pooled
+// hidden state) and the BERT-family encoders (classifier logits, pooled
+// embeddings). Slow, obvious loops with float64 accumulation, no padding,
+// no batching, following transformers' modeling files step by step: keep
+// it simple rather than fast.
 //
 // It exists as the oracle: the ONNX graphs of model/onnx (and whatever ORT
 // makes of them) are checked against it, and `--engine reference` uses it to

@@ -97,6 +97,30 @@ func TestLinear(t *testing.T) {
 	near(t, "row1", got[1], []float64{3, 4, 7}, 0)
 }
 
+// TestConcurrentLinear: a product large enough to split across goroutines
+// (the race tier runs it under -race) equals the one-goroutine dot products.
+func TestConcurrentLinear(t *testing.T) {
+	const in, out = 256, 512
+	x := [][]float32{make([]float32, in), make([]float32, in)}
+	w := make([]float32, out*in)
+	for i := range w {
+		w[i] = float32(i%13) - 6
+	}
+	for r := range x {
+		for i := range x[r] {
+			x[r][i] = float32((i+r)%7) / 7
+		}
+	}
+	got := linear(x, w, out)
+	for r := range x {
+		want := make([]float64, out)
+		for o := range out {
+			want[o] = dot(x[r], w[o*in:(o+1)*in])
+		}
+		near(t, "row", got[r], want, 1e-4) // float32 rounding of a float64 sum
+	}
+}
+
 // tinyConfig: 1 layer, hidden 4, head_dim 2, 2 query heads on 1 kv head.
 func tinyConfig() arch.Config {
 	return arch.Config{ModelType: "qwen3", HiddenSize: 4, NumHiddenLayers: 1, NumAttentionHeads: 2,

@@ -1,9 +1,10 @@
-// Package embed holds the checks every vector goes through before it
-// reaches the vector index, and its normalisation. It needs no model
-// runtime: the embedder itself (model.Embedder, a Qwen3-Embedding-style
-// ONNX model) lives in model/, the only package allowed cgo, and meets
-// retrieval's Embedder interface; without one, vectors come from the
-// client (retrieval.Config.Dim) or there are none (BM25 only).
+// Package embed holds rerankd's one vector-validity rule (Check) and its
+// normalisation (Normalize), which every vector passes before it reaches a
+// vector index, whether an embedder made it or a client sent it. It needs
+// no model runtime: the embedders themselves (model.Embedder, over a
+// decoder or an encoder folder) live in model/, the only package allowed
+// cgo, and meet retrieval's Embedder interface; without one, vectors come
+// from the client (retrieval.Config.Dim) or there are none (BM25 only).
 //
 // Check(v, dim) is rerankd's one vector-validity rule: the HNSW and flat
 // indexes (retrieval/hnsw) refuse exactly what it refuses, and retrieval

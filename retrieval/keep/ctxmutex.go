@@ -17,7 +17,10 @@ func (m *CtxMutex) c() chan struct{} {
 	return m.ch
 }
 
-func (m *CtxMutex) Lock()   { m.c() <- struct{}{} }
+// Lock locks m, waiting as long as it takes (LockCtx gives up).
+func (m *CtxMutex) Lock() { m.c() <- struct{}{} }
+
+// Unlock unlocks m, which must be locked.
 func (m *CtxMutex) Unlock() { <-m.c() }
 
 // TryLock locks if the mutex is free and reports whether it did.

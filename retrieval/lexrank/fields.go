@@ -54,6 +54,7 @@ type Fields struct {
 	TimeB    float64 // length normalisation within the time field, [0, 1]
 }
 
+// On reports whether any field is searched.
 func (f Fields) On() bool { return f.Speaker != 0 || f.Time != 0 }
 
 // params are f as bm25's field parameters.

@@ -167,9 +167,10 @@ func (r Ranking) Validate() error {
 	return errors.Join(errs...)
 }
 
+// On reports whether any context stage is on.
 func (c Context) On() bool { return c.Neighbour != 0 || c.Source != 0 }
 
-// staged reports whether a stage beyond BM25 changes scores, so that the
+// Staged reports whether a stage beyond BM25 changes scores, so that the
 // lexical score ("lexical") differs from the BM25 one ("bm25").
 func (r Ranking) Staged() bool {
 	return r.QueryWords || (r.NameWeight != 0 && r.NameWeight != 1) || r.Expansion.Terms > 0 || r.Context.On() || r.Fields.On()

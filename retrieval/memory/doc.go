@@ -1,5 +1,6 @@
 // Package memory defines Memory, the unit of long-term agent memory that
-// rerankd stores, indexes and ranks.
+// rerankd stores, indexes and ranks, and the rules every one obeys
+// (Validate, ValidateNamespace, ValidateID) before any store sees it.
 //
 // Every other retrieval package (store, bm25, hnsw, post) exchanges this one
 // type, so its invariants live here in Validate rather than being re-checked

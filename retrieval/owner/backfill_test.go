@@ -13,16 +13,16 @@ import (
 
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/retrieval"
-	"github.com/rerankd/rerankd/retrieval/internal/enginetest"
+	"github.com/rerankd/rerankd/retrieval/internal/servicetest"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
-// gateEmbedder embeds like enginetest.HashEmbedder, but its document calls can be
+// gateEmbedder embeds like servicetest.HashEmbedder, but its document calls can be
 // held: each one signals entered, then waits for release or ctx. fail,
 // when set, decides per call (numbered from 1) whether it fails.
 type gateEmbedder struct {
-	enginetest.HashEmbedder
+	servicetest.HashEmbedder
 	entered chan struct{}
 	release chan struct{} // nil: never hold
 	n       atomic.Int64
@@ -61,7 +61,7 @@ func oldMemories(t *testing.T, st *bolt.Store, ns string, n int) {
 	t.Helper()
 	items := make([]store.Item, n)
 	for i := range items {
-		items[i] = enginetest.Item(ns, fmt.Sprintf("o%03d", i), fmt.Sprintf("old memory w%d about topic t%d", i, i%5))
+		items[i] = servicetest.Item(ns, fmt.Sprintf("o%03d", i), fmt.Sprintf("old memory w%d about topic t%d", i, i%5))
 		switch i % 10 {
 		case 1:
 			items[i].Vector = make([]float32, 16) // zero
@@ -91,7 +91,7 @@ func waitBackfill(t *testing.T, e *retrieval.Service) {
 }
 
 func TestBackfillFillsOldMemories(t *testing.T) {
-	st := enginetest.OpenStore(t, "")
+	st := servicetest.OpenStore(t, "")
 	oldMemories(t, st, "a", 45)
 	oldMemories(t, st, "b", 12)
 	putVecs(t, st, "b", 3) // already have vectors: left alone
@@ -105,7 +105,7 @@ func TestBackfillFillsOldMemories(t *testing.T) {
 			mu.Unlock()
 		}
 	}
-	emb := &gateEmbedder{HashEmbedder: enginetest.HashEmbedder{N: 16}}
+	emb := &gateEmbedder{HashEmbedder: servicetest.HashEmbedder{N: 16}}
 	e := newEngine(t, st, emb, cfg)
 	waitBackfill(t, e)
 	for ns, n := range map[string]int{"a": 45, "b": 15} {
@@ -130,7 +130,7 @@ func TestBackfillFillsOldMemories(t *testing.T) {
 	}
 	res, err := e.Retrieve(context.Background(), retrieval.Query{Namespace: "a", Text: "w17 topic"})
 	if err != nil || res.Level != retrieval.LevelHybrid || res.Candidates[0].ID != "o017" {
-		t.Fatalf("search: %s %v, %v", res.Level, enginetest.CandIDs(res.Candidates), err)
+		t.Fatalf("search: %s %v, %v", res.Level, servicetest.CandIDs(res.Candidates), err)
 	}
 	// A second start finds nothing left to do (the embedder sees queries only).
 	calls := emb.n.Load()
@@ -152,13 +152,13 @@ func TestBackfillKeepsNewerWrite(t *testing.T) {
 		gone  bool
 	}{
 		{"new text with its own vector", func(e *retrieval.Service) error {
-			it := enginetest.Item("a", "o000", "rewritten")
+			it := servicetest.Item("a", "o000", "rewritten")
 			it.Vector = own
 			_, err := e.Add(context.Background(), []store.Item{it})
 			return err
 		}, own, false},
 		{"same text with its own vector", func(e *retrieval.Service) error {
-			it := enginetest.Item("a", "o000", "old memory w0 about topic t0")
+			it := servicetest.Item("a", "o000", "old memory w0 about topic t0")
 			it.Vector = own
 			_, err := e.Add(context.Background(), []store.Item{it})
 			return err
@@ -167,9 +167,9 @@ func TestBackfillKeepsNewerWrite(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := enginetest.OpenStore(t, "")
+			st := servicetest.OpenStore(t, "")
 			oldMemories(t, st, "a", 3)
-			emb := &gateEmbedder{HashEmbedder: enginetest.HashEmbedder{N: 16}, entered: make(chan struct{}, 1), release: make(chan struct{})}
+			emb := &gateEmbedder{HashEmbedder: servicetest.HashEmbedder{N: 16}, entered: make(chan struct{}, 1), release: make(chan struct{})}
 			e := newEngine(t, st, emb, backfillConfig())
 			select {
 			case <-emb.entered:
@@ -205,9 +205,9 @@ func TestBackfillKeepsNewerWrite(t *testing.T) {
 // TestBackfillStopsOnClose: Close cancels an embedder call in progress
 // and returns at once.
 func TestBackfillStopsOnClose(t *testing.T) {
-	st := enginetest.OpenStore(t, "")
+	st := servicetest.OpenStore(t, "")
 	oldMemories(t, st, "a", 30)
-	emb := &gateEmbedder{HashEmbedder: enginetest.HashEmbedder{N: 16}, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	emb := &gateEmbedder{HashEmbedder: servicetest.HashEmbedder{N: 16}, entered: make(chan struct{}, 1), release: make(chan struct{})}
 	e, err := retrieval.New(st, emb, backfillConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -256,12 +256,12 @@ func TestBackfillEmbedderFailure(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := enginetest.OpenStore(t, "")
+			st := servicetest.OpenStore(t, "")
 			oldMemories(t, st, "a", 50)
 			var logs testenv.SyncBuffer
 			cfg := backfillConfig()
 			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-			emb := &gateEmbedder{HashEmbedder: enginetest.HashEmbedder{N: 16}, fail: tc.fail}
+			emb := &gateEmbedder{HashEmbedder: servicetest.HashEmbedder{N: 16}, fail: tc.fail}
 			e := newEngine(t, st, emb, cfg)
 			waitBackfill(t, e)
 			s := e.Stats("a")
@@ -277,18 +277,18 @@ func TestBackfillEmbedderFailure(t *testing.T) {
 			// Still serving: lexical search finds a memory left without a vector.
 			res, err := e.Retrieve(context.Background(), retrieval.Query{Namespace: "a", Text: "w3", Mode: retrieval.ModeBM25})
 			if err != nil || len(res.Candidates) == 0 || res.Candidates[0].ID != "o003" {
-				t.Fatalf("search after failures: %v, %v", enginetest.CandIDs(res.Candidates), err)
+				t.Fatalf("search after failures: %v, %v", servicetest.CandIDs(res.Candidates), err)
 			}
 		})
 	}
 }
 
 func TestBackfillDisabled(t *testing.T) {
-	st := enginetest.OpenStore(t, "")
+	st := servicetest.OpenStore(t, "")
 	oldMemories(t, st, "a", 10)
 	cfg := backfillConfig()
 	cfg.Owner.Backfill = false
-	emb := &gateEmbedder{HashEmbedder: enginetest.HashEmbedder{N: 16}}
+	emb := &gateEmbedder{HashEmbedder: servicetest.HashEmbedder{N: 16}}
 	e := newEngine(t, st, emb, cfg)
 	waitBackfill(t, e)
 	if s := e.Stats("a"); s.Vectors != 0 || s.Backfilled != 0 || emb.n.Load() != 0 {
@@ -299,11 +299,11 @@ func TestBackfillDisabled(t *testing.T) {
 // TestBackfillThenSnapshot: the back-fill's vectors are snapshotted when
 // it ends, so the next start (even after a crash) loads them.
 func TestBackfillThenSnapshot(t *testing.T) {
-	st := enginetest.OpenStore(t, "")
+	st := servicetest.OpenStore(t, "")
 	oldMemories(t, st, "a", 30)
 	cfg := backfillConfig()
 	cfg.Owner.SnapshotDir, cfg.Owner.SnapshotMinVectors, cfg.Owner.SnapshotIdle = t.TempDir(), 1, 0
-	emb := &gateEmbedder{HashEmbedder: enginetest.HashEmbedder{N: 16}}
+	emb := &gateEmbedder{HashEmbedder: servicetest.HashEmbedder{N: 16}}
 	e1 := newEngine(t, st, emb, cfg)
 	waitBackfill(t, e1)
 	// e1 is never closed before e2 starts: a crash.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/retrieval"
-	"github.com/rerankd/rerankd/retrieval/internal/enginetest"
+	"github.com/rerankd/rerankd/retrieval/internal/servicetest"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
@@ -16,12 +16,12 @@ import (
 // build runs: the build must not resurrect or overwrite any of them.
 func TestBuildWithLiveWrites(t *testing.T) {
 	ctx := context.Background()
-	st := enginetest.OpenStore(t, "")
-	enginetest.FillStore(t, st, "a", 600, false)
+	st := servicetest.OpenStore(t, "")
+	servicetest.FillStore(t, st, "a", 600, false)
 	cfg := retrieval.DefaultConfig()
 	cfg.PageSize = 3           // many pages, so writes interleave with the build
 	cfg.Owner.Backfill = false // vectors of the old memories would join the zebra hits
-	e, err := retrieval.New(st, &enginetest.HashEmbedder{N: 16}, cfg)
+	e, err := retrieval.New(st, &servicetest.HashEmbedder{N: 16}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestBuildWithLiveWrites(t *testing.T) {
 				if err := e.Delete("a", id); err != nil {
 					t.Error(err)
 				}
-			} else if _, err := e.Add(ctx, []store.Item{enginetest.Item("a", id, "rewritten zebra "+id)}); err != nil {
+			} else if _, err := e.Add(ctx, []store.Item{servicetest.Item("a", id, "rewritten zebra "+id)}); err != nil {
 				t.Error(err)
 			}
 		}
@@ -58,17 +58,17 @@ func TestBuildWithLiveWrites(t *testing.T) {
 		t.Fatalf("%d memories mention zebra, want the 100 rewritten", len(res.Candidates))
 	}
 	res, _ = e.Retrieve(ctx, retrieval.Query{Namespace: "a", Text: "w596"})
-	if slices.Contains(enginetest.CandIDs(res.Candidates), "m0596") {
-		t.Fatalf("a deleted memory came back from the build: %v %s", enginetest.CandIDs(res.Candidates), res.Level)
+	if slices.Contains(servicetest.CandIDs(res.Candidates), "m0596") {
+		t.Fatalf("a deleted memory came back from the build: %v %s", servicetest.CandIDs(res.Candidates), res.Level)
 	}
 }
 
 func TestCheckRepairsDisagreement(t *testing.T) {
 	ctx := context.Background()
-	st := enginetest.OpenStore(t, "")
-	enginetest.FillStore(t, st, "a", 20, true)
-	enginetest.FillStore(t, st, "b", 5, false)
-	e := newEngine(t, st, &enginetest.HashEmbedder{N: 16}, retrieval.DefaultConfig())
+	st := servicetest.OpenStore(t, "")
+	servicetest.FillStore(t, st, "a", 20, true)
+	servicetest.FillStore(t, st, "b", 5, false)
+	e := newEngine(t, st, &servicetest.HashEmbedder{N: 16}, retrieval.DefaultConfig())
 	rep, err := e.Check(ctx, false)
 	if err != nil || rep.Memories != 25 || rep.Namespaces != 2 || len(rep.Disagreements) != 0 {
 		t.Fatalf("clean check: %+v, %v", rep, err)
@@ -95,6 +95,6 @@ func TestCheckRepairsDisagreement(t *testing.T) {
 	}
 	res, _ := e.Retrieve(ctx, retrieval.Query{Namespace: "a", Text: "w3"})
 	if len(res.Candidates) == 0 || res.Candidates[0].ID != "m0003" {
-		t.Fatalf("repaired memory not found: %v", enginetest.CandIDs(res.Candidates))
+		t.Fatalf("repaired memory not found: %v", servicetest.CandIDs(res.Candidates))
 	}
 }

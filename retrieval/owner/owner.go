@@ -304,5 +304,6 @@ func (e *Owner) Space(ns string) *keep.Space {
 // (or was not run).
 func (e *Owner) AfterBuild() <-chan struct{} { return e.afterBuild }
 
-// Backfilled: see AfterBuild.
+// Backfilled is closed when the start-up back-fill of vectors ends (or
+// was not run).
 func (e *Owner) Backfilled() <-chan struct{} { return e.backfilled }

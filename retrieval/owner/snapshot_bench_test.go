@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/retrieval"
-	"github.com/rerankd/rerankd/retrieval/internal/enginetest"
+	"github.com/rerankd/rerankd/retrieval/internal/servicetest"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
@@ -26,7 +26,7 @@ func BenchmarkEngine_StartSnapshot(b *testing.B) {
 		n = 2000
 	}
 	dir := b.TempDir()
-	st := enginetest.OpenStore(b, filepath.Join(dir, "m.db"))
+	st := servicetest.OpenStore(b, filepath.Join(dir, "m.db"))
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < n; {
 		items := make([]store.Item, 0, 5000)
@@ -36,7 +36,7 @@ func BenchmarkEngine_StartSnapshot(b *testing.B) {
 				v[j] = float32(r.NormFloat64())
 			}
 			id := fmt.Sprintf("m%06d", i)
-			items = append(items, store.Item{Memory: enginetest.Item("bench", id, "memory "+id).Memory, Vector: v})
+			items = append(items, store.Item{Memory: servicetest.Item("bench", id, "memory "+id).Memory, Vector: v})
 		}
 		if err := st.PutBatch(items); err != nil {
 			b.Fatal(err)

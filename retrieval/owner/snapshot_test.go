@@ -14,7 +14,7 @@ import (
 
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/embed"
-	"github.com/rerankd/rerankd/retrieval/internal/enginetest"
+	"github.com/rerankd/rerankd/retrieval/internal/servicetest"
 	"github.com/rerankd/rerankd/retrieval/snap"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
@@ -36,7 +36,7 @@ func vecFor(id string, dim int) []float32 {
 }
 
 func vecItem(ns, id string) store.Item {
-	it := enginetest.Item(ns, id, "memory "+id+" about something")
+	it := servicetest.Item(ns, id, "memory "+id+" about something")
 	it.Vector = vecFor(id, snapDim)
 	return it
 }
@@ -113,7 +113,7 @@ func agrees(t *testing.T, e *retrieval.Service, ns string) {
 	for _, id := range ids {
 		res, err := e.Retrieve(ctx, retrieval.Query{Namespace: ns, Text: "memory", Vector: vecFor(id, e.Dim()), Mode: retrieval.ModeDense, Depth: 1})
 		if err != nil || len(res.Candidates) != 1 || res.Candidates[0].ID != id {
-			t.Fatalf("dense search for %s's vector: %v, %v", id, enginetest.CandIDs(res.Candidates), err)
+			t.Fatalf("dense search for %s's vector: %v, %v", id, servicetest.CandIDs(res.Candidates), err)
 		}
 	}
 }
@@ -171,12 +171,12 @@ func TestSnapshotRestart(t *testing.T) {
 			}
 		}, source: "rebuild", miss: "stale"},
 		{name: "vector dropped while down", down: func(t *testing.T, v env) {
-			if err := v.st.Put(enginetest.Item("a", "m005", "now without a vector").Memory, nil); err != nil {
+			if err := v.st.Put(servicetest.Item("a", "m005", "now without a vector").Memory, nil); err != nil {
 				t.Fatal(err)
 			}
 		}, source: "rebuild", miss: "stale", absent: []string{"m005"}},
 		{name: "lexical-only write while down", down: func(t *testing.T, v env) {
-			if err := v.st.Put(enginetest.Item("a", "lex", "no vector here").Memory, nil); err != nil {
+			if err := v.st.Put(servicetest.Item("a", "lex", "no vector here").Memory, nil); err != nil {
 				t.Fatal(err)
 			}
 		}, source: "snapshot"},
@@ -236,7 +236,7 @@ func TestSnapshotRestart(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "snaps")
-			st := enginetest.OpenStore(t, "")
+			st := servicetest.OpenStore(t, "")
 			putVecs(t, st, "a", 20)
 			putVecs(t, st, "b", 5)
 			v := env{st: st, dir: dir, file: filepath.Join(dir, snap.Name("a"))}
@@ -289,14 +289,14 @@ func TestSnapshotRestart(t *testing.T) {
 // dimension: the snapshot is refused and the old vectors are not indexed.
 func TestSnapshotDimensionChange(t *testing.T) {
 	dir := t.TempDir()
-	st := enginetest.OpenStore(t, "")
+	st := servicetest.OpenStore(t, "")
 	putVecs(t, st, "a", 10)
 	if err := started(t, st, snapConfig(dir)).Close(); err != nil {
 		t.Fatal(err)
 	}
 	cfg := snapConfig(dir)
 	cfg.Dim = 0 // the embedder's
-	e, err := retrieval.New(st, &enginetest.HashEmbedder{N: 32}, cfg)
+	e, err := retrieval.New(st, &servicetest.HashEmbedder{N: 32}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestSnapshotDimensionChange(t *testing.T) {
 // are re-applied to it.
 func TestSnapshotReplaysStartupWrites(t *testing.T) {
 	dir := t.TempDir()
-	st := enginetest.OpenStore(t, "")
+	st := servicetest.OpenStore(t, "")
 	putVecs(t, st, "a", 20)
 	if err := started(t, st, snapConfig(dir)).Close(); err != nil {
 		t.Fatal(err)
@@ -325,7 +325,7 @@ func TestSnapshotReplaysStartupWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	mustAdd(t, e, vecItem("a", "early"), enginetest.Item("a", "m001", "rewritten without a vector"))
+	mustAdd(t, e, vecItem("a", "early"), servicetest.Item("a", "m001", "rewritten without a vector"))
 	if err := e.Delete("a", "m002"); err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestSnapshotReplaysStartupWrites(t *testing.T) {
 // so a crash then finds it current.
 func TestSnapshotWhenIdle(t *testing.T) {
 	dir := t.TempDir()
-	st := enginetest.OpenStore(t, "")
+	st := servicetest.OpenStore(t, "")
 	putVecs(t, st, "a", 10)
 	cfg := snapConfig(dir)
 	cfg.Owner.SnapshotIdle = 20 * time.Millisecond
@@ -390,7 +390,7 @@ func snapHeaderOf(path string) (snap.Header, error) {
 // that is a file is a configuration error.
 func TestSnapshotFiles(t *testing.T) {
 	dir := t.TempDir()
-	st := enginetest.OpenStore(t, "")
+	st := servicetest.OpenStore(t, "")
 	putVecs(t, st, "big", 12)
 	putVecs(t, st, "small", 3)
 	putVecs(t, st, "gone", 12)
@@ -431,7 +431,7 @@ func TestSnapshotFiles(t *testing.T) {
 // TestSnapshotCheckFindsWrongIndex: Check compares the vector index ID by
 // ID, so an index with the right count but the wrong IDs is repaired.
 func TestSnapshotCheckFindsWrongIndex(t *testing.T) {
-	st := enginetest.OpenStore(t, "")
+	st := servicetest.OpenStore(t, "")
 	putVecs(t, st, "a", 10)
 	e := started(t, st, snapConfig(t.TempDir()))
 	defer e.Close()
@@ -464,7 +464,7 @@ func TestSnapshotsAt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := retrieval.DefaultConfig()
 			cfg.Dim, cfg.Owner.SnapshotDir = tc.dim, tc.dir
-			e, err := retrieval.New(enginetest.OpenStore(t, ""), nil, cfg)
+			e, err := retrieval.New(servicetest.OpenStore(t, ""), nil, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,8 +1,9 @@
-// Package pgstore is rerankd's shared memory store: a PostgreSQL database
-// that any number of rerankd processes use at once. *Store meets
-// store.Backend (the same behaviour as the embedded bbolt store, checked
-// by retrieval/store/storetest) and store.Feed, through which each
-// process's in-memory indexes follow the writes of all of them.
+// Package pgstore is the memory store several rerankd processes share: a
+// PostgreSQL database holding the memories, each namespace's change
+// sequence and its vector-index snapshots. *Store meets store.Backend with
+// the embedded bbolt store's behaviour (checked by
+// retrieval/store/storetest) and store.Feed, through which each process's
+// in-memory indexes follow the writes of all of them.
 //
 // # Schema
 //

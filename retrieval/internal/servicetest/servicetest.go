@@ -1,8 +1,8 @@
-// Package enginetest holds the test fixtures of the memory service that its
+// Package servicetest holds the test fixtures of the memory service that its
 // facade's tests and its keepers' tests share: a deterministic embedder,
 // memories, a bbolt store in a temporary folder. It imports neither the
 // facade nor a keeper, so that each can use it from its own tests.
-package enginetest
+package servicetest
 
 import (
 	"context"

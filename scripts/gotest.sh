@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# gotest.sh TIER... [GO TEST FLAGS...]: runs tiers of the Go tests, in the
+# order given, each reported as a phase (scripts/phase.sh: go-test-TIER);
+# scripts/test_tiers.txt says which package is in which tier and why.
+#
+#   oracle  the norace and mixed packages' whole suites, without -race
+#   race    every other package's whole suite under -race, then the mixed
+#           packages' concurrency tests (their -run regexp) under -race
+#   short   every package with -short, without -race: the developer's
+#           inner loop (make test-short); not a CI tier
+#   list    prints each package with its tier (race, norace, mixed REGEXP)
+#
+# `make test` runs oracle then race: together they run every test of every
+# package, and every test that starts goroutines under the race detector.
+# The tiers of one invocation share the generated test models
+# (internal/fixture), so the race tier finds them written.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+one=
+if [ "${1:-}" = --one ]; then one=1; shift; fi # one tier, inside its phase
+tiers=()
+while [ $# -gt 0 ]; do
+  case $1 in oracle|race|short|list) tiers+=("$1"); shift ;; *) break ;; esac
+done
+[ ${#tiers[@]} -gt 0 ] || { echo "usage: scripts/gotest.sh oracle|race|short|list... [go test flags...]" >&2; exit 2; }
+GO=${GO:-go}
+mod=$($GO list -m)
+
+# Listed packages: "dir tier [regexp]" lines, comments and blanks dropped.
+listed=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' scripts/test_tiers.txt)
+norace=() mixed=() declare -A regexp=() inlist=()
+while read -r dir t re; do
+  pkg=$mod/$dir
+  inlist[$pkg]=1
+  case $t in
+    norace) norace+=("$pkg") ;;
+    mixed)
+      [ -n "$re" ] || { echo "scripts/test_tiers.txt: $dir: mixed needs a -run regexp" >&2; exit 2; }
+      mixed+=("$pkg"); regexp[$pkg]=$re ;;
+    *) echo "scripts/test_tiers.txt: $dir: unknown tier '$t' (norace or mixed)" >&2; exit 2 ;;
+  esac
+done <<<"$listed"
+
+# Everything else is raced: read from go list, so a new package is never
+# skipped, and a listed package that no longer exists fails the run.
+all=$($GO list ./...)
+for p in "${!inlist[@]}"; do
+  grep -qxF "$p" <<<"$all" || { echo "scripts/test_tiers.txt lists $p, which is not a package of $mod" >&2; exit 2; }
+done
+raced=()
+while read -r p; do [ -n "${inlist[$p]:-}" ] || raced+=("$p"); done <<<"$all"
+
+# The tiny model folders tests generate (internal/fixture) are written once
+# for the whole invocation, shared by its test binaries, and removed after.
+if [ -z "${RERANKD_TEST_FIXTURES:-}" ]; then
+  RERANKD_TEST_FIXTURES=$(mktemp -d "${TMPDIR:-/tmp}/rerankd-fixtures.XXXXXX")
+  export RERANKD_TEST_FIXTURES
+  trap 'rm -rf "$RERANKD_TEST_FIXTURES"' EXIT
+fi
+
+run_tier() {
+  local tier=$1
+  shift
+  case $tier in
+  oracle)
+    $GO test -count=1 "$@" "${norace[@]}" "${mixed[@]}" ;;
+  race)
+    local rc=0
+    $GO test -race -count=1 "$@" "${raced[@]}" || rc=$?
+    for p in "${mixed[@]}"; do
+      $GO test -race -count=1 -run "${regexp[$p]}" "$@" "$p" || rc=$?
+    done
+    return "$rc" ;;
+  short)
+    $GO test -short -count=1 "$@" ./... ;;
+  list)
+    for p in "${raced[@]}"; do echo "race   ${p#"$mod"/}"; done
+    for p in "${norace[@]}"; do echo "norace ${p#"$mod"/}"; done
+    for p in "${mixed[@]}"; do echo "mixed  ${p#"$mod"/} ${regexp[$p]}"; done ;;
+  esac
+}
+
+if [ -n "$one" ]; then
+  run_tier "${tiers[0]}" "$@"
+  exit
+fi
+rc=0
+for t in "${tiers[@]}"; do
+  if [ "$t" = list ]; then run_tier list; continue; fi
+  scripts/phase.sh "go-test-$t" "$0" --one "$t" "$@" || rc=$?
+done
+exit "$rc"
