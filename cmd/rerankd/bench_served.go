@@ -15,6 +15,7 @@ import (
 
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/client"
+	"github.com/rerankd/rerankd/cmd/internal/device"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/serve"
@@ -39,6 +40,7 @@ type servedSettings struct {
 	threads, cacheMB int
 	sessionCache     string // --session-cache ("" off)
 	standardAttn     bool   // --attention-form=false
+	dev              *device.Flags
 }
 
 // benchRequestTimeout is the served path's time limit per request.
@@ -48,6 +50,7 @@ func (st servedSettings) flags() *serveFlags {
 	f := defineServeFlags(flag.NewFlagSet("serve", flag.ContinueOnError))
 	f.modelArg, f.quant, f.threads, f.prefixCacheMB, f.ortLib, f.tok = st.dir, st.quant.String(), st.threads, st.cacheMB, st.ortLib, st.tok
 	f.attentionForm = !st.standardAttn
+	f.dev.CopyFrom(st.dev)
 	f.server.Version = version
 	// A full-size model on two cores takes longer than a served request
 	// may: the bench times requests, it does not limit them.
@@ -57,9 +60,9 @@ func (st servedSettings) flags() *serveFlags {
 
 // args are the same settings as `rerankd serve` arguments.
 func (st servedSettings) args() []string {
-	return []string{"serve", "--model", st.dir, "--quant", st.quant.String(), "--threads", strconv.Itoa(st.threads),
+	return append([]string{"serve", "--model", st.dir, "--quant", st.quant.String(), "--threads", strconv.Itoa(st.threads),
 		"--prefix-cache-mb", strconv.Itoa(st.cacheMB), "--ort-lib", st.ortLib, "--tokenizer", st.tok,
-		"--store", "none", "--addr", "127.0.0.1:0", "--log-level", "warn", "--session-cache", st.sessionCache}
+		"--store", "none", "--addr", "127.0.0.1:0", "--log-level", "warn", "--session-cache", st.sessionCache}, st.dev.Args()...)
 }
 
 func startServed(st servedSettings, stderr io.Writer) (*servedPath, error) {

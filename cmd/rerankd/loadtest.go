@@ -19,6 +19,7 @@ import (
 
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/client"
+	"github.com/rerankd/rerankd/cmd/internal/device"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -66,6 +67,7 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	overloadN := fs.Int("overload-requests", 256, "requests in the overload phase (64 clients, queue of 2 requests)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library")
+	dev := device.Define(fs)
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	quant := fs.String("quant", "fp32", "model weights: fp32 or int8 (the folder's variant)")
 	noShared := fs.Bool("no-shared-prefix", false, "run model.onnx even when the folder has the shared-prefix graph (the path before it existed, for before/after comparisons)")
@@ -103,7 +105,8 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	// as `rerankd serve` composes it (model, scheduler, metrics, limits).
 	flagsFor := func(sc scheduler.Config, timeout time.Duration) *serveFlags {
 		f := defineServeFlags(flag.NewFlagSet("serve", flag.ContinueOnError))
-		f.modelArg, f.ortLib, f.tok, f.quant = *dir, *ortLib, *tok, q.String()
+		f.modelArg, f.ortLib, f.tok, f.quant = *dir, dev.ORTLib(*ortLib), *tok, q.String()
+		f.dev.CopyFrom(dev)
 		f.threads, f.prefixCacheMB, f.noSharedPrefix = *threads, *cacheMB, *noShared
 		f.sched = sc
 		f.sched.Workers = *workers

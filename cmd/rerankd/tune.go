@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/client"
+	"github.com/rerankd/rerankd/cmd/internal/device"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
@@ -53,8 +54,9 @@ func tuneSettings(cores int) []tuneSetting {
 
 // flags are serve's flags for st over the model folder dir, the rest
 // serve's defaults.
-func (st tuneSetting) flags(dir, ortLib, tok string, q onnx.Quant) *serveFlags {
+func (st tuneSetting) flags(dir, ortLib, tok string, q onnx.Quant, dev *device.Flags) *serveFlags {
 	f := defineServeFlags(flag.NewFlagSet("serve", flag.ContinueOnError))
+	f.dev.CopyFrom(dev)
 	f.modelArg, f.ortLib, f.tok, f.quant = dir, ortLib, tok, q.String()
 	f.threads, f.sched.Workers, f.noSpinning = st.Threads, st.Sessions, !st.Spinning
 	if st.Prepack != "" {
@@ -79,6 +81,7 @@ func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	prepackCompare := fs.Bool("prepack-compare", false, "compare serve's --prepack=true and --prepack=false (default threads) instead of the thread layouts: what packing the weights once at start gains per request")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library (env ORT_LIB)")
+	dev := device.Define(fs)
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -110,7 +113,7 @@ func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 	}()
 	for i, st := range settings {
-		ls, err := startComposed(st.flags(*dir, *ortLib, *tok, q), stderr)
+		ls, err := startComposed(st.flags(*dir, dev.ORTLib(*ortLib), *tok, q, dev), stderr)
 		if err != nil {
 			return err
 		}

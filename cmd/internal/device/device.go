@@ -8,6 +8,7 @@ package device
 
 import (
 	"flag"
+	"strconv"
 
 	"github.com/rerankd/rerankd/cmd/internal/paths"
 	"github.com/rerankd/rerankd/model"
@@ -54,4 +55,34 @@ func (f *Flags) ORTLib(lib string) string {
 		return lib
 	}
 	return paths.ORTLibFor(f.Provider)
+}
+
+// Args are the flags as command-line arguments, for a child `rerankd
+// serve` a lab tool starts; none for nil (serve's defaults).
+func (f *Flags) Args() []string {
+	if f == nil {
+		return nil
+	}
+	a := []string{"--provider", f.Provider, "--device", strconv.Itoa(f.Device)}
+	if f.TF32 {
+		a = append(a, "--cuda-tf32")
+	}
+	if f.MemLimitMB > 0 {
+		a = append(a, "--gpu-mem-limit-mb", strconv.Itoa(f.MemLimitMB))
+	}
+	if f.ArenaExtend != "" {
+		a = append(a, "--cuda-arena-extend", f.ArenaExtend)
+	}
+	return a
+}
+
+// CopyFrom sets f's values to from's (a lab tool composing serve's flags
+// in process); f keeps its own flag set. A nil from changes nothing.
+func (f *Flags) CopyFrom(from *Flags) {
+	if from == nil {
+		return
+	}
+	fs := f.fs
+	*f = *from
+	f.fs = fs
 }
