@@ -13,6 +13,7 @@ CACHE := $(or $(RERANKD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rerankd)
 LINTDIR := $(CACHE)/tools/golangci-lint/$(GOLANGCI_VERSION)-$(GOTOOLCHAIN)
 LINTBIN := $(LINTDIR)/golangci-lint
 BIN := bin/rerankd
+LAB := bin/rerankd-bench
 FUZZTIME ?= 30s
 # The LoCoMo dev split lives beside the clone (never in it: CC BY-NC).
 RERANKD_LOCOMO ?= $(wildcard $(abspath ../shared/locomo))
@@ -52,7 +53,7 @@ setup-postgres:
 	scripts/setup_postgres.sh
 
 build:
-	$(GO) build -o bin/ ./cmd/rerankd ./cmd/eval
+	$(GO) build -buildvcs=auto -o bin/ ./cmd/rerankd ./cmd/rerankd-bench ./cmd/eval
 
 ## run: set up, build, and serve the rerank API on the embedded default (no model files needed).
 ## RUN_ARGS adds flags, e.g. make run RUN_ARGS="--model DIR --addr 0.0.0.0:8080".
@@ -126,9 +127,9 @@ fuzz: setup
 ## seed, same weights).
 FULL_MODEL ?= $(CACHE)/models/testmodel-full-seed1
 bench: setup build
-	@grep -qa past_key $(FULL_MODEL)/shared_prefix.int8.onnx 2>/dev/null || $(BIN) testmodel --size full --seed 1 --out $(FULL_MODEL)
-	$(BIN) bench --model $(FULL_MODEL) --json
-	$(BIN) bench --model $(FULL_MODEL) --quant int8 --json
+	@grep -qa past_key $(FULL_MODEL)/shared_prefix.int8.onnx 2>/dev/null || $(LAB) testmodel --size full --seed 1 --out $(FULL_MODEL)
+	$(LAB) bench --model $(FULL_MODEL) --json
+	$(LAB) bench --model $(FULL_MODEL) --quant int8 --json
 
 ## bench-encoders: bench on generated cross-encoders of bge-reranker-v2-m3's shape (XLM-R, 568M)
 ## and ms-marco-MiniLM-L-6-v2's (BERT, 22M), float32 then int8: batched vs one pair per call, the
@@ -139,30 +140,30 @@ ENC_MODELS ?= $(CACHE)/models/encoders-seed1
 .PHONY: bench-encoders
 bench-encoders: setup build
 	@for m in xlmr:unigram/xlmr-current.json bert:wordpiece/bert-uncased.json; do a=$${m%%:*}; t=$${m#*:}; \
-		test -f $(ENC_MODELS)/$$a/model.int8.onnx || { $(BIN) testmodel --arch $$a --size full --seed 1 \
+		test -f $(ENC_MODELS)/$$a/model.int8.onnx || { $(LAB) testmodel --arch $$a --size full --seed 1 \
 			--tokenizer tokenizer/testdata/$$t --out $(ENC_MODELS)/$$a-ckpt && \
 			$(BIN) convert --from $(ENC_MODELS)/$$a-ckpt --out $(ENC_MODELS)/$$a && rm -rf $(ENC_MODELS)/$$a-ckpt; } || exit 1; \
-		$(BIN) bench --model $(ENC_MODELS)/$$a --json && $(BIN) bench --model $(ENC_MODELS)/$$a --quant int8 --json || exit 1; done
+		$(LAB) bench --model $(ENC_MODELS)/$$a --json && $(LAB) bench --model $(ENC_MODELS)/$$a --quant int8 --json || exit 1; done
 
 ## bench-quant: every quantised variant of the full-size random-weight model against its float32
 ## in one run: max/mean |dlogit| and |dscore|, Kendall tau, top-5 agreement, pairs/s as same-run
-## ratios to int8 (docs/int8-precision.md). The variants go into their own folder, written once
+## ratios to int8 (docs/perf/int8-precision.md). The variants go into their own folder, written once
 ## (int8-smooth's calibration runs the plain-Go reference pass: minutes at this size).
 FULL_QUANT_MODEL ?= $(CACHE)/models/testmodel-full-seed1-quant
 QUANT_VARIANTS ?= int8,int8-block32,int8-group128,int8-mixed,int8-smooth,int8-smooth-block32
 .PHONY: bench-quant
 bench-quant: setup build
-	@test -f $(FULL_QUANT_MODEL)/model.int8-smooth-block32.onnx || $(BIN) testmodel --size full --seed 1 --out $(FULL_QUANT_MODEL) --quant $(QUANT_VARIANTS)
-	$(BIN) quant-check --model $(FULL_QUANT_MODEL) --rounds 2 --json
+	@test -f $(FULL_QUANT_MODEL)/model.int8-smooth-block32.onnx || $(LAB) testmodel --size full --seed 1 --out $(FULL_QUANT_MODEL) --quant $(QUANT_VARIANTS)
+	$(LAB) quant-check --model $(FULL_QUANT_MODEL) --rounds 2 --json
 
 ## loadtest: HTTP throughput/latency at 1, 8, 64 clients, server overhead vs raw model time, and
 ## overload behaviour (429s), for the tiny and the full-size random-weight models
 TINY_MODEL ?= $(CACHE)/models/testmodel-tiny-seed1
 loadtest: setup build
-	@test -f $(TINY_MODEL)/model.onnx || $(BIN) testmodel --size tiny --seed 1 --out $(TINY_MODEL)
-	$(BIN) loadtest --model $(TINY_MODEL) --json
-	@test -f $(FULL_MODEL)/model.onnx || $(BIN) testmodel --size full --seed 1 --out $(FULL_MODEL)
-	$(BIN) loadtest --model $(FULL_MODEL) --candidates 2 --overload-requests 128 --json
+	@test -f $(TINY_MODEL)/model.onnx || $(LAB) testmodel --size tiny --seed 1 --out $(TINY_MODEL)
+	$(LAB) loadtest --model $(TINY_MODEL) --json
+	@test -f $(FULL_MODEL)/model.onnx || $(LAB) testmodel --size full --seed 1 --out $(FULL_MODEL)
+	$(LAB) loadtest --model $(FULL_MODEL) --candidates 2 --overload-requests 128 --json
 
 ## bench-tokenizer: tokens/s vs the Rust reference on one core, as a ratio
 bench-tokenizer: setup
@@ -204,7 +205,7 @@ MKRELEASE = eval "$$(scripts/setup.sh)" && $(GO) run ./cmd/mkrelease
 .PHONY: release-bins image dist image-test setup-image
 release-bins:
 	@mkdir -p $(RELEASE_DIR)
-	CGO_ENABLED=1 $(GO) build -trimpath -ldflags "-s -w -buildid= -X main.version=$(VERSION)" -o $(RELEASE_DIR)/ $(addprefix ./cmd/,$(RELEASE_CMDS))
+	CGO_ENABLED=1 $(GO) build -trimpath -ldflags "-s -w -buildid= -X github.com/rerankd/rerankd/cmd/internal/version.override=$(VERSION)" -o $(RELEASE_DIR)/ $(addprefix ./cmd/,$(RELEASE_CMDS))
 
 ## setup-image: the pinned Debian packages of the image's base layer (packaging/debian.lock),
 ## apt-get download into the cache, checksummed (idempotent)
@@ -241,9 +242,9 @@ vulncheck:
 SOAK ?= 5m
 .PHONY: soak
 soak: setup build
-	$(BIN) loadtest --soak $(SOAK) --ramp 30s
-	@test -f $(TINY_MODEL)/model.onnx || $(BIN) testmodel --size tiny --seed 1 --out $(TINY_MODEL)
-	$(BIN) loadtest --soak $(SOAK) --ramp 30s --model $(TINY_MODEL)
+	$(LAB) loadtest --soak $(SOAK) --ramp 30s
+	@test -f $(TINY_MODEL)/model.onnx || $(LAB) testmodel --size tiny --seed 1 --out $(TINY_MODEL)
+	$(LAB) loadtest --soak $(SOAK) --ramp 30s --model $(TINY_MODEL)
 
 ## bench-retrieval: retrieval benchmarks at the issue's sizes, ratios measured in the same run:
 ## BM25 latency at 10k/100k/1M vs 10k, ingest; HNSW (ours and coder/hnsw) recall@10 and latency

@@ -95,7 +95,7 @@
 // with unigrams. A handful of Chinese function words (particles such as
 // 的 了 吗, question words such as 什么 哪 谁) are stopwords, handled like
 // the English ones. The default was chosen by measurement on the Chinese
-// agent-memory set of benchmarks/zh (docs/measurements.md, and
+// agent-memory set of benchmarks/zh (docs/perf/measurements.md, and
 // benchmarks/zh/README.md for per-tag numbers and commands).
 //
 // Bigrams alone (Lucene's CJKAnalyzer, this package's earlier behaviour)

@@ -71,9 +71,9 @@
 // quantised per row at run time, so a document's score never depends on
 // its batch (ORT's per-tensor DynamicQuantizeMatMul is not
 // batch-independent). Its speed and score error are measured,
-// not assumed: `rerankd bench --quant int8` reports the error and ranking
+// not assumed: `rerankd-bench bench --quant int8` reports the error and ranking
 // agreement against the float32 graph of the same weights; int8 is not the
-// default (docs/measurements.md has the figures and why).
+// default (docs/perf/measurements.md has the figures and why).
 //
 // # Prompt
 //

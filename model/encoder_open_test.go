@@ -19,7 +19,7 @@ import (
 )
 
 // convertedEncoder writes a generated checkpoint of cfg and converts it
-// into a served folder, as `rerankd testmodel --arch` + `convert` do.
+// into a served folder, as `rerankd-bench testmodel --arch` + `convert` do.
 func convertedEncoder(t *testing.T, cfg arch.EncoderConfig) string {
 	t.Helper()
 	src, out := t.TempDir(), t.TempDir()

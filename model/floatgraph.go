@@ -9,7 +9,7 @@ import (
 
 // FloatGraph runs a graph of one float32 input and one float32 output on
 // tensors allocated once, with a model's session settings: what a
-// measurement of the runtime itself needs (rerankd bench's MatMul peak
+// measurement of the runtime itself needs (rerankd-bench bench's MatMul peak
 // meter), without allocation in the timed loop. Not safe for concurrent
 // Run calls: they share the tensors.
 type FloatGraph struct {

@@ -29,7 +29,7 @@ import (
 // request, each request followed by the MatMul-chain peak (bench's meter:
 // the best 75 ms window of 600 ms), so a shared machine's drift hits them
 // alike. Per form it reports the median request time, the median
-// efficiency (computed GFLOP/s over the peak beside it, as rerankd bench's
+// efficiency (computed GFLOP/s over the peak beside it, as rerankd-bench bench's
 // efficiency_computed_median_per_request) and the largest logit difference
 // from the first form.
 //
@@ -179,13 +179,13 @@ func BenchmarkFusion(b *testing.B) {
 		prefix := append(slices.Clone(system), randomIDs(rng, 12, cfg.VocabSize)...)
 		seqs := make([][]int, 20)
 		for i := range seqs {
-			// rerankd bench's memories: 15-64 words and the suffix.
+			// rerankd-bench bench's memories: 15-64 words and the suffix.
 			seqs[i] = append(slices.Clone(prefix), randomIDs(rng, 25+rng.IntN(56), cfg.VocabSize)...)
 		}
 		return seqs
 	}
 	// computed is the matrix and attention FLOPs the graph runs for seqs
-	// with reused prefix tokens from the cache (rerankd bench's count).
+	// with reused prefix tokens from the cache (rerankd-bench bench's count).
 	computed := func(seqs [][]int, prefix, reused int) float64 {
 		useful, f := prefix, cfg.FLOPsPerToken()*float64(prefix)+cfg.AttentionFLOPs(prefix)
 		for _, s := range seqs {

@@ -166,7 +166,7 @@ func Open(dir string, o Options) (*rerank.Scorer, Info, error) {
 	modelPath := filepath.Join(dir, onnx.QuantFile(onnx.ModelFile, o.Quant))
 	if _, err := os.Stat(modelPath); err != nil {
 		if o.Quant != onnx.QuantNone && errors.Is(err, os.ErrNotExist) {
-			return nil, info, fmt.Errorf("model folder %s has no %v variant (%s): write it with `rerankd convert --quant %v` or `rerankd testmodel --quant %v`",
+			return nil, info, fmt.Errorf("model folder %s has no %v variant (%s): write it with `rerankd convert --quant %v` or `rerankd-bench testmodel --quant %v`",
 				dir, o.Quant, filepath.Base(modelPath), o.Quant, o.Quant)
 		}
 		return nil, info, fmt.Errorf("model folder %s: %w", dir, err)

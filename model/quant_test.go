@@ -23,7 +23,7 @@ import (
 // int8-group128 0.027 (its groups of 128 are the whole row at this
 // width), int8-mixed 0.029 (TestQuantMatchesFloat logs them). Random weights have none of a trained model's activation
 // outliers, so this bounds our arithmetic, not the error on real weights:
-// `rerankd bench --quant` measures that on the model it is given.
+// `rerankd-bench bench --quant` measures that on the model it is given.
 var quantScoreTol = map[onnx.Quant]float64{
 	onnx.QuantInt8: 0.05, onnx.QuantInt8Block32: 0.03, onnx.QuantInt8Group128: 0.05, onnx.QuantInt8Mixed: 0.05, onnx.QuantInt8Smooth: 0.05, onnx.QuantInt8SmoothBlock32: 0.03,
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rerankd/rerankd/internal/ortversion"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -19,9 +20,10 @@ var (
 )
 
 // RequiredORT is the ONNX Runtime release rerankd is built and tested with
-// (scripts/setup.sh installs it). Other 1.2x+ releases usually work: the
-// binding needs C API version 24 or newer.
-const RequiredORT = "1.30.0"
+// (internal/ortversion, the one place it is spelled; scripts/setup.sh
+// installs it). Other 1.2x+ releases usually work: the binding needs C API
+// version 24 or newer.
+const RequiredORT = ortversion.Required
 
 // InitRuntime loads the ONNX Runtime shared library at libPath and creates
 // the process-wide environment. Calling it again with the same path is a
@@ -83,7 +85,7 @@ type SessionConfig struct {
 	// IntraOpThreads is ONNX Runtime's thread count per run; 0 means one
 	// per CPU this process may use (runtime.NumCPU). Not ORT's own default:
 	// on this project's 2-vCPU machines ORT picked one thread, and a
-	// 20-memory request ran at 0.61x the speed of two (rerankd tune).
+	// 20-memory request ran at 0.61x the speed of two (rerankd-bench tune).
 	IntraOpThreads int
 	// Spinning keeps idle threads spinning between runs: lower latency for
 	// back-to-back runs, a busy core when idle. Off costs ~25% on short
@@ -92,7 +94,7 @@ type SessionConfig struct {
 	// DisablePrepacking skips weight prepacking: the kernels pack a
 	// weight panel per call instead of keeping a packed copy, so a session
 	// builds without the packing's CPU time and memory; what it costs per
-	// run depends on the kernel (docs/first-start.md: nothing measurable
+	// run depends on the kernel (docs/perf/first-start.md: nothing measurable
 	// for float32 MatMul, more for int8 MatMulInteger).
 	DisablePrepacking bool
 	// SessionCacheDir, when set, keeps optimised sessions with their
@@ -110,7 +112,7 @@ type SessionConfig struct {
 	Prefetch bool
 	// ProfilePrefix, when set, makes ONNX Runtime write a per-node timing
 	// trace (Chrome trace JSON) to PREFIX_<date>.json when the session
-	// closes: where a graph's time goes, op by op (rerankd bench
+	// closes: where a graph's time goes, op by op (rerankd-bench bench
 	// --ort-profile). Costs a little time per node; off by default.
 	ProfilePrefix string
 }
@@ -267,7 +269,7 @@ func providerError(p Provider, err error) error {
 
 // GPUORT is the ONNX Runtime release whose CUDA build scripts/setup_gpu.sh
 // installs (the same C API as RequiredORT's for the binding).
-const GPUORT = "1.29.0"
+const GPUORT = ortversion.GPU
 
 // missingLib finds the library a dlopen error names.
 var missingLib = regexp.MustCompile(`([A-Za-z0-9_.+-]+\.so(\.[0-9]+)*): cannot open shared object file`)

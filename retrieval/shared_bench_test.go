@@ -27,7 +27,7 @@ import (
 // the ratio each reports is not skewed by what else the machine does
 // meanwhile. Each starts its own PostgreSQL server with pgtest.Start:
 // fsync on (the default), as the bbolt store fsyncs every commit too.
-// Results and commands: docs/shared-store.md.
+// Results and commands: docs/perf/shared-store.md.
 //
 // Setup (loading up to 100k memories) is done once per benchmark, in the
 // parent of the sub-benchmarks that measure; the measured loops use

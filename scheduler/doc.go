@@ -73,7 +73,7 @@
 // An engine that pads every row to the longest (the BERT / XLM-R encoders,
 // the plain decoder graph) gets its request's pairs split by MaxPadRatio
 // like any other pairs: on CPU a request of 15- and 65-word memories in
-// one call measured slower than one call per pair (docs/encoders.md).
+// one call measured slower than one call per pair (docs/perf/encoders.md).
 //
 // Workers (concurrent engine calls) defaults to 1 because ONNX Runtime
 // already spreads one call over every CPU core; more workers only help

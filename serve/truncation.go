@@ -31,7 +31,7 @@ const DefaultTruncationReason = "latency over fidelity on CPU: prompts are cut a
 
 // TruncationDocs names the page with the measurements behind the default
 // cut (one pair's time by length), which /info points to.
-const TruncationDocs = "README.md#model-runtime"
+const TruncationDocs = "docs/user/models.md#truncation"
 
 // truncationInfo describes the limits a server applies, and why.
 func truncationInfo(cfg Config, maxLength int) *api.TruncationInfo {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rerankd/rerankd/cmd/internal/cli"
+	"github.com/rerankd/rerankd/cmd/internal/testmodel"
 	"github.com/rerankd/rerankd/internal/msgcheck"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
@@ -35,7 +37,11 @@ type cliCase struct {
 func runGuarded(t *testing.T, stdin string, args []string) (code int, stdout, stderr string) {
 	t.Helper()
 	return testenv.RunGuarded(t, args, 60*time.Second, func(out, errb *bytes.Buffer) int {
-		return run(args, strings.NewReader(stdin), out, errb)
+		p := program()
+		if len(args) > 0 && args[0] == "testmodel" { // rerankd-bench's, making fixtures (runCLI)
+			p = cli.Program{Name: "rerankd-bench", Commands: []cli.Command{{Name: "testmodel", Run: testmodel.Run}}}
+		}
+		return p.Run(args, strings.NewReader(stdin), out, errb)
 	})
 }
 
@@ -152,6 +158,11 @@ func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
 		{name: "invalid UTF-8 command", args: []string{bad}, code: 2, want: []string{`unknown command "\xff\xfe\x00bad"`}},
 		{name: "flag as command", args: []string{"--model", "x"}, code: 2, want: []string{"unknown command"}},
 		{name: "empty command", args: []string{""}, code: 2, want: []string{`unknown command ""`}},
+		{name: "bench moved", args: []string{"bench", "--model", tmp}, code: 2, want: []string{"rerankd-bench bench"}},
+		{name: "loadtest moved", args: []string{"loadtest"}, code: 2, want: []string{"rerankd-bench loadtest"}},
+		{name: "quant-check moved", args: []string{"quant-check"}, code: 2, want: []string{"rerankd-bench quant-check"}},
+		{name: "start-bench moved", args: []string{"start-bench"}, code: 2, want: []string{"rerankd-bench start-bench"}},
+		{name: "tune moved", args: []string{"tune"}, code: 2, want: []string{"rerankd-bench tune"}},
 
 		{name: "serve: unknown flag", args: srv("--nope"), code: 2, want: []string{"flag provided but not defined: -nope"}},
 		{name: "serve: invalid UTF-8 flag name", args: srv("--" + bad), code: 2, want: []string{"flag provided but not defined"}},
@@ -165,18 +176,11 @@ func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
 		{name: "serve: log level invalid UTF-8", args: srv("--log-level", bad), code: 2, want: []string{"--log-level"}},
 		{name: "serve: quant unknown", args: srv("--quant", "int4"), code: 2, want: []string{"--quant", "int4"}},
 		{name: "serve: quant without a model", args: srv("--quant", "int8"), code: 2, want: []string{"--quant int8 needs --model"}},
-		{name: "loadtest: zero workers", args: []string{"loadtest", "--workers", "0"}, code: 2, want: []string{"--workers must be >= 1"}},
 		{name: "serve: negative prefix cache", args: srv("--prefix-cache-mb", "-1"), code: 2, want: []string{"--prefix-cache-mb -1"}},
-		{name: "bench: negative prefix cache", args: []string{"bench", "--model", tmp, "--prefix-cache-mb", "-1"}, code: 2, want: []string{"--prefix-cache-mb and --ready-starts >= 0"}},
-		{name: "bench: trace folder missing", args: []string{"bench", "--model", tmp, "--ort-profile", filepath.Join(tmp, "nofolder", "p")}, code: 2, want: []string{"--ort-profile", "nofolder", "does not exist"}},
-		{name: "bench: negative ready starts", args: []string{"bench", "--model", tmp, "--ready-starts", "-1"}, code: 2, want: []string{"--ready-starts >= 0"}},
-		{name: "loadtest: negative prefix cache", args: []string{"loadtest", "--prefix-cache-mb", "-3"}, code: 2, want: []string{"--prefix-cache-mb >= 0"}},
-		{name: "loadtest: quant unknown", args: []string{"loadtest", "--quant", "bf16"}, code: 2, want: []string{"--quant", "bf16"}},
 		{name: "testmodel: graph fusion unknown", args: []string{"testmodel", "--out", filepath.Join(h.dir, "fused"), "--graph-fusion", "rotary+flash"}, code: 2, want: []string{"--graph-fusion", `unknown fusion "flash"`}},
 		{name: "convert: encoder fusion unknown", args: []string{"convert", "--from", h.dir, "--out", filepath.Join(h.dir, "conv"), "--encoder-fusion", "skipnorm+rotary"}, code: 2, want: []string{"--encoder-fusion", `unknown encoder fusion "rotary"`}},
 		{name: "testmodel: encoder fusion on a checkpoint", args: []string{"testmodel", "--arch", "bert", "--out", filepath.Join(h.dir, "ckpt"), "--encoder-fusion", "all"}, code: 2, want: []string{"--encoder-fusion", "pass it to rerankd convert"}},
 		{name: "testmodel: encoder fusion on qwen3", args: []string{"testmodel", "--out", filepath.Join(h.dir, "q"), "--encoder-fusion", "all"}, code: 2, want: []string{"--encoder-fusion is for BERT / XLM-R graphs"}},
-		{name: "bench: compare on a decoder folder", args: []string{"bench", "--model", h.dir, "--compare", h.dir}, code: 2, want: []string{"--compare", "not a cross-encoder folder"}},
 		{name: "convert: attention buckets 0", args: []string{"convert", "--from", h.dir, "--out", filepath.Join(h.dir, "conv"), "--attention-buckets", "0"}, code: 2, want: []string{"--attention-buckets 0: want 1..8"}},
 		{name: "testmodel: attention form buckets 9", args: []string{"testmodel", "--out", filepath.Join(h.dir, "form"), "--attention-form-buckets", "9"}, code: 2, want: []string{"--attention-form-buckets 9: want 1..8"}},
 		{name: "serve: address in use", args: []string{"serve", "--store", "none", "--addr", busy.Addr().String()}, code: 1, want: []string{"listen", "address already in use"}},
@@ -260,18 +264,6 @@ func rerankdCatalogue(t *testing.T, tokDir string) []cliCase {
 		{name: "convert: from garbage checkpoint", args: []string{"convert", "--from", h.model["garbage config"], "--out", filepath.Join(tmp, "c")}, code: 1, want: []string{"config.json"}},
 		{name: "convert: from repo not on the hub", args: []string{"convert", "--from", "nobody/nothing", "--out", filepath.Join(tmp, "c")}, code: 1, want: []string{"nobody/nothing"}},
 		{name: "convert: revision traversal", args: []string{"convert", "--from", "nobody/nothing", "--revision", "../../etc", "--out", filepath.Join(tmp, "c")}, code: 1, want: []string{""}},
-
-		{name: "loadtest: concurrency garbage", args: []string{"loadtest", "--concurrency", "1,x"}, code: 2, want: []string{"--concurrency"}},
-		{name: "loadtest: concurrency zero", args: []string{"loadtest", "--concurrency", "0"}, code: 2, want: []string{"--concurrency"}},
-		{name: "loadtest: concurrency 2^63", args: []string{"loadtest", "--concurrency", "9223372036854775808"}, code: 2, want: []string{"--concurrency"}},
-		{name: "loadtest: candidates negative", args: []string{"loadtest", "--candidates", "-3"}, code: 2, want: []string{"--candidates"}},
-		{name: "loadtest: model missing", args: []string{"loadtest", "--model", filepath.Join(tmp, "nomodel")}, code: 1, want: []string{"nomodel"}},
-		{name: "loadtest: model garbage", args: []string{"loadtest", "--model", h.model["garbage tokenizer"]}, code: 1, want: []string{"tokenizer"}},
-
-		{name: "bench: no model", args: []string{"bench"}, code: 2, want: []string{"--model required"}},
-		{name: "bench: requests zero", args: []string{"bench", "--model", h.dir, "--requests", "0"}, code: 2, want: []string{"--requests"}},
-		{name: "bench: model missing", args: []string{"bench", "--model", filepath.Join(tmp, "nomodel")}, code: 1, want: []string{"nomodel"}},
-		{name: "bench: model directory without files", args: []string{"bench", "--model", h.dir}, code: 1, want: []string{"model.onnx"}},
 
 		{name: "version: extra argument (ignored)", args: []string{"version", bad}, code: 0, out: "rerankd "},
 		{name: "help: unknown topic", args: []string{"help", "zz"}, code: 0},

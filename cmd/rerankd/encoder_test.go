@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io"
-	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -16,11 +14,11 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/cmd/internal/app"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/rerank"
-	"github.com/rerankd/rerankd/serve"
 )
 
 // encoderServer converts `testmodel --arch a` and serves it on a local
@@ -34,23 +32,14 @@ func encoderServer(t *testing.T, a string, tok model.EncoderTokenizer) (string, 
 	if code, _, errs := runCLI(t, "convert", "--from", src, "--out", dir, "--quant", "none"); code != 0 {
 		t.Fatalf("convert: %s", errs)
 	}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	f := defineServeFlags(fs)
-	if err := fs.Parse([]string{"--model", dir, "--threads", "2", "--store", "none", "--ort-lib", testenv.ORTLib()}); err != nil {
-		t.Fatal(err)
-	}
-	f.encoderTokenizer = tok
-	f.server.SupportedModels = supportedModels()
-	comp, err := composeServer(f, serve.NewMetrics(), slog.New(slog.DiscardHandler), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	built := buildServe(t, func(c *app.Config) { c.Tuning.EncoderTokenizer = tok },
+		"--model", dir, "--threads", "2", "--store", "none", "--ort-lib", testenv.ORTLib())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = comp.srv.Serve(ln) }()
-	t.Cleanup(func() { _ = comp.srv.Shutdown(t.Context()) })
+	go func() { _ = built.Server.Serve(ln) }()
+	t.Cleanup(func() { _ = built.Shutdown(t.Context()) })
 	return "http://" + ln.Addr().String(), dir
 }
 
@@ -182,17 +171,10 @@ func TestEncoderEngineCalls(t *testing.T) {
 	if code, _, errs := runCLI(t, "convert", "--from", src, "--out", dir, "--quant", "none"); code != 0 {
 		t.Fatal(errs)
 	}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	f := defineServeFlags(fs)
-	if err := fs.Parse([]string{"--model", dir, "--threads", "2", "--ort-lib", testenv.ORTLib()}); err != nil {
-		t.Fatal(err)
-	}
-	f.encoderTokenizer = tokentest.FakeBERT(100)
-	backend, scorer, _, err := openBackend(f, serve.NewMetrics(), slog.New(slog.DiscardHandler), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer backend.Close(t.Context()) //nolint:errcheck // test
+	a := buildServe(t, func(c *app.Config) { c.Tuning.EncoderTokenizer = tokentest.FakeBERT(100) },
+		"--model", dir, "--threads", "2", "--store", "none", "--ort-lib", testenv.ORTLib())
+	defer a.Close(t.Context()) //nolint:errcheck // test
+	backend, scorer := a.Backend, a.Scorer
 	eng, ok := scorer.Engine().(*model.EncoderEngine)
 	if !ok {
 		t.Fatalf("engine %T, want *model.EncoderEngine", scorer.Engine())
@@ -246,30 +228,16 @@ func TestServeEncoderMemory(t *testing.T) {
 	}
 	rer, emb := conv("reranker"), conv("embed", "--kind", "embedding")
 	tok := tokentest.FakeXLMR(100)
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	f := defineServeFlags(fs)
-	if err := fs.Parse([]string{"--model", rer, "--embed-model", emb, "--threads", "2", "--store", filepath.Join(tmp, "mem.db"),
-		"--ort-lib", testenv.ORTLib()}); err != nil {
-		t.Fatal(err)
-	}
-	f.encoderTokenizer = tok
-	comp, err := composeServer(f, serve.NewMetrics(), slog.New(slog.DiscardHandler), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// As runServe does after composeServer.
-	f.memory.ortLib, f.memory.threads, f.memory.encoderTokenizer = f.ortLib, f.threads, f.encoderTokenizer
-	mem, closeMem, err := openMemory(f.memory, slog.New(slog.DiscardHandler), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	comp.srv.WithMemory(mem)
+	// The encoder tokenizer reaches the reranker and the --embed-model
+	// alike, as one Config field (serve and mcp once drifted on it).
+	a := buildServe(t, func(c *app.Config) { c.Tuning.EncoderTokenizer = tok },
+		"--model", rer, "--embed-model", emb, "--threads", "2", "--store", filepath.Join(tmp, "mem.db"), "--ort-lib", testenv.ORTLib())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = comp.srv.Serve(ln) }()
-	t.Cleanup(func() { _ = comp.srv.Shutdown(t.Context()); closeMem() })
+	go func() { _ = a.Server.Serve(ln) }()
+	t.Cleanup(func() { _ = a.Shutdown(t.Context()) })
 	url := "http://" + ln.Addr().String()
 	texts := []string{"alice adopted a cat in june", "bob painted the fence", "alice moved to berlin"}
 	mems := make([]map[string]string, len(texts))

@@ -2,43 +2,57 @@
 // `rerankd serve` answers POST /rerank with the cross-encoder (or the
 // lexical scorer without a model) and, with its memory store, the memory
 // API (POST /v1/memories, POST /v1/search: BM25 and vector retrieval, then
-// the reranker). The other commands convert, make and score models,
-// tokenize, benchmark and maintain the store; README.md documents them.
+// the reranker). The other commands serve the same over MCP's stdio,
+// score and convert models, tokenize and maintain the store; README.md
+// and docs/user/ document them. The measurement tools are a separate
+// binary, rerankd-bench.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/rerankd/rerankd/cmd/internal/cli"
+	"github.com/rerankd/rerankd/cmd/internal/convertcmd"
+	"github.com/rerankd/rerankd/cmd/internal/servecmd"
+	"github.com/rerankd/rerankd/cmd/internal/version"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
 
 // errUsage marks errors caused by how the command was called (exit 2).
 var errUsage = cli.ErrUsage
 
+// labCommands moved to rerankd-bench: typed at rerankd they exit 2 naming
+// the new place.
+var labCommands = []string{"bench", "quant-check", "start-bench", "tune", "loadtest", "testmodel"}
+
 func program() cli.Program {
-	return cli.Program{Name: "rerankd", Commands: []cli.Command{
-		{Name: "serve", Summary: "serve the rerank HTTP API (the main job)", Run: runServe},
-		{Name: "mcp", Summary: "serve the memory and rerank tools to an MCP client over stdio (serve answers them on /mcp)", Run: runMCP},
-		{Name: "tokenize", Summary: "encode JSON lines {\"text\": ...} to {\"ids\": [...]} with the Qwen3 tokenizer", Run: runTokenize},
+	p := cli.Program{Name: "rerankd", Commands: []cli.Command{
+		{Name: "serve", Summary: "serve the rerank HTTP API, the memory API and MCP on /mcp (the main job)", Run: servecmd.RunServe},
+		{Name: "mcp", Summary: "serve the memory and rerank tools to an MCP client over stdio", Run: servecmd.RunMCP},
 		{Name: "score", Summary: "score documents against a query with a model folder", Run: runScore},
-		{Name: "testmodel", Summary: "write a model folder with seeded random weights (tests, speed work)", Run: runTestModel},
-		{Name: "loadtest", Summary: "drive an in-process server over loopback: throughput, latency, overhead, overload", Run: runLoadtest},
-		{Name: "bench", Summary: "measure scoring speed against a one-pair-per-call baseline and the machine's MatMul peak", Run: runBench},
-		{Name: "quant-check", Summary: "every quantised variant of a model folder against its float32 on your texts: logit/score error, ranking agreement, speed", Run: runQuantCheck},
-		{Name: "start-bench", Summary: "time starts of serve to ready with the model's files dropped from the page cache (first) and right after (repeat), per start variant", Run: runStartBench},
-		{Name: "tune", Summary: "compare ONNX Runtime thread, spinning and session layouts on one model, same run", Run: runTune},
-		{Name: "convert", Summary: "convert a Hugging Face checkpoint (folder or hub repo) to a model folder", Run: runConvert},
-		{Name: "store", Summary: "check the memory store (file or postgres:// URL), salvage a damaged file's valid records, or copy every memory between stores", Run: runStore},
-		{Name: "version", Summary: "print the version", Run: func(_ []string, _ io.Reader, stdout, _ io.Writer) error {
-			_, err := fmt.Fprintln(stdout, "rerankd", version)
-			return err
-		}},
+		{Name: "convert", Summary: "convert a Hugging Face checkpoint (folder or hub repo) to a model folder", Run: convertcmd.Run},
+		{Name: "store", Summary: "check the memory store, salvage a damaged file's valid records, or copy every memory between stores", Run: runStore},
+		{Name: "tokenize", Summary: "encode JSON lines {\"text\": ...} to {\"ids\": [...]} with the Qwen3 tokenizer", Run: runTokenize},
+		{Name: "version", Summary: "print the version (module version and VCS revision)", Run: runVersion},
 	}}
+	for _, name := range labCommands {
+		p.Moved = append(p.Moved, cli.Moved{Name: name, To: "rerankd-bench " + name})
+	}
+	return p
+}
+
+// runVersion prints the version; other arguments are ignored, as they
+// always were (docs/bad-input.md), except a request for help.
+func runVersion(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 && slices.Contains([]string{"-h", "-help", "--help"}, args[0]) {
+		fmt.Fprintln(stderr, "Usage: rerankd version\n\nPrints the module version and the VCS revision rerankd was built from.")
+		return flag.ErrHelp
+	}
+	_, err := fmt.Fprintln(stdout, "rerankd", version.String())
+	return err
 }
 
 func main() {

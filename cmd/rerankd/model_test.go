@@ -14,6 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/cmd/internal/cli"
+	"github.com/rerankd/rerankd/cmd/internal/testmodel"
+
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/hf"
@@ -26,10 +29,17 @@ type scoreOut struct {
 	Logits []float64 `json:"logits"`
 }
 
+// runCLI runs rerankd with args in this process. "testmodel", which
+// moved to rerankd-bench, still makes these tests' fixtures: it runs the
+// lab's command (cmd/internal/testmodel) under rerankd-bench's name.
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(args, strings.NewReader(""), &out, &errb)
+	p := program()
+	if len(args) > 0 && args[0] == "testmodel" {
+		p = cli.Program{Name: "rerankd-bench", Commands: []cli.Command{{Name: "testmodel", Run: testmodel.Run}}}
+	}
+	code := p.Run(args, strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/cmd/internal/paths"
+	"github.com/rerankd/rerankd/cmd/internal/servecmd"
+
+	"github.com/rerankd/rerankd/cmd/internal/app"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/serve"
 )
@@ -69,17 +73,17 @@ func TestServeFlagErrors(t *testing.T) {
 
 func TestApplyEnv(t *testing.T) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	f := defineServeFlags(fs)
+	f := servecmd.DefineFlags(fs)
 	t.Setenv("RERANKD_MAX_DOCUMENTS", "7")
 	t.Setenv("RERANKD_ADDR", "0.0.0.0:9999")
 	if err := fs.Parse([]string{"--addr", "127.0.0.1:1"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := applyEnv(fs); err != nil {
+	if err := paths.ApplyFlagEnv(fs); err != nil {
 		t.Fatal(err)
 	}
-	if f.server.MaxDocuments != 7 || f.addr != "127.0.0.1:1" {
-		t.Errorf("env should fill unset flags only: max docs %d addr %s", f.server.MaxDocuments, f.addr)
+	if f.Cfg.Server.MaxDocuments != 7 || f.Addr != "127.0.0.1:1" {
+		t.Errorf("env should fill unset flags only: max docs %d addr %s", f.Cfg.Server.MaxDocuments, f.Addr)
 	}
 }
 
@@ -92,16 +96,9 @@ func TestServePrefixCacheMetrics(t *testing.T) {
 		t.Fatalf("testmodel: %s", errs)
 	}
 	for _, cacheMB := range []string{"64", "0"} {
-		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-		f := defineServeFlags(fs)
-		if err := fs.Parse([]string{"--model", dir, "--threads", "2", "--prefix-cache-mb", cacheMB}); err != nil {
-			t.Fatal(err)
-		}
 		metrics := serve.NewMetrics()
-		backend, _, _, err := openBackend(f, metrics, slog.New(slog.DiscardHandler), io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := buildServe(t, func(c *app.Config) { c.Metrics = metrics }, "--model", dir, "--threads", "2", "--prefix-cache-mb", cacheMB, "--store", "none")
+		backend := a.Backend
 		for _, q := range []string{"When did Caroline go to the group?", "Who painted a sunset?"} {
 			if _, err := backend.Score(t.Context(), rerank.Request{Query: q, Docs: []string{"Caroline went to a support group.", "Melanie painted a sunset."}}); err != nil {
 				t.Fatal(err)
@@ -121,12 +118,12 @@ func TestServePrefixCacheMetrics(t *testing.T) {
 			t.Errorf("--prefix-cache-mb %s: reused tokens metric %v (-1: absent)", cacheMB, reused)
 		}
 		// /info's engine section says what runs and why.
-		if e := f.server.Engine; e == nil || e.Quant != "fp32" || e.Threads != 2 || e.Workers != 1 || !e.SharedPrefix ||
-			fmt.Sprint(e.PrefixCacheMB) != cacheMB || e.SessionCache || !strings.Contains(e.Reason, "int8") || e.Docs != engineDocs ||
+		if e := a.Facts.Engine; e == nil || e.Quant != "fp32" || e.Threads != 2 || e.Workers != 1 || !e.SharedPrefix ||
+			fmt.Sprint(e.PrefixCacheMB) != cacheMB || e.SessionCache || !strings.Contains(e.Reason, "int8") || e.Docs != "docs/perf/int8-precision.md" ||
 			e.Prepacked || !e.Prefetch || !e.FusedAttention { // float32 under --prepack auto: unpacked, read ahead; the folder's attention form
 			t.Errorf("engine info %+v", e)
 		}
-		if err := backend.Close(t.Context()); err != nil {
+		if err := a.Close(t.Context()); err != nil {
 			t.Error(err)
 		}
 	}
@@ -142,4 +139,25 @@ func TestServeHelpStatesKeyRule(t *testing.T) {
 	if help := out + errs; !strings.Contains(help, "OTEL_EXPORTER_OTLP_ENDPOINT") || !strings.Contains(help, "RERANKD_<FLAG>") {
 		t.Errorf("serve -h does not name the environment variables:\n%s", help)
 	}
+}
+
+// buildServe builds the App `rerankd serve ARGS` would serve, with edit
+// applied to its Config (nil: none) for what no flag sets; Build's
+// errors fail the test.
+func buildServe(t *testing.T, edit func(*app.Config), args ...string) *app.App {
+	t.Helper()
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	f := servecmd.DefineFlags(fs)
+	if _, err := servecmd.Parse(fs, f, args, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	f.Cfg.Log, f.Cfg.Notices = slog.New(slog.DiscardHandler), io.Discard
+	if edit != nil {
+		edit(&f.Cfg)
+	}
+	a, err := app.Build(f.Cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

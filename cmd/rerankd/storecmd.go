@@ -7,24 +7,42 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rerankd/rerankd/cmd/internal/app"
+
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
+
+// storeUsage is store's help: its subcommands.
+const storeUsage = `Usage: rerankd store <check|salvage|copy> [flags]
+
+  check    check every record of the memory store (a bbolt file or a postgres:// URL)
+  salvage  write a damaged file's valid records to a new file
+  copy     copy every memory from one store to another (file or postgres://, either way)
+
+Stop the server before check or salvage of a file: it holds the file lock.
+Run 'rerankd store <subcommand> -h' for its flags.
+`
 
 // runStore implements `rerankd store check|salvage|copy`: tools for the
 // memory store (a bbolt file: stop the server first, it holds the file
 // lock; or a postgres:// URL).
 func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: want `store check --store FILE_OR_URL`, `store salvage --store FILE --out NEW` or `store copy --from FILE_OR_URL --to FILE_OR_URL`", errUsage)
+		return fmt.Errorf("%w: want 'store check --store FILE_OR_URL', 'store salvage --store FILE --out NEW' or 'store copy --from FILE_OR_URL --to FILE_OR_URL'", errUsage)
 	}
 	sub, args := args[0], args[1:]
+	switch sub {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stderr, storeUsage)
+		return flag.ErrHelp
+	}
 	if sub == "copy" {
 		return runStoreCopy(args, stdout, stderr)
 	}
 	fs := flag.NewFlagSet("store "+sub, flag.ContinueOnError)
-	path := fs.String("store", defaultStorePath(), "memory store: a bbolt file or a postgres:// URL")
+	path := fs.String("store", app.DefaultStorePath(), "memory store: a bbolt file or a postgres:// URL")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	var out *string
 	switch sub {
@@ -47,7 +65,7 @@ func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	collect := func(p store.Problem) { rep.Problems = append(rep.Problems, p.String()) }
 	switch sub {
 	case "check":
-		s, name, err := openStoreReadOnly("--store", *path)
+		s, name, err := app.OpenStoreReadOnly("--store", *path)
 		if err != nil {
 			return err
 		}
@@ -70,11 +88,11 @@ func runStore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%w: --out is required", errUsage)
 		}
 		for _, f := range []struct{ flag, v string }{{"--store", *path}, {"--out", *out}} {
-			loc, err := parseStoreLocation(f.flag, f.v)
+			loc, err := app.ParseStoreLocation(f.flag, f.v)
 			if err != nil {
 				return fmt.Errorf("%w: %w", errUsage, err)
 			}
-			if loc.kind != storeFile {
+			if loc.Kind != app.StoreFile {
 				return fmt.Errorf("%w: %s: salvage reads a damaged bbolt file into a new one; a PostgreSQL database is repaired with PostgreSQL's own tools (then `rerankd store check`)", errUsage, f.flag)
 			}
 		}

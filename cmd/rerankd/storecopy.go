@@ -14,6 +14,8 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/rerankd/rerankd/cmd/internal/app"
+
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/retrieval/store"
 )
@@ -61,31 +63,31 @@ func runStoreCopy(args []string, stdout, stderr io.Writer) error {
 	}
 	// Both values are read before either store is opened: a usage error
 	// must not wait on a database or a file lock.
-	fromLoc, err := parseStoreLocation("--from", *from)
+	fromLoc, err := app.ParseStoreLocation("--from", *from)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	toLoc, err := parseStoreLocation("--to", *to)
+	toLoc, err := app.ParseStoreLocation("--to", *to)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	switch {
-	case fromLoc.kind == storeNone || toLoc.kind == storeNone:
-		return fmt.Errorf("%w: --from none or --to none names no store; %s", errUsage, storeForms)
-	case fromLoc.kind == storeFile && toLoc.kind == storeFile && sameFile(*from, *to):
+	case fromLoc.Kind == app.StoreNone || toLoc.Kind == app.StoreNone:
+		return fmt.Errorf("%w: --from none or --to none names no store; %s", errUsage, app.StoreForms)
+	case fromLoc.Kind == app.StoreFile && toLoc.Kind == app.StoreFile && sameFile(*from, *to):
 		return fmt.Errorf("%w: --from and --to are the same store file", errUsage)
 	}
-	src, srcName, err := openStoreReadOnly("--from", *from)
+	src, srcName, err := app.OpenStoreReadOnly("--from", *from)
 	if err != nil {
 		return fmt.Errorf("--from: %w", err)
 	}
 	defer func() { _ = src.Close() }()
-	dst, dstName, err := openStore("--to", *to, 0, nil)
+	dst, dstName, err := app.OpenStore("--to", *to, 0, nil)
 	if err != nil {
 		return fmt.Errorf("--to: %w", err)
 	}
 	defer func() { _ = dst.Close() }()
-	if err := pingNow(dst); err != nil {
+	if err := app.PingNow(dst); err != nil {
 		return fmt.Errorf("--to %s: %w", dstName, err)
 	}
 

@@ -62,16 +62,3 @@ func TestStoreProgressOnTerminal(t *testing.T) {
 		t.Errorf("salvage to a buffer: exit %d, stderr %q", code, errs)
 	}
 }
-
-// TestBenchProgressOnTerminal: bench draws its per-request bar on a
-// terminal (TestBenchTiny checks a buffer gets none).
-func TestBenchProgressOnTerminal(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "tiny")
-	if code, _, errs := runCLI(t, "testmodel", "--out", dir, "--seed", "2", "--quant", "none"); code != 0 {
-		t.Fatalf("testmodel: %s", errs)
-	}
-	code, term := runOnTerminal(t, "bench", "--model", dir, "--requests", "3", "--candidates", "2", "--served=false", "--ready-starts", "0")
-	if code != 0 || !strings.Contains(term, "bench") || !strings.Contains(term, "3/3") {
-		t.Errorf("exit %d, terminal got %q: want the bar with its label and count", code, term)
-	}
-}

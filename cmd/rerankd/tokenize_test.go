@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rerankd/rerankd/cmd/internal/version"
 )
 
 func TestTokenizeCLI(t *testing.T) {
@@ -127,7 +129,7 @@ func TestRunDispatch(t *testing.T) {
 		{nil, 2, ""},
 		{[]string{"help"}, 0, ""},
 		{[]string{"frobnicate"}, 2, ""},
-		{[]string{"version"}, 0, "rerankd dev\n"},
+		{[]string{"version"}, 0, "rerankd " + version.String() + "\n"},
 		{[]string{"tokenize", "-h"}, 0, ""},
 	}
 	for _, c := range cases {

@@ -17,7 +17,7 @@ import "slices"
 // server's scheduler alike (one value, so they plan the same calls). On
 // CPU a padded token costs what a real one does and a call of one pair
 // already keeps the matrix kernels busy, so batching wins only where it
-// pads little; docs/encoders.md has the measurements behind the value. A
+// pads little; docs/perf/encoders.md has the measurements behind the value. A
 // GPU, where fuller calls pay, wants a larger one (serve --max-pad-ratio).
 const DefaultMaxPadRatio = 1.05
 

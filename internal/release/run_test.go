@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -35,7 +36,7 @@ import (
 // layers unpacked into a root file system, the entry point started as
 // the image's user with the image's environment in fresh mount, PID and
 // network namespaces (unshare, chroot; root needed), a folder bind-mounted
-// as the /data volume. The image's own `rerankd testmodel` writes a tiny
+// as the /data volume. The image's own `rerankd-bench testmodel` writes a tiny
 // random-weight model to the volume (its scores mean nothing: the test
 // checks that ONNX Runtime loads and runs inside the image); serve runs
 // it and answers /health, /ready, /rerank, a memory add and a search;
@@ -64,7 +65,9 @@ func TestImage(t *testing.T) {
 	must(t, os.Chown(vol, 65532, 65532))
 	c := container{t: t, cfg: cf.Config, root: root, vol: vol}
 
-	gen := c.start([]string{"testmodel", "--size", "tiny", "--seed", "1", "--out", "/data/models/tiny"})
+	lab := c // the lab binary beside rerankd writes the test model
+	lab.cfg.Entrypoint = []string{path.Join(path.Dir(c.cfg.Entrypoint[0]), "rerankd-bench")}
+	gen := lab.start([]string{"testmodel", "--size", "tiny", "--seed", "1", "--out", "/data/models/tiny"})
 	if err := gen.wait(2 * time.Minute); err != nil {
 		t.Fatalf("testmodel in the image: %v\n%s", err, gen.log())
 	}

@@ -12,8 +12,8 @@ import (
 )
 
 // SupportedArchitectures are the config.json architectures rerankd
-// converts, each with what it is and an example repo id (README's model
-// section lists the same):
+// converts, each with what it is and an example repo id (docs/user/models.md
+// lists the same, README a summary):
 //
 //   - Qwen3ForCausalLM: a causal-LM reranker scored by the yes/no logits
 //     of the official Qwen3-Reranker template (Qwen/Qwen3-Reranker-0.6B,

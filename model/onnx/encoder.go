@@ -90,7 +90,7 @@ const AllEncoderFusions = encoderFuseAll
 // encoder folder unless asked otherwise) uses: standard ops only. On CPU
 // SkipLayerNormalization and BiasGelu cost more than the ops they replace,
 // and MultiHeadAttention gained only at bge-reranker-v2-m3's size, on few
-// requests, while losing on MiniLM's (docs/encoders.md).
+// requests, while losing on MiniLM's (docs/perf/encoders.md).
 const DefaultEncoderFusion EncoderFusion = 0
 
 // String lists the set's names joined by "+" ("none" when empty).

@@ -83,13 +83,13 @@ type Options struct {
 }
 
 // DefaultAttentionBuckets is NewOptions' AttentionBuckets: one run, the
-// graph measured at full depth (docs/graph-fusion.md).
+// graph measured at full depth (docs/perf/graph-fusion.md).
 const DefaultAttentionBuckets = 1
 
 // DefaultAttentionFormBuckets is the attention buckets of the CPU
 // attention form (AttentionFormFile) that model folders carry: with one
 // fused kernel per bucket and layer, two runs cost less than one padded
-// to the longest row (docs/fused-attention.md).
+// to the longest row (docs/perf/fused-attention.md).
 const DefaultAttentionFormBuckets = 2
 
 // maxAttentionBuckets bounds AttentionBuckets: every bucket repeats the
@@ -139,7 +139,7 @@ var fusionNames = []fusionName{{FuseRotary, "rotary"}, {FuseSkipNorm, "skipnorm"
 // asked otherwise) uses: standard ops only. The contrib kernels gain ~20% on
 // a 4-layer graph of the 0.6B model's width but nothing measurable on the
 // served path of the full 28-layer model, and the full plain graph ran
-// slower with them (docs/graph-fusion.md); AllFusions selects them.
+// slower with them (docs/perf/graph-fusion.md); AllFusions selects them.
 const DefaultFusion Fusion = 0
 
 // AllFusions is every fusion this package writes.

@@ -45,7 +45,7 @@ const (
 	// widest per-row range, and its product error is the largest of the
 	// projections (ProjectionErrors; 2.2x the others on the full-size test
 	// model, though keeping it in float32 cut the logit error little:
-	// docs/int8-precision.md).
+	// docs/perf/int8-precision.md).
 	QuantInt8Mixed
 	// QuantInt8Smooth is QuantInt8 after SmoothQuant-style smoothing: each
 	// channel of the q/k/v and gate/up inputs is divided by a factor

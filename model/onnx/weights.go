@@ -72,7 +72,7 @@ func (m *Model) readWeights() (*arch.Weights, map[string]*onnxpb.TensorProto, er
 	cfgJSON, ok := m.Meta(MetaConfig)
 	if !ok {
 		return nil, nil, errors.New("onnx: model has no rerankd.config metadata (not written by rerankd); " +
-			"the reference engine needs a model from `rerankd testmodel` or `rerankd convert`")
+			"the reference engine needs a model from `rerankd-bench testmodel` or `rerankd convert`")
 	}
 	var cfg arch.Config
 	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {

@@ -14,7 +14,7 @@
 //   - HNSW: our implementation of Malkov & Yashunin's hierarchical
 //     navigable small world graph (the comparison with
 //     github.com/coder/hnsw, which lost on recall at every setting, is in
-//     docs/measurements.md).
+//     docs/perf/measurements.md).
 //   - Flat: exact. Scores every row in float32 SIMD and rescores only the
 //     possible top k in float64, so its results equal a float64 scan's
 //     (see scanTopK); ~16x faster than a scalar float64 scan at 1024-d.
@@ -54,7 +54,7 @@
 // recall is what matters here (the reranker after retrieval costs far
 // more than the search), and a larger M only helps unstructured data,
 // which the fallback answers exactly anyway. The measurements behind
-// them are in docs/measurements.md.
+// them are in docs/perf/measurements.md.
 //
 // # Deletes
 //

@@ -16,7 +16,7 @@ type Config struct {
 	// the start-up build and when writes go quiet, and from which the next
 	// start loads it instead of re-inserting every vector (a load is a
 	// sequential read, a rebuild a beam search per vector; figures in
-	// docs/measurements.md). A snapshot is used only if it was saved at the
+	// docs/perf/measurements.md). A snapshot is used only if it was saved at the
 	// namespace's current store.VectorGen, so it never adds or loses a
 	// vector; any other snapshot (missing, stale, damaged, another
 	// dimension or index configuration) is ignored with a log line and the

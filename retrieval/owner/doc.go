@@ -16,7 +16,7 @@
 // # Snapshots
 //
 // Rebuilding an HNSW graph costs a beam search per vector, loading a saved
-// one a sequential read, hundreds of times faster (docs/measurements.md).
+// one a sequential read, hundreds of times faster (docs/perf/measurements.md).
 // With Config.Owner.SnapshotDir, each namespace's vector index is saved
 // there (retrieval/snap: a header, then hnsw's Save format, each with a
 // CRC-32C; written to a temporary file, fsync'ed, renamed, directory

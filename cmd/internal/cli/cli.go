@@ -8,7 +8,8 @@
 //     stderr (the flag package's output), exit 0. stdout carries only what
 //     a command produces.
 //   - `PROG nope`: "PROG: unknown command "nope"" and the usage text on
-//     stderr, exit 2.
+//     stderr, exit 2; a command that moved to another program names its
+//     new place instead, exit 2.
 //   - A command's error: nil or flag.ErrHelp exit 0; wrapping ErrUsage
 //     (a bad command line, also Usagef) "PROG CMD: error" on stderr, exit
 //     2; an Exit error its status, the command having said why in more
@@ -23,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Exit statuses of every command.
@@ -45,6 +47,15 @@ type Command struct {
 type Program struct {
 	Name     string // as the user types it: "rerankd", "eval"
 	Commands []Command
+	// Moved are commands that left this program: typed here they exit 2
+	// with a message naming their new place.
+	Moved []Moved
+}
+
+// Moved is a command that moved to another program.
+type Moved struct {
+	Name string // the old command
+	To   string // what to type now: "rerankd-bench bench"
 }
 
 // Run dispatches args (without the program name) to a command and
@@ -62,6 +73,12 @@ func (p Program) Run(args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	for _, c := range p.Commands {
 		if c.Name == args[0] {
 			return p.status(c.Name, c.Run(args[1:], stdin, stdout, stderr), stderr)
+		}
+	}
+	for _, m := range p.Moved {
+		if m.Name == args[0] {
+			fmt.Fprintf(stderr, "%s: %s moved to the lab binary: run '%s' (make build writes bin/%s)\n", p.Name, m.Name, m.To, strings.Fields(m.To)[0])
+			return ExitUsage
 		}
 	}
 	fmt.Fprintf(stderr, "%s: unknown command %q\n", p.Name, args[0])

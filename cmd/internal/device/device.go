@@ -41,8 +41,12 @@ func Define(fs *flag.FlagSet) *Flags {
 // Apply sets the provider, device and CUDA settings of c (validated by
 // c.Validate).
 func (f *Flags) Apply(c *model.SessionConfig) {
-	c.Provider, c.DeviceID = model.Provider(f.Provider), f.Device
-	c.CUDA = model.CUDAOptions{TF32: f.TF32, MemLimitBytes: int64(f.MemLimitMB) << 20, ArenaExtend: f.ArenaExtend}
+	c.Provider, c.DeviceID, c.CUDA = model.Provider(f.Provider), f.Device, f.CUDA()
+}
+
+// CUDA is the CUDA provider's settings the flags give.
+func (f *Flags) CUDA() model.CUDAOptions {
+	return model.CUDAOptions{TF32: f.TF32, MemLimitBytes: int64(f.MemLimitMB) << 20, ArenaExtend: f.ArenaExtend}
 }
 
 // ORTLib is the library to load, after parsing: lib when --ort-lib was

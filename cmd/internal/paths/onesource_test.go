@@ -3,6 +3,7 @@ package paths
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// TestORTVersionOneSource: model.RequiredORT is the one Go constant naming
+// TestORTVersionOneSource: ortversion.Required (model.RequiredORT) is the one Go constant naming
 // the ONNX Runtime release. No other Go file spells it, and the shell
 // files that install or locate the library agree with it.
 func TestORTVersionOneSource(t *testing.T) {
@@ -41,7 +42,7 @@ func TestORTVersionOneSource(t *testing.T) {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, path)
-		if rel == filepath.Join("model", "runtime.go") {
+		if rel == filepath.Join("internal", "ortversion", "ortversion.go") {
 			return nil
 		}
 		data, err := os.ReadFile(path)
@@ -118,5 +119,19 @@ func TestCacheRulesAgree(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNoCgo: paths locates the ONNX Runtime library without linking the
+// cgo binding (the model package), so every command may import it.
+func TestNoCgo(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if p == "github.com/rerankd/rerankd/model" || strings.Contains(p, "onnxruntime") {
+			t.Errorf("cmd/internal/paths links %s", p)
+		}
 	}
 }

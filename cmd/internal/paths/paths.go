@@ -30,7 +30,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/internal/ortversion"
 )
 
 // CacheDir is where scripts/setup.sh installs run-time files:
@@ -58,9 +58,9 @@ const TokenizerDir = "tokenizers/qwen3"
 
 // ORTLib is $ORT_LIB, else the library beside the running executable when
 // there is one (a release archive, the image), else the library
-// scripts/setup.sh installs, under the release model.RequiredORT names
-// (the one Go constant for it; setup.sh's ORT_VERSION is checked against
-// it by TestORTVersionOneSource).
+// scripts/setup.sh installs, under the release ortversion.Required names
+// (the one Go constant for it, without cgo; setup.sh's ORT_VERSION is
+// checked against it by TestORTVersionOneSource).
 func ORTLib() string {
 	if p := os.Getenv("ORT_LIB"); p != "" {
 		return p
@@ -68,14 +68,14 @@ func ORTLib() string {
 	if p := besideExecutable(ORTLibName); p != "" {
 		return p
 	}
-	return filepath.Join(CacheDir(), "onnxruntime", model.RequiredORT, ORTLibName)
+	return filepath.Join(CacheDir(), "onnxruntime", ortversion.Required, ORTLibName)
 }
 
 // ORTGPULib is the CUDA build of ONNX Runtime that scripts/setup_gpu.sh
-// (make setup-gpu) installs, release model.GPUORT, with its CUDA provider
+// (make setup-gpu) installs, release ortversion.GPU, with its CUDA provider
 // beside it.
 func ORTGPULib() string {
-	return filepath.Join(CacheDir(), "onnxruntime-gpu", model.GPUORT, ORTLibName)
+	return filepath.Join(CacheDir(), "onnxruntime-gpu", ortversion.GPU, ORTLibName)
 }
 
 // ORTLibFor is the default ONNX Runtime library for an execution provider:
@@ -85,7 +85,7 @@ func ORTLibFor(provider string) string {
 	if p := os.Getenv("ORT_LIB"); p != "" {
 		return p
 	}
-	if provider != "" && provider != string(model.ProviderCPU) {
+	if provider != "" && provider != "cpu" {
 		if _, err := os.Stat(ORTGPULib()); err == nil {
 			return ORTGPULib()
 		}

@@ -14,7 +14,7 @@ const analyzeMinRows = 1000
 // (a new database, a bulk load) gets a plan that scans the whole namespace
 // by its changes index, so each write costs time in proportion to the
 // namespace's size until an ANALYZE invalidates the plan, and autovacuum's
-// first look can be a minute into the load (docs/shared-store.md). So the
+// first look can be a minute into the load (docs/perf/shared-store.md). So the
 // store analyses the table whenever the rows it wrote since its last
 // analysis reach the table's size then (at least analyzeMinRows): a load
 // of N rows costs about log2(N/analyzeMinRows) analyses, each reading a

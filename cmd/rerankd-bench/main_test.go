@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rerankd/rerankd/cmd/internal/cli"
+	"github.com/rerankd/rerankd/cmd/internal/convertcmd"
+	"github.com/rerankd/rerankd/cmd/internal/servecmd"
+)
+
+// TestMain lets this test binary stand in for rerankd (serve, convert)
+// when the lab starts it with RERANKD_TEST_AS_CLI=1 (rerankdExe).
+func TestMain(m *testing.M) {
+	if os.Getenv("RERANKD_TEST_AS_CLI") == "1" {
+		os.Exit(rerankdStandIn().Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// rerankdStandIn is the part of rerankd the lab's tests use.
+func rerankdStandIn() cli.Program {
+	return cli.Program{Name: "rerankd", Commands: []cli.Command{
+		{Name: "serve", Run: servecmd.RunServe}, {Name: "convert", Run: convertcmd.Run}}}
+}
+
+// runCLI runs rerankd-bench with args in this process; "convert" runs
+// rerankd's, which the tests use to prepare folders.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	p := program()
+	if len(args) > 0 && args[0] == "convert" {
+		p = rerankdStandIn()
+	}
+	code := p.Run(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// cliCase is one command line and what it must do.
+type cliCase struct {
+	name string
+	args []string
+	code int      // 1: failure, 2: usage; 0: accepted
+	want []string // substrings of stderr
+}

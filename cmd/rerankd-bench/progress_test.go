@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rerankd/rerankd/internal/testenv"
+)
+
+// runOnTerminal runs rerankd-bench with stderr on a pseudo-terminal and
+// returns what the terminal received.
+func runOnTerminal(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var code int
+	term := testenv.OnTerminal(t, func(tty *os.File) {
+		var out bytes.Buffer
+		code = run(args, strings.NewReader(""), &out, tty)
+	})
+	return code, term
+}
+
+// TestBenchProgressOnTerminal: bench draws its per-request bar on a
+// terminal (TestBenchTiny checks a buffer gets none).
+func TestBenchProgressOnTerminal(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if code, _, errs := runCLI(t, "testmodel", "--out", dir, "--seed", "2", "--quant", "none"); code != 0 {
+		t.Fatalf("testmodel: %s", errs)
+	}
+	code, term := runOnTerminal(t, "bench", "--model", dir, "--requests", "3", "--candidates", "2", "--served=false", "--ready-starts", "0")
+	if code != 0 || !strings.Contains(term, "bench") || !strings.Contains(term, "3/3") {
+		t.Errorf("exit %d, terminal got %q: want the bar with its label and count", code, term)
+	}
+}
