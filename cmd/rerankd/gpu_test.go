@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"os/exec"
@@ -76,8 +77,8 @@ func TestGPUBuildOnCPU(t *testing.T) {
 	// --provider cuda with no --ort-lib and no ORT_LIB: setup-gpu's build.
 	env := []string{"ORT_LIB="}
 	_, errs, err = scoreChild(t, env, append(args, "--provider", "cuda")...)
-	ee, ok := err.(*exec.ExitError)
-	if !ok {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
 		t.Skipf("skipped: --provider cuda worked here (CUDA present?): %v", err)
 	}
 	if ee.ExitCode() != 1 {
@@ -91,5 +92,14 @@ func TestGPUBuildOnCPU(t *testing.T) {
 	t.Logf("--provider cuda: %s", strings.TrimSpace(errs))
 	if strings.Contains(errs, "panic") || strings.Contains(errs, "SIGSEGV") {
 		t.Errorf("crash:\n%s", errs)
+	}
+	// serve --provider cuda: the same default library, the same message,
+	// exit 1 before listening.
+	cmd := exec.Command(os.Args[0], "serve", "--model", dir, "--provider", "cuda", "--store", "none", "--addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "RERANKD_TEST_AS_CLI=1", "ORT_LIB=")
+	out, err := cmd.CombinedOutput()
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "libcublasLt.so.13 is missing") ||
+		!strings.Contains(string(out), "make setup-gpu") {
+		t.Errorf("serve --provider cuda: %v:\n%s", err, out)
 	}
 }

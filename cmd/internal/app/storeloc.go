@@ -10,6 +10,7 @@ import (
 // StoreKind is what a --store value names.
 type StoreKind int
 
+// The store kinds.
 const (
 	StoreNone     StoreKind = iota // "none" or "": no memory API
 	StoreFile                      // a bbolt file, this process alone
