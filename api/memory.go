@@ -17,8 +17,11 @@ type MemoryIn struct {
 	Time *time.Time `json:"time,omitempty"`
 	// Source is optional provenance (working directory, tool, file).
 	Source string `json:"source,omitempty"`
-	// Metadata is optional string data, returned unchanged.
-	Metadata map[string]string `json:"metadata,omitempty"`
+	// Metadata is optional typed data: each value a string, a number or
+	// a boolean (null drops the key), returned unchanged. Numbers are
+	// float64, exact for integers up to 2^53. At most 64 keys; strings at
+	// most 4 KiB.
+	Metadata map[string]any `json:"metadata,omitempty"`
 	// Vector is an optional client-computed embedding of the server's
 	// vector dimension; without it the server embeds Text if it has an
 	// embedding model.
@@ -51,13 +54,13 @@ type AddMemoriesResponse struct {
 
 // Memory is a stored memory as returned by the API.
 type Memory struct {
-	Namespace string            `json:"namespace"`
-	ID        string            `json:"id"`
-	Text      string            `json:"text"`
-	Time      time.Time         `json:"time"`
-	Source    string            `json:"source,omitempty"`
-	Metadata  map[string]string `json:"metadata,omitempty"`
-	HasVector bool              `json:"has_vector"`
+	Namespace string         `json:"namespace"`
+	ID        string         `json:"id"`
+	Text      string         `json:"text"`
+	Time      time.Time      `json:"time"`
+	Source    string         `json:"source,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+	HasVector bool           `json:"has_vector"`
 }
 
 // ListMemoriesResponse answers GET /v1/memories/{namespace}.
@@ -101,6 +104,13 @@ type SearchRequest struct {
 	// default (cross-validated on LoCoMo: BM25 k1 1.2 b 0.1, speaker and
 	// time fields at weight 4, plus context).
 	Ranking *RankingParams `json:"ranking,omitempty"`
+	// Prefer favours the memories a filter matches without excluding the
+	// others: a score term (see PreferParams).
+	Prefer *PreferParams `json:"prefer,omitempty"`
+	// Filters restricts the search to the memories they match, applied
+	// before every stage's cut-off: top_k matching memories come back
+	// whenever that many match.
+	Filters *Filter `json:"filters,omitempty"`
 }
 
 // RankingParams selects the lexical ranking: Name picks a whole one
@@ -177,8 +187,17 @@ type MMRParams struct {
 type SearchResponse struct {
 	ID string `json:"id"`
 	// Level is the retrieval level that answered: "hybrid", "bm25", "scan",
-	// or "dense" for mode "dense"; Degraded says why it is not hybrid.
-	Level    string         `json:"level"`
+	// or "dense" for mode "dense".
+	Level string `json:"level"`
+	// Vectors says what the search did with vectors: "used", "not
+	// configured" (no embedding model and no vector dimension), "not
+	// requested" (mode bm25), "none stored" (no memory of the namespace
+	// has one), "no query vector" (send one, or run an embedding model),
+	// "building" (the vector index is being built).
+	Vectors string `json:"vectors"`
+	// Degraded is set only when something not ready made the answer worse
+	// than the configuration allows (an index still building), saying
+	// what.
 	Degraded string         `json:"degraded,omitempty"`
 	Reranked bool           `json:"reranked"`
 	Backend  string         `json:"backend,omitempty"` // the reranker, when used
@@ -213,4 +232,98 @@ type SearchTiming struct {
 // DeleteResponse answers DELETE /v1/memories/{namespace}/{id}.
 type DeleteResponse struct {
 	Deleted bool `json:"deleted"`
+}
+
+// PreferParams is a score term: after the threshold, a memory Filters
+// matches gets score×(1−weight)+weight, any other score×(1−weight)
+// (scores.prefer is 1 or 0), so the agent's current project (e.g. source
+// equal to its working directory) ranks first at equal relevance.
+type PreferParams struct {
+	Filters *Filter  `json:"filters"`
+	Weight  *float64 `json:"weight,omitempty"` // (0, 1]; default 0.1
+}
+
+// Filter selects memories, in Qdrant's shape: every condition of Must,
+// at least one of Should (when it has any), none of MustNot. Keys "time",
+// "source" and "id" are the memory's fields; "metadata.K" or any other
+// key is metadata key K.
+type Filter struct {
+	Must    []Condition `json:"must,omitempty"`
+	Should  []Condition `json:"should,omitempty"`
+	MustNot []Condition `json:"must_not,omitempty"`
+}
+
+// Condition is one test: Key with Match or Range, or IsEmpty, or a nested
+// filter (Must, Should, MustNot at the condition's level).
+type Condition struct {
+	Key     string            `json:"key,omitempty"`
+	Match   *MatchCondition   `json:"match,omitempty"`
+	Range   *RangeCondition   `json:"range,omitempty"`
+	IsEmpty *IsEmptyCondition `json:"is_empty,omitempty"`
+	Must    []Condition       `json:"must,omitempty"`
+	Should  []Condition       `json:"should,omitempty"`
+	MustNot []Condition       `json:"must_not,omitempty"`
+}
+
+// MatchCondition is equality: exactly one of Value (equal), Any (equal to
+// one: "in") or Except (equal to none, or absent: "not in"). Values are
+// strings, numbers or booleans; "5" never equals 5.
+type MatchCondition struct {
+	Value  any   `json:"value,omitempty"`
+	Any    []any `json:"any,omitempty"`
+	Except []any `json:"except,omitempty"`
+}
+
+// RangeCondition bounds a number, or a time given as an RFC 3339 string
+// (the "time" key, or metadata strings holding times).
+type RangeCondition struct {
+	GT  any `json:"gt,omitempty"`
+	GTE any `json:"gte,omitempty"`
+	LT  any `json:"lt,omitempty"`
+	LTE any `json:"lte,omitempty"`
+}
+
+// IsEmptyCondition matches memories without Key (absent or null); under
+// must_not it is "exists".
+type IsEmptyCondition struct {
+	Key string `json:"key"`
+}
+
+// UpdateMemoryRequest is the body of PATCH /v1/memories/{namespace}/{id}:
+// each field given replaces the memory's; metadata is merged key by key
+// (null removes a key). A changed text is embedded again unless a vector
+// is given.
+type UpdateMemoryRequest struct {
+	Text     *string        `json:"text,omitempty"`
+	Time     *time.Time     `json:"time,omitempty"`
+	Source   *string        `json:"source,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+	Vector   []float32      `json:"vector,omitempty"`
+}
+
+// UpdateMemoryResponse answers PATCH /v1/memories/{namespace}/{id}: the
+// memory as stored now, durable.
+type UpdateMemoryResponse struct {
+	Memory
+	// Vector: as AddedMemory's.
+	Vector string `json:"vector"`
+}
+
+// ForgetResponse answers DELETE /v1/memories/{namespace}: every memory of
+// the namespace is deleted, durably, with its vectors and index state.
+type ForgetResponse struct {
+	Namespace string `json:"namespace"`
+	Deleted   int    `json:"deleted"`
+}
+
+// NamespaceInfo is one namespace the caller may see.
+type NamespaceInfo struct {
+	Namespace string `json:"namespace"`
+	Memories  int    `json:"memories"`
+}
+
+// NamespacesResponse answers GET /v1/namespaces: the namespaces holding
+// memories that the caller's key may read, sorted.
+type NamespacesResponse struct {
+	Namespaces []NamespaceInfo `json:"namespaces"`
 }

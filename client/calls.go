@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -44,6 +46,8 @@ type ListOptions struct {
 	Limit int
 	// After is the previous page's Next cursor ("" for the first page).
 	After string
+	// Filter, when set, lists only the memories it matches.
+	Filter *api.Filter
 }
 
 // ListMemories returns one page of a namespace's memories, in ID order.
@@ -55,6 +59,13 @@ func (c *Client) ListMemories(ctx context.Context, namespace string, o ListOptio
 	if o.After != "" {
 		q.Set("after", o.After)
 	}
+	if o.Filter != nil {
+		b, err := json.Marshal(o.Filter)
+		if err != nil {
+			return nil, fmt.Errorf("rerankd client: filter: %w", err)
+		}
+		q.Set("filter", string(b))
+	}
 	path := "/v1/memories/" + url.PathEscape(namespace)
 	if len(q) > 0 {
 		path += "?" + q.Encode()
@@ -64,6 +75,35 @@ func (c *Client) ListMemories(ctx context.Context, namespace string, o ListOptio
 		return nil, err
 	}
 	return &out, nil
+}
+
+// UpdateMemory changes the fields r gives of one memory (metadata merged,
+// a nil value removing a key) and returns it as stored now.
+func (c *Client) UpdateMemory(ctx context.Context, namespace, id string, r api.UpdateMemoryRequest) (*api.UpdateMemoryResponse, error) {
+	var out api.UpdateMemoryResponse
+	if err := c.do(ctx, http.MethodPatch, memoryPath(namespace, id), r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Forget deletes every memory of a namespace and returns how many there
+// were.
+func (c *Client) Forget(ctx context.Context, namespace string) (int, error) {
+	var out api.ForgetResponse
+	if err := c.do(ctx, http.MethodDelete, "/v1/memories/"+url.PathEscape(namespace), nil, &out); err != nil {
+		return 0, err
+	}
+	return out.Deleted, nil
+}
+
+// Namespaces lists the namespaces the client's key may read, with counts.
+func (c *Client) Namespaces(ctx context.Context) ([]api.NamespaceInfo, error) {
+	var out api.NamespacesResponse
+	if err := c.do(ctx, http.MethodGet, "/v1/namespaces", nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Namespaces, nil
 }
 
 // GetMemory returns one memory; a missing one is an *Error with Status 404.

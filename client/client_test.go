@@ -184,6 +184,18 @@ func TestRequests(t *testing.T) {
 		{func() error { _, err := c.ListMemories(ctx, "a:b", ListOptions{Limit: 5, After: "m 1"}); return err }, "GET", "/v1/memories/a:b?after=m+1&limit=5"},
 		{func() error { _, err := c.GetMemory(ctx, "ns", "id/with slash"); return err }, "GET", "/v1/memories/ns/id%2Fwith%20slash"},
 		{func() error { _, err := c.DeleteMemory(ctx, "ns", "m1"); return err }, "DELETE", "/v1/memories/ns/m1"},
+		{func() error {
+			text := "new"
+			_, err := c.UpdateMemory(ctx, "ns", "m1", api.UpdateMemoryRequest{Text: &text})
+			return err
+		}, "PATCH", "/v1/memories/ns/m1"},
+		{func() error { _, err := c.Forget(ctx, "a:b"); return err }, "DELETE", "/v1/memories/a:b"},
+		{func() error { _, err := c.Namespaces(ctx); return err }, "GET", "/v1/namespaces"},
+		{func() error {
+			f := &api.Filter{Must: []api.Condition{{Key: "kind", Match: &api.MatchCondition{Value: "fact"}}}}
+			_, err := c.ListMemories(ctx, "ns", ListOptions{Filter: f})
+			return err
+		}, "GET", "/v1/memories/ns?filter=%7B%22must%22%3A%5B%7B%22key%22%3A%22kind%22%2C%22match%22%3A%7B%22value%22%3A%22fact%22%7D%7D%5D%7D"},
 		{func() error { _, err := c.Search(ctx, api.SearchRequest{Namespace: "ns", Query: "q"}); return err }, "POST", "/v1/search"},
 		{func() error {
 			_, err := c.AddMemories(ctx, api.AddMemoriesRequest{MemoryIn: api.MemoryIn{Text: "t"}})
@@ -202,7 +214,7 @@ func TestRequests(t *testing.T) {
 		if r.Header.Get("Authorization") != "Bearer secret-key-1" || r.Header.Get("User-Agent") != "rerankd-go-client" {
 			t.Errorf("call %d: headers %v", i, r.Header)
 		}
-		if (call.method == "POST") != (r.Header.Get("Content-Type") == "application/json") {
+		if (call.method == "POST" || call.method == "PATCH") != (r.Header.Get("Content-Type") == "application/json") {
 			t.Errorf("call %d: content type %q", i, r.Header.Get("Content-Type"))
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -68,6 +70,7 @@ func OpenEncoderSession(path string, cfg SessionConfig) (*EncoderSession, error)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrIncompatibleModel, path, err)
 	}
+	warnInlineWeights(path)
 	s := &EncoderSession{cfg: c, types: c.TypeVocabSize > 1, output: onnx.OutputLastHidden}
 	if c.Classifier() {
 		s.output = onnx.OutputLogits
@@ -80,6 +83,24 @@ func OpenEncoderSession(path string, cfg SessionConfig) (*EncoderSession, error)
 		return nil, err
 	}
 	return s, nil
+}
+
+// inlineWarnBytes: a graph with more initializer bytes than this inside
+// its protobuf was written before encoder folders kept their weights in
+// external data (small constants stay inline in every graph).
+const inlineWarnBytes = 1 << 20
+
+// warnInlineWeights logs that the graph at path holds its weights inline,
+// where ONNX Runtime copies them onto the heap instead of mapping them,
+// and how to rewrite the folder. It still loads and scores the same.
+func warnInlineWeights(path string) {
+	w, err := onnx.ReadWeightStorage(path)
+	if err != nil || w.Inline <= inlineWarnBytes {
+		return
+	}
+	dir := filepath.Dir(path)
+	slog.Warn("encoder graph keeps its weights inside model.onnx (a folder converted by an older rerankd): ONNX Runtime copies them into memory instead of mapping them; "+
+		"`rerankd convert --from "+dir+" --out "+dir+"` rewrites the folder with its weights in external data", "graph", path, "inline_mb", w.Inline/1e6)
 }
 
 // Config returns the encoder's architecture.

@@ -14,6 +14,7 @@ import (
 	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
+	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/tokenizer"
 )
@@ -261,6 +262,112 @@ func TestOpenEncoderOwnTokenizer(t *testing.T) {
 				t.Errorf("pair 0: scorer logit %v, reference over EncodePair's ids %v", want[0].Logit, direct[0])
 			}
 			spreadScores(t, got)
+		})
+	}
+}
+
+// inlineEncoderCopy rewrites the converted encoder folder dir as rerankd
+// wrote encoder folders before they kept external data: every graph holds
+// its weights inside the protobuf, and there is no data file.
+func inlineEncoderCopy(t *testing.T, dir string) string {
+	t.Helper()
+	out := t.TempDir()
+	graphs, err := filepath.Glob(filepath.Join(dir, "model*.onnx"))
+	if err != nil || len(graphs) == 0 {
+		t.Fatalf("graphs of %s: %v %v", dir, graphs, err)
+	}
+	for _, path := range graphs {
+		m, err := onnx.LoadGraph(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Storage = onnx.DefaultStorage()
+		sub := t.TempDir()
+		if err := m.Save(sub); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(sub, onnx.ModelFile), filepath.Join(out, filepath.Base(path))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "config.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestEncoderOldInlineFolder: a folder written before encoder graphs kept
+// external data (weights inside model.onnx and model.int8.onnx) still
+// opens and scores exactly as the external-data folder does, and `convert
+// --from OLD --out NEW` (folder.Convert on a converted folder) rewrites it
+// with one shared data file and the same scores, in place too.
+func TestEncoderOldInlineFolder(t *testing.T) {
+	req := rerank.Request{Query: "what did alice say", Docs: []string{"alice said hello", "bob", "the weather was fine on tuesday"}}
+	for _, family := range []string{arch.FamilyXLMR, arch.FamilyBERT} {
+		t.Run(family, func(t *testing.T) {
+			cfg := arch.TinyEncoder(family, false)
+			src, dir := t.TempDir(), t.TempDir()
+			if err := folder.WriteTestEncoderCheckpoint(src, cfg, 7, "F32", arch.Pooling{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := folder.Convert(src, dir, folder.BuildOptions{Quants: []onnx.Quant{onnx.QuantInt8}}); err != nil {
+				t.Fatal(err)
+			}
+			old := inlineEncoderCopy(t, dir)
+			relaid := t.TempDir()
+			if err := folder.Convert(old, relaid, folder.BuildOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			inPlace := inlineEncoderCopy(t, dir)
+			if err := folder.Convert(inPlace, inPlace, folder.BuildOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []onnx.Quant{onnx.QuantNone, onnx.QuantInt8} {
+				graph := onnx.QuantFile(onnx.ModelFile, q)
+				layouts := map[string]bool{dir: true, old: false, relaid: true, inPlace: true} // folder: external data?
+				for d, external := range layouts {
+					w, err := onnx.ReadWeightStorage(filepath.Join(d, graph))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := w.External > 0 && w.Inline < inlineWarnBytes; got != external {
+						t.Errorf("%s %s: external %v (inline %d, external %d bytes), want %v", filepath.Base(d), graph, got, w.Inline, w.External, external)
+					}
+				}
+				score := func(d string) []rerank.Score {
+					o := DefaultOptions()
+					o.RuntimeLib, o.EncoderTokenizer, o.Quant = testenv.ORTLib(), fakeEncoderTokenizer(family, cfg.VocabSize), q
+					s, _, err := Open(d, o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer s.Close() //nolint:errcheck // test
+					got, err := s.Score(context.Background(), req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return got
+				}
+				want := score(dir)
+				for _, d := range []string{old, relaid, inPlace} {
+					got := score(d)
+					for i := range got {
+						if got[i].Logit != want[i].Logit {
+							t.Errorf("%v %s doc %d: logit %v, the external-data folder's %v", q, filepath.Base(d), i, got[i].Logit, want[i].Logit)
+						}
+					}
+				}
+			}
+			if _, err := os.Stat(filepath.Join(relaid, onnx.DataFile)); err != nil {
+				t.Errorf("relaid folder: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(relaid, "config.json")); err != nil {
+				t.Errorf("relaid folder lost config.json: %v", err)
+			}
 		})
 	}
 }

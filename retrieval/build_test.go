@@ -54,7 +54,7 @@ func TestDegradationLevels(t *testing.T) {
 	// The same store without an embedder: BM25 only, saying why.
 	e3 := newEngine(t, st, nil, cfg)
 	res, err = e3.Retrieve(ctx, Query{Namespace: "a", Text: "w17 topic"})
-	if err != nil || res.Level != LevelBM25 || res.Why == "" || res.Candidates[0].ID != "m0017" {
+	if err != nil || res.Level != LevelBM25 || res.Vectors != VectorsNotConfigured || res.Why != "" || res.Candidates[0].ID != "m0017" {
 		t.Fatalf("no embedder: %+v, %v", res.Level, err)
 	}
 	if _, ok := res.Candidates[0].Scores["vector"]; ok {

@@ -59,6 +59,19 @@
 // is re-indexed in the background, searches scan; once BM25 is built they
 // use it; once the vector index is built they are hybrid.
 //
+// # Filters, update and forget
+//
+// A Query's Filter (retrieval/filter, Qdrant's shape) is applied before
+// every stage cuts its candidates: the namespace's indexes keep what
+// filters read of each memory, a search builds the allow-list once, BM25
+// keeps the depth best allowed memories, the vector index scans the
+// allowed vectors exactly when they are few and walks its graph with the
+// allow-list otherwise, and context adds no refused neighbour; so a
+// search returns the k best matching memories whenever k match. Prefer is
+// a score term, not a filter. Update rewrites one memory through Add;
+// Forget deletes a namespace in one store transaction and empties its
+// indexes (every replica's, through the change sequence).
+//
 // # Vectors
 //
 // Vectors come from the Embedder (documents embedded at add time, queries

@@ -36,7 +36,7 @@ func TestSearchFields(t *testing.T) {
 	e := newEngine(t, openStore(t, ""), nil, DefaultConfig())
 	mem := func(id, text, speaker string, at time.Time) store.Item {
 		return store.Item{Memory: memory.Memory{Namespace: "u", ID: id, Text: text, Time: at,
-			Metadata: map[string]string{"speaker": speaker}}}
+			Metadata: memory.Strings(map[string]string{"speaker": speaker})}}
 	}
 	may8 := time.Date(2023, 5, 8, 10, 0, 0, 0, time.UTC)
 	mustAdd(t, e,

@@ -47,7 +47,7 @@ func BenchmarkSearchRanking(b *testing.B) {
 					items[j] = store.Item{Memory: memory.Memory{Namespace: "u", ID: fmt.Sprintf("m%07d", k),
 						Text: strings.Join(words, " "), Source: fmt.Sprintf("s%d", session),
 						Time:     day0.Add(time.Duration(k) * 365 * 24 * time.Hour / time.Duration(n)),
-						Metadata: map[string]string{"speaker": speaker}}}
+						Metadata: memory.Strings(map[string]string{"speaker": speaker})}}
 				}
 				if _, err := e.Add(ctx, items); err != nil {
 					b.Fatal(err)

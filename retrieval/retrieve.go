@@ -10,6 +10,8 @@ import (
 
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/filter"
+	"github.com/rerankd/rerankd/retrieval/index"
 	"github.com/rerankd/rerankd/retrieval/keep"
 	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
@@ -64,6 +66,9 @@ type Query struct {
 	// Ranking is the lexical first stage's ranking; nil is
 	// DefaultRanking().
 	Ranking *lexrank.Ranking
+	// Filter, when set, restricts the search to the memories it matches,
+	// before any stage cuts its candidates (filter.Compile makes it).
+	Filter *filter.Matcher
 }
 
 // Retrieved is the answer to a Query.
@@ -73,9 +78,23 @@ type Retrieved struct {
 	Candidates []post.Candidate
 	// Level is the level that answered.
 	Level Level
-	// Why says why the level is below hybrid ("" at hybrid).
+	// Vectors says what became of the vector side (see VectorsUsed...).
+	Vectors string
+	// Why says what degraded the answer when something is not ready or
+	// failed (the index still building); "" when the answer is as good as
+	// the configuration allows, even if not hybrid (Vectors says why).
 	Why string
 }
+
+// What a search did with vectors (Retrieved.Vectors).
+const (
+	VectorsUsed          = "used"
+	VectorsNotConfigured = "not configured" // no embedder and no vector dimension
+	VectorsNotRequested  = "not requested"  // mode bm25
+	VectorsBuilding      = "building"       // the vector index is being built (degraded)
+	VectorsNoneStored    = "none stored"    // no memory of the namespace has a vector
+	VectorsNoQuery       = "no query vector"
+)
 
 // lexOnly fuses a single BM25 list with its normalised score as the fused
 // score (the default weights would only scale it down).
@@ -120,22 +139,29 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	if sp == nil {
 		// Nothing was ever stored here; the level is what a search would
 		// have used, so clients see a stable value.
-		return Retrieved{Candidates: []post.Candidate{}, Level: LevelBM25, Why: "empty namespace"}, nil
+		return Retrieved{Candidates: []post.Candidate{}, Level: LevelBM25, Vectors: VectorsNoneStored}, nil
 	}
 	wantVec := q.Mode == ModeDense || q.Mode == ModeHybrid
 	if !sp.LexReady() && !wantVec {
 		sctx, ssp := span.Start(ctx, tracerName, "rerankd.scan")
-		got, err := e.scan(sctx, q.Namespace, q.Text, depth, q.ranking())
+		got, err := e.scan(sctx, q.Namespace, q.Text, depth, q.ranking(), q.Filter)
 		span.End(ssp, err)
 		return got, err
 	}
 
 	ix := sp.Indexes()
 	ranking := q.ranking()
+	var allowed *index.Allowed
+	if q.Filter != nil {
+		_, fsp := span.Start(ctx, tracerName, "rerankd.filter")
+		allowed = ix.Allowed(q.Filter)
+		fsp.SetAttributes(attribute.Int("rerankd.allowed", allowed.Len()), attribute.Int("rerankd.memories", allowed.Live))
+		fsp.End()
+	}
 	var bm []post.Hit
 	var raw map[string]float64 // BM25 of each lexical hit, when a stage changed the score
 	if q.Mode != ModeDense {
-		lexHits := lexrank.Stage(ctx, ix, q.Text, depth, ranking)
+		lexHits := lexrank.Stage(ctx, ix, q.Text, depth, ranking, allowed)
 		bm = make([]post.Hit, len(lexHits))
 		if ranking.Staged() {
 			raw = make(map[string]float64, len(lexHits))
@@ -147,28 +173,28 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 			}
 		}
 	}
-	level, why := LevelBM25, ""
+	level, why, vstate := LevelBM25, "", ""
 	var vec []post.Hit
 	switch {
 	case q.Mode == ModeBM25:
-		why = "bm25 mode requested"
+		vstate = VectorsNotRequested
 	case ix.Vec == nil:
-		why = "no vector index (no embedder and no vector dimension configured)"
+		vstate = VectorsNotConfigured
 	case !sp.VecReady():
-		why = "vector index still building"
+		vstate, why = VectorsBuilding, "vector index still building"
 	case ix.Vec.Len() == 0:
-		why = "no memory in this namespace has a vector"
+		vstate = VectorsNoneStored
 	default:
 		qv, err := e.queryVector(ctx, q)
 		if err != nil {
 			return Retrieved{}, err
 		}
 		if qv == nil {
-			why = "no query vector (no embedder; send one with the query)"
+			vstate = VectorsNoQuery
 			break
 		}
 		_, vsp := span.Start(ctx, tracerName, "rerankd.vector_search")
-		hits, err := ix.Vec.Search(qv, depth)
+		hits, err := ix.SearchVectors(qv, depth, allowed)
 		vsp.SetAttributes(attribute.Int("rerankd.hits", len(hits)))
 		span.End(vsp, err)
 		if err != nil {
@@ -178,7 +204,7 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 		for i, h := range hits {
 			vec[i] = post.Hit{ID: h.ID, Score: float64(h.Score)}
 		}
-		level = LevelHybrid
+		level, vstate = LevelHybrid, VectorsUsed
 	}
 	if wantVec && level != LevelHybrid {
 		if ix.Vec != nil && !sp.VecReady() {
@@ -187,7 +213,7 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 			// the same request succeeds shortly.
 			return Retrieved{}, fmt.Errorf("%w: %s mode: the vector index of %q is still building; retry shortly", ErrUnavailable, q.Mode, q.Namespace)
 		}
-		return Retrieved{}, fmt.Errorf("%w: %s mode: %s", ErrNoVectors, q.Mode, why)
+		return Retrieved{}, fmt.Errorf("%w: %s mode: vectors %s", ErrNoVectors, q.Mode, vstate)
 	}
 	var cands []post.Candidate
 	switch {
@@ -213,7 +239,7 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	if err != nil {
 		return Retrieved{}, err
 	}
-	return Retrieved{Candidates: cands, Level: level, Why: why}, nil
+	return Retrieved{Candidates: cands, Level: level, Vectors: vstate, Why: why}, nil
 }
 
 func (e *Service) checkQuery(q Query) error {
@@ -289,7 +315,7 @@ func (e *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
 // scan scores up to ScanLimit memories of ns with per-request BM25 (the
 // ranking's k1 and b; its other stages need the index): the level used
 // while the namespace's index is still being built.
-func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexrank.Ranking) (Retrieved, error) {
+func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexrank.Ranking, f *filter.Matcher) (Retrieved, error) {
 	var recs []store.Record
 	if err := ctx.Err(); err != nil {
 		return Retrieved{}, err
@@ -298,7 +324,16 @@ func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexran
 		if err != nil {
 			return Retrieved{}, fmt.Errorf("retrieval: scan: %w", mapStoreErr(err))
 		}
-		recs = append(recs, pg.Records[:min(len(pg.Records), e.cfg.ScanLimit-len(recs))]...)
+		page := pg.Records
+		if f != nil {
+			page = make([]store.Record, 0, len(pg.Records))
+			for _, r := range pg.Records {
+				if f.Match(filter.Of(r.Memory)) {
+					page = append(page, r)
+				}
+			}
+		}
+		recs = append(recs, page[:min(len(page), e.cfg.ScanLimit-len(recs))]...)
 		if len(recs) >= e.cfg.ScanLimit {
 			break
 		}
@@ -336,7 +371,7 @@ func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexran
 	for i := range cands {
 		keep.Complete(&cands[i], byID[cands[i].ID], e.b.Dim)
 	}
-	return Retrieved{Candidates: cands, Level: LevelScan, Why: "index still building; scanned the store"}, nil
+	return Retrieved{Candidates: cands, Level: LevelScan, Vectors: VectorsBuilding, Why: "index still building; scanned the store"}, nil
 }
 
 // ranking returns the query's ranking, DefaultRanking when it has none.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/rerankd/rerankd/retrieval/filter"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/tracing/span"
 	"go.opentelemetry.io/otel/attribute"
@@ -36,6 +37,9 @@ type SearchRequest struct {
 	// to Now (which must then be set: never the wall clock here).
 	Recency *post.RecencyConfig
 	Now     time.Time
+	// Prefer, when non-nil, favours the memories it matches (after the
+	// threshold, before recency): see Prefer.
+	Prefer *Prefer
 	// MMR, when non-nil, diversifies the final order.
 	MMR *post.MMRConfig
 	// TopK is how many results to return (0: 10).
@@ -53,9 +57,10 @@ type SearchResult struct {
 	// Rest, with KeepRest: the other candidates that passed the threshold,
 	// in score order (after recency).
 	Rest []post.Candidate
-	// Level and Why come from retrieval (see Retrieved).
-	Level Level
-	Why   string
+	// Level, Vectors and Why come from retrieval (see Retrieved).
+	Level   Level
+	Vectors string
+	Why     string
 	// Retrieved is how many candidates retrieval proposed; Reranked how
 	// many the reranker scored; AboveThreshold how many passed it.
 	Retrieved, Reranked, AboveThreshold int
@@ -66,6 +71,39 @@ type SearchResult struct {
 // SearchTiming splits a search's time by stage.
 type SearchTiming struct {
 	Retrieve, Rerank, Post time.Duration
+}
+
+// Prefer is a score term, not a filter: a candidate that Match accepts
+// gets score × (1 − Weight) + Weight, any other score × (1 − Weight), so
+// at equal relevance the preferred memory ranks first while a much more
+// relevant one still wins (e.g. Match: the agent's working directory as
+// source, Weight 0.2). Scores["prefer"] is 1 or 0. Weight is in (0, 1].
+type Prefer struct {
+	Match  *filter.Matcher
+	Weight float64
+}
+
+// DefaultPreferWeight is Prefer.Weight when a request gives none.
+const DefaultPreferWeight = 0.1
+
+// ScorePrefer is the key of the prefer term in Candidate.Scores.
+const ScorePrefer = "prefer"
+
+// prefer applies p to cands and sorts them by the new score.
+func prefer(cands []post.Candidate, p Prefer) []post.Candidate {
+	out := make([]post.Candidate, len(cands))
+	for i, c := range cands {
+		hit := 0.0
+		if p.Match.Match(filter.Fields{ID: c.ID, Time: c.Time, Source: c.Source, Metadata: c.Metadata}) {
+			hit = 1
+		}
+		c.Scores = cloneScores(c.Scores)
+		c.Scores[ScorePrefer] = hit
+		c.Score = c.Score*(1-p.Weight) + p.Weight*hit
+		out[i] = c
+	}
+	sortByScore(out)
+	return out
 }
 
 // DefaultTopK is the number of results when SearchRequest.TopK is 0.
@@ -85,7 +123,7 @@ func (e *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 	if err != nil {
 		return SearchResult{}, err
 	}
-	res := SearchResult{Level: got.Level, Why: got.Why, Retrieved: len(got.Candidates)}
+	res := SearchResult{Level: got.Level, Vectors: got.Vectors, Why: got.Why, Retrieved: len(got.Candidates)}
 	res.Timing.Retrieve = time.Since(t0)
 	cands := got.Candidates
 
@@ -118,6 +156,11 @@ func (e *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 		sp.End()
 	}
 	res.AboveThreshold = len(cands)
+	if r.Prefer != nil {
+		_, sp := span.Start(ctx, tracerName, "rerankd.prefer", attribute.Int("rerankd.candidates", len(cands)))
+		cands = prefer(cands, *r.Prefer)
+		sp.End()
+	}
 	if r.Recency != nil {
 		_, sp := span.Start(ctx, tracerName, "rerankd.recency", attribute.Int("rerankd.candidates", len(cands)))
 		cands = post.Recency(cands, *r.Recency, r.Now)
@@ -179,6 +222,9 @@ func (r SearchRequest) validate() error {
 		if r.Now.IsZero() {
 			probs = append(probs, fmt.Errorf("recency needs a reference time (now)"))
 		}
+	}
+	if p := r.Prefer; p != nil && (p.Match == nil || !(p.Weight > 0 && p.Weight <= 1)) {
+		probs = append(probs, fmt.Errorf("prefer: want a filter and a weight in (0, 1], got weight %v", p.Weight))
 	}
 	if r.MMR != nil {
 		if err := r.MMR.Validate(); err != nil {

@@ -29,7 +29,7 @@ func TestAddGetDeleteList(t *testing.T) {
 	if _, err := e.Get("../a", "3"); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Get bad namespace: %v, want ErrInvalid", err)
 	}
-	page, next, err := e.List("a", "", 1)
+	page, next, err := e.List("a", "", 1, nil)
 	if err != nil || len(page) != 1 || page[0].Memory.ID != "1" || next != "1" {
 		t.Fatalf("List page 1 = %v %q %v", page, next, err)
 	}

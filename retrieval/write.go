@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"time"
 
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval/filter"
 	"github.com/rerankd/rerankd/retrieval/keep"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/store"
@@ -184,6 +187,116 @@ func (e *Service) Delete(ns, id string) error {
 	})
 }
 
+// Patch is a partial update of a memory: each non-nil field replaces the
+// memory's; Metadata is merged key by key, a key without a value
+// (memory.Value{}, JSON null) removing it.
+type Patch struct {
+	Text     *string
+	Time     *time.Time
+	Source   *string
+	Metadata memory.Metadata
+	// Vector replaces the embedding. Without it, a changed text is
+	// embedded again (by the Embedder; without one the memory loses its
+	// vector, which described the old text), and an unchanged text keeps
+	// its vector.
+	Vector []float32
+}
+
+// Update applies p to ns/id and writes the result as Add does (durable,
+// then indexed; visible to the next search on every replica). It returns
+// an error wrapping ErrNotFound when there is no such memory. Two updates
+// of one memory at once: the last to write wins whole.
+func (e *Service) Update(ctx context.Context, ns, id string, p Patch) (Added, error) {
+	rec, err := e.Get(ns, id)
+	if err != nil {
+		return Added{}, err
+	}
+	m, vec := rec.Memory, rec.Vector
+	if p.Text != nil && *p.Text != m.Text {
+		m.Text, vec = *p.Text, nil
+	}
+	if p.Time != nil {
+		m.Time = *p.Time
+	}
+	if p.Source != nil {
+		m.Source = *p.Source
+	}
+	if len(p.Metadata) > 0 {
+		md := make(memory.Metadata, len(m.Metadata)+len(p.Metadata))
+		maps.Copy(md, m.Metadata)
+		for k, v := range p.Metadata {
+			if v.Kind() == memory.KindNone {
+				delete(md, k)
+			} else {
+				md[k] = v
+			}
+		}
+		if len(md) == 0 {
+			md = nil
+		}
+		m.Metadata = md
+	}
+	if p.Vector != nil {
+		vec = p.Vector
+	}
+	m.SchemaVersion = 0 // written in this build's schema
+	added, err := e.Add(ctx, []store.Item{{Memory: m, Vector: vec}})
+	if err != nil {
+		return Added{}, err
+	}
+	return added[0], nil
+}
+
+// Forget deletes every memory of ns durably, with its vectors, vector
+// generation and vector index snapshot, then empties its indexes; it
+// returns how many memories ns held (0 for a namespace never written).
+// Over a shared store every replica's indexes learn of each delete before
+// their next search.
+func (e *Service) Forget(ns string) (int, error) {
+	if e.b.Closed() {
+		return 0, ErrClosed
+	}
+	if err := memory.ValidateNamespace(ns); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return e.k.Forget(ns, func() (int, error) {
+		n, err := e.b.St.DeleteNamespace(ns)
+		if err != nil {
+			return 0, mapStoreErr(err)
+		}
+		return n, nil
+	})
+}
+
+// Namespace is one namespace and how many memories it holds.
+type Namespace struct {
+	Name     string
+	Memories int
+}
+
+// Namespaces lists the namespaces holding memories that allow accepts
+// (nil: all), sorted, with their counts.
+func (e *Service) Namespaces(allow func(string) bool) ([]Namespace, error) {
+	names, err := e.b.St.Namespaces()
+	if err != nil {
+		return nil, mapStoreErr(err)
+	}
+	out := make([]Namespace, 0, len(names))
+	for _, ns := range names {
+		if allow != nil && !allow(ns) {
+			continue
+		}
+		n, err := e.b.St.Count(ns)
+		if err != nil {
+			return nil, mapStoreErr(err)
+		}
+		if n > 0 {
+			out = append(out, Namespace{Name: ns, Memories: n})
+		}
+	}
+	return out, nil
+}
+
 // Get returns ns/id with its vector (nil if none).
 func (e *Service) Get(ns, id string) (store.Record, error) {
 	if err := keysValid(ns, id); err != nil {
@@ -201,16 +314,42 @@ func (e *Service) Get(ns, id string) (store.Record, error) {
 
 // List returns up to limit memories of ns after the ID `after`, in ID
 // order, with their vectors, and the cursor for the next page ("" at the
-// end).
-func (e *Service) List(ns, after string, limit int) ([]store.Record, string, error) {
+// end). With a filter f only matching memories are returned: the store is
+// read page by page until limit match or it ends, and the cursor is the
+// last memory read.
+func (e *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.Record, string, error) {
 	if err := memory.ValidateNamespace(ns); err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	recs, next, err := e.b.St.Page(ns, after, limit, true)
-	if err != nil {
-		return nil, "", mapStoreErr(err)
+	if f == nil {
+		recs, next, err := e.b.St.Page(ns, after, limit, true)
+		if err != nil {
+			return nil, "", mapStoreErr(err)
+		}
+		return recs, next, nil
 	}
-	return recs, next, nil
+	var out []store.Record
+	for {
+		recs, next, err := e.b.St.Page(ns, after, limit, true)
+		if err != nil {
+			return nil, "", mapStoreErr(err)
+		}
+		for i, r := range recs {
+			if f.Match(filter.Of(r.Memory)) {
+				out = append(out, r)
+				if len(out) == limit {
+					if i == len(recs)-1 {
+						return out, next, nil
+					}
+					return out, r.Memory.ID, nil
+				}
+			}
+		}
+		if next == "" {
+			return out, "", nil
+		}
+		after = next
+	}
 }
 
 func keysValid(ns, id string) error {

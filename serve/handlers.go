@@ -26,13 +26,22 @@ func decode(c *fiber.Ctx) (*api.RerankRequest, error) { return decodeJSON[api.Re
 // decodeJSON parses a JSON body into a T: a non-JSON content type is 415,
 // syntax errors 400, wrong field types 422.
 func decodeJSON[T any](c *fiber.Ctx) (*T, error) {
+	if err := checkJSONType(c); err != nil {
+		return nil, err
+	}
+	return decodeBytes[T](c.Body())
+}
+
+// checkJSONType refuses a body whose content type is not JSON (415); an
+// absent content type is read as JSON.
+func checkJSONType(c *fiber.Ctx) error {
 	if ct := c.Get(fiber.HeaderContentType); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != fiber.MIMEApplicationJSON && !strings.HasSuffix(mt, "+json")) {
-			return nil, newError(KindMediaType, "content type %q: send application/json", ct)
+			return newError(KindMediaType, "content type %q: send application/json", ct)
 		}
 	}
-	return decodeBytes[T](c.Body())
+	return nil
 }
 
 // decodeBytes parses JSON into a T with decodeJSON's answers: syntax errors

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -27,13 +28,13 @@ type MCPOptions struct {
 // tags are what a model reads in tools/list.
 type (
 	mcpAddArgs struct {
-		Namespace string            `json:"namespace,omitempty" jsonschema:"The memory namespace (a user, agent or project). Letters, digits and . _ - : only. Omit it for the server's default namespace."`
-		Text      string            `json:"text" jsonschema:"The memory itself: a fact, preference, decision or event, in plain language. Valid UTF-8, at most 1 MiB."`
-		ID        string            `json:"id,omitempty" jsonschema:"An ID unique within the namespace. Adding an existing ID replaces that memory. Generated when omitted."`
-		Time      *time.Time        `json:"time,omitempty" jsonschema:"When the memory was formed, as an RFC 3339 time (2025-01-31T09:00:00Z). Defaults to now. Recency ranking uses it."`
-		Source    string            `json:"source,omitempty" jsonschema:"Optional provenance: the file, tool, conversation or working directory it came from."`
-		Metadata  map[string]string `json:"metadata,omitempty" jsonschema:"Optional string key/value pairs kept with the memory and returned with it."`
-		Vector    []float32         `json:"vector,omitempty" jsonschema:"Optional embedding of text computed by the caller; only when the server runs without its own embedding model."`
+		Namespace string         `json:"namespace,omitempty" jsonschema:"The memory namespace (a user, agent or project). Letters, digits and . _ - : only. Omit it for the server's default namespace."`
+		Text      string         `json:"text" jsonschema:"The memory itself: a fact, preference, decision or event, in plain language. Valid UTF-8, at most 1 MiB."`
+		ID        string         `json:"id,omitempty" jsonschema:"An ID unique within the namespace. Adding an existing ID replaces that memory. Generated when omitted."`
+		Time      *time.Time     `json:"time,omitempty" jsonschema:"When the memory was formed, as an RFC 3339 time (2025-01-31T09:00:00Z). Defaults to now. Recency ranking uses it."`
+		Source    string         `json:"source,omitempty" jsonschema:"Optional provenance: the file, tool, conversation or working directory it came from."`
+		Metadata  map[string]any `json:"metadata,omitempty" jsonschema:"Optional key/value pairs kept with the memory and returned with it; each value a string, a number or a boolean (e.g. {\"kind\":\"fact\",\"priority\":2,\"done\":false}). Search filters can select by them."`
+		Vector    []float32      `json:"vector,omitempty" jsonschema:"Optional embedding of text computed by the caller; only when the server runs without its own embedding model."`
 	}
 	mcpSearchArgs struct {
 		Query     string             `json:"query" jsonschema:"What to recall, as a question or a description of the memories wanted."`
@@ -43,15 +44,34 @@ type (
 		Recency   *api.RecencyParams `json:"recency,omitempty" jsonschema:"Favour recent memories: weight (default 0.1) blends in an exponential decay by age with half_life (a Go duration such as 168h). Omit it to rank by relevance alone."`
 		MMR       *api.MMRParams     `json:"mmr,omitempty" jsonschema:"Diversify results with maximal marginal relevance: lambda (0..1, default 0.7) trades relevance against novelty over the best window (default 20) candidates. Omit it for no diversification."`
 		Rerank    *bool              `json:"rerank,omitempty" jsonschema:"Score candidates with the cross-encoder reranker. Defaults to true when the server has a model."`
+		Prefer    *api.PreferParams  `json:"prefer,omitempty" jsonschema:"Favour, without excluding the others, the memories matching prefer.filters (the shape of filters), e.g. the current project: {\"filters\":{\"must\":[{\"key\":\"source\",\"match\":{\"value\":\"/home/me/proj\"}}]},\"weight\":0.2}. weight (0..1, default 0.1) is blended into the score."`
+		Filters   *api.Filter        `json:"filters,omitempty" jsonschema:"Recall only memories matching this filter (Qdrant's shape): {\"must\":[{\"key\":\"kind\",\"match\":{\"value\":\"fact\"}},{\"key\":\"time\",\"range\":{\"gte\":\"2025-01-01T00:00:00Z\"}}],\"should\":[...],\"must_not\":[...]}. match takes value, any (in) or except (not in); range takes gt, gte, lt, lte (numbers, or RFC 3339 times); {\"is_empty\":{\"key\":\"k\"}} matches memories without k. Keys: time, source, id, or a metadata key."`
 	}
 	mcpListArgs struct {
-		Namespace string `json:"namespace,omitempty" jsonschema:"The namespace to list. Omit it for the server's default namespace."`
-		Limit     *int   `json:"limit,omitempty" jsonschema:"How many memories per page (1..1000, default 100)."`
-		Cursor    string `json:"cursor,omitempty" jsonschema:"The next value of the previous page, to continue after it. Omit it for the first page."`
+		Namespace string      `json:"namespace,omitempty" jsonschema:"The namespace to list. Omit it for the server's default namespace."`
+		Limit     *int        `json:"limit,omitempty" jsonschema:"How many memories per page (1..1000, default 100)."`
+		Cursor    string      `json:"cursor,omitempty" jsonschema:"The next value of the previous page, to continue after it. Omit it for the first page."`
+		Filters   *api.Filter `json:"filters,omitempty" jsonschema:"List only memories matching this filter (the shape of memory_search's filters)."`
 	}
 	mcpDeleteArgs struct {
 		Namespace string `json:"namespace,omitempty" jsonschema:"The namespace holding the memory. Omit it for the server's default namespace."`
 		ID        string `json:"id" jsonschema:"The ID of the memory to delete, as returned by memory_add, memory_search or memory_list."`
+	}
+	mcpGetArgs struct {
+		Namespace string `json:"namespace,omitempty" jsonschema:"The namespace holding the memory. Omit it for the server's default namespace."`
+		ID        string `json:"id" jsonschema:"The ID of the memory, as returned by memory_add, memory_search or memory_list."`
+	}
+	mcpUpdateArgs struct {
+		Namespace string         `json:"namespace,omitempty" jsonschema:"The namespace holding the memory. Omit it for the server's default namespace."`
+		ID        string         `json:"id" jsonschema:"The ID of the memory to change."`
+		Text      *string        `json:"text,omitempty" jsonschema:"The corrected memory text; it is embedded and indexed again."`
+		Time      *time.Time     `json:"time,omitempty" jsonschema:"A new RFC 3339 time for the memory."`
+		Source    *string        `json:"source,omitempty" jsonschema:"A new provenance."`
+		Metadata  map[string]any `json:"metadata,omitempty" jsonschema:"Metadata keys to set (strings, numbers, booleans); a key set to null is removed; other keys are kept."`
+		Vector    []float32      `json:"vector,omitempty" jsonschema:"A new embedding computed by the caller; only when the server runs without its own embedding model."`
+	}
+	mcpForgetArgs struct {
+		Namespace string `json:"namespace" jsonschema:"The namespace whose memories are all deleted, for good. Required: there is no default here."`
 	}
 	mcpRerankArgs struct {
 		Query       string   `json:"query" jsonschema:"The query the documents are ranked against."`
@@ -70,8 +90,15 @@ type mcpTool struct {
 }
 
 func schemaOf[T any]() func() (*jsonschema.Schema, error) {
-	return func() (*jsonschema.Schema, error) { return jsonschema.For[T](nil) }
+	return func() (*jsonschema.Schema, error) { return jsonschema.For[T](schemaOptions) }
 }
+
+// schemaOptions describe the types the schema inference cannot: a filter
+// condition nests filters (a cycle), and is described to the model in
+// its field's description instead.
+var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[api.Condition](): {Type: "object", Description: "A condition: {key, match} or {key, range}, {is_empty: {key}}, or a nested filter (must, should, must_not)."},
+}}
 
 // orDefault is the namespace a memory tool uses.
 func orDefault(ns string, o MCPOptions) string {
@@ -86,7 +113,7 @@ var mcpTools = []mcpTool{
 		desc: "Store one memory (a fact, preference, decision or event) so that memory_search can recall it later. " +
 			"Returns the namespace and ID it was stored under.",
 		call: func(ctx context.Context, s *Server, sc scope, raw []byte, o MCPOptions) (any, error) {
-			a, err := decodeBytes[mcpAddArgs](raw)
+			a, err := decodeStrictBody[mcpAddArgs](raw)
 			if err != nil {
 				return nil, err
 			}
@@ -98,12 +125,12 @@ var mcpTools = []mcpTool{
 		desc: "Recall the memories most relevant to a query: hybrid keyword and vector retrieval, reranked by a cross-encoder, " +
 			"optionally favouring recent memories (recency) and diverse ones (mmr). Results are best first, each with its score.",
 		call: func(ctx context.Context, s *Server, sc scope, raw []byte, o MCPOptions) (any, error) {
-			a, err := decodeBytes[mcpSearchArgs](raw)
+			a, err := decodeStrictBody[mcpSearchArgs](raw)
 			if err != nil {
 				return nil, err
 			}
 			req := &api.SearchRequest{Namespace: orDefault(a.Namespace, o), Query: a.Query, TopK: a.TopK,
-				Threshold: a.Threshold, Recency: a.Recency, MMR: a.MMR, Rerank: a.Rerank}
+				Threshold: a.Threshold, Recency: a.Recency, MMR: a.MMR, Rerank: a.Rerank, Filters: a.Filters, Prefer: a.Prefer}
 			ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 			defer cancel()
 			return s.search(ctx, sc, req)
@@ -111,7 +138,7 @@ var mcpTools = []mcpTool{
 	{name: "memory_list", schema: schemaOf[mcpListArgs](),
 		desc: "List the memories of a namespace in ID order, one page at a time; pass the answer's next as cursor for the following page.",
 		call: func(_ context.Context, s *Server, sc scope, raw []byte, o MCPOptions) (any, error) {
-			a, err := decodeBytes[mcpListArgs](raw)
+			a, err := decodeStrictBody[mcpListArgs](raw)
 			if err != nil {
 				return nil, err
 			}
@@ -122,26 +149,62 @@ var mcpTools = []mcpTool{
 				}
 				limit = *a.Limit
 			}
-			return s.listMemories(sc, orDefault(a.Namespace, o), a.Cursor, limit)
+			f, err := compileFilter(a.Filters)
+			if err != nil {
+				return nil, err
+			}
+			return s.listMemories(sc, orDefault(a.Namespace, o), a.Cursor, limit, f)
 		}},
 	{name: "memory_delete", schema: schemaOf[mcpDeleteArgs](),
 		desc: "Delete one memory by its ID, e.g. when it is wrong or no longer true.",
 		call: func(_ context.Context, s *Server, sc scope, raw []byte, o MCPOptions) (any, error) {
-			a, err := decodeBytes[mcpDeleteArgs](raw)
+			a, err := decodeStrictBody[mcpDeleteArgs](raw)
 			if err != nil {
 				return nil, err
 			}
 			return s.deleteMemory(sc, orDefault(a.Namespace, o), a.ID)
 		}},
-	{name: "rerank", schema: schemaOf[mcpRerankArgs](),
-		desc: "Rank candidate texts by relevance to a query with the cross-encoder reranker. Returns the documents' indexes, best first, " +
-			"each with a relevance score (a probability in 0..1).",
-		call: func(ctx context.Context, s *Server, _ scope, raw []byte, _ MCPOptions) (any, error) {
-			a, err := decodeBytes[mcpRerankArgs](raw)
+	{name: "memory_get", schema: schemaOf[mcpGetArgs](),
+		desc: "Read one memory by its ID: its text, time, source and metadata.",
+		call: func(_ context.Context, s *Server, sc scope, raw []byte, o MCPOptions) (any, error) {
+			a, err := decodeStrictBody[mcpGetArgs](raw)
 			if err != nil {
 				return nil, err
 			}
-			req := &api.RerankRequest{Query: a.Query, TopN: a.TopN, Instruction: a.Instruction}
+			return s.getMemory(sc, orDefault(a.Namespace, o), a.ID)
+		}},
+	{name: "memory_update", schema: schemaOf[mcpUpdateArgs](),
+		desc: "Correct or extend one memory in place (text, time, source, metadata), e.g. when a fact changed. " +
+			"Only the fields given change; metadata keys are merged. Returns the memory as stored now.",
+		call: func(ctx context.Context, s *Server, sc scope, raw []byte, o MCPOptions) (any, error) {
+			a, err := decodeStrictBody[mcpUpdateArgs](raw)
+			if err != nil {
+				return nil, err
+			}
+			req := &api.UpdateMemoryRequest{Text: a.Text, Time: a.Time, Source: a.Source, Metadata: a.Metadata, Vector: a.Vector}
+			return s.updateMemory(ctx, sc, orDefault(a.Namespace, o), a.ID, req)
+		}},
+	{name: "memory_forget", schema: schemaOf[mcpForgetArgs](),
+		desc: "Delete every memory of a namespace, for good (a user's \"forget me\" request). Returns how many were deleted.",
+		call: func(_ context.Context, s *Server, sc scope, raw []byte, _ MCPOptions) (any, error) {
+			a, err := decodeStrictBody[mcpForgetArgs](raw)
+			if err != nil {
+				return nil, err
+			}
+			if a.Namespace == "" {
+				return nil, newError(KindValidation, "namespace: required (memory_forget deletes a whole namespace, so it is never the default)")
+			}
+			return s.forget(sc, a.Namespace)
+		}},
+	{name: "rerank", schema: schemaOf[mcpRerankArgs](),
+		desc: "Rank candidate texts by relevance to a query with the cross-encoder reranker. Returns the documents best first, " +
+			"each with its index in documents, its text and a relevance score (a probability in 0..1).",
+		call: func(ctx context.Context, s *Server, _ scope, raw []byte, _ MCPOptions) (any, error) {
+			a, err := decodeStrictBody[mcpRerankArgs](raw)
+			if err != nil {
+				return nil, err
+			}
+			req := &api.RerankRequest{Query: a.Query, TopN: a.TopN, Instruction: a.Instruction, ReturnDocuments: true}
 			if a.Documents != nil {
 				req.Documents = make([]api.Document, len(a.Documents))
 				for i, d := range a.Documents {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/internal/mcptest"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
@@ -116,7 +117,7 @@ func TestMCPTools(t *testing.T) {
 			t.Errorf("tool %s: no description or schema", tl.Name)
 		}
 	}
-	if got := strings.Join(names, ","); got != "memory_add,memory_delete,memory_list,memory_search,rerank" {
+	if got := strings.Join(names, ","); got != mcptest.Tools {
 		t.Fatalf("tools %s", got)
 	}
 	cases := []struct {
@@ -165,7 +166,8 @@ func TestMCPSameMessagesAsHTTP(t *testing.T) {
 	}
 	cases := []struct{ tool, args, method, path, body string }{
 		{"memory_add", `{"namespace":"a","text":""}`, "POST", "/v1/memories", `{"namespace":"a","text":""}`},
-		{"memory_add", `{"namespace":"a","text":"x","metadata":{"k":1}}`, "POST", "/v1/memories", `{"namespace":"a","text":"x","metadata":{"k":1}}`},
+		{"memory_add", `{"namespace":"a","text":"x","metadata":{"k":[1]}}`, "POST", "/v1/memories", `{"namespace":"a","text":"x","metadata":{"k":[1]}}`},
+		{"memory_search", `{"query":"q","treshold":0.5}`, "POST", "/v1/search", `{"namespace":"default","query":"q","treshold":0.5}`},
 		{"memory_search", `{"namespace":"a","query":"q","top_k":5000,"mmr":{"lambda":2}}`, "POST", "/v1/search", `{"namespace":"a","query":"q","top_k":5000,"mmr":{"lambda":2}}`},
 		{"memory_search", `{"namespace":"a b","query":"q"}`, "POST", "/v1/search", `{"namespace":"a b","query":"q"}`},
 		{"memory_delete", `{"namespace":"a","id":"nope"}`, "DELETE", "/v1/memories/a/nope", ``},

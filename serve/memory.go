@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/filter"
 	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/retrieval/post"
@@ -46,6 +48,9 @@ func (s *Server) routeMemory() {
 	s.app.Get("/v1/memories/:ns", s.handleListMemories)
 	s.app.Get("/v1/memories/:ns/:id", s.handleGetMemory)
 	s.app.Delete("/v1/memories/:ns/:id", s.handleDeleteMemory)
+	s.app.Patch("/v1/memories/:ns/:id", s.handleUpdateMemory)
+	s.app.Delete("/v1/memories/:ns", s.handleForget)
+	s.app.Get("/v1/namespaces", s.handleNamespaces)
 	s.app.Post("/v1/search", s.handleSearch)
 }
 
@@ -60,7 +65,7 @@ func (s *Server) handleAddMemories(c *fiber.Ctx) error {
 	if _, err := s.memory(); err != nil {
 		return err
 	}
-	req, err := decodeJSON[api.AddMemoriesRequest](c)
+	req, err := decodeStrictJSON[api.AddMemoriesRequest](c)
 	if err != nil {
 		return err
 	}
@@ -106,8 +111,12 @@ func (s *Server) addMemories(ctx context.Context, sc scope, req *api.AddMemories
 		if in.Time != nil {
 			t = *in.Time
 		}
+		md, err := memory.FromAny(in.Metadata)
+		if err != nil {
+			return resp, newError(KindValidation, "memory %d: %s", i, trimPrefix(err))
+		}
 		items[i] = store.Item{Memory: memory.Memory{Namespace: ns, ID: id, Text: in.Text, Time: t,
-			Source: in.Source, Metadata: in.Metadata}, Vector: in.Vector}
+			Source: in.Source, Metadata: md}, Vector: in.Vector}
 		if err := sc.check(ns); err != nil {
 			return resp, err
 		}
@@ -143,22 +152,34 @@ func pathParams(c *fiber.Ctx, names ...string) ([]string, error) {
 }
 
 func (s *Server) handleGetMemory(c *fiber.Ctx) error {
-	e, err := s.memory()
-	if err != nil {
+	if _, err := s.memory(); err != nil {
 		return err
 	}
 	p, err := pathParams(c, "ns", "id")
 	if err != nil {
 		return err
 	}
-	if err := scopeOf(c).check(p[0]); err != nil {
-		return err
-	}
-	rec, err := e.Get(p[0], p[1])
+	m, err := s.getMemory(scopeOf(c), p[0], p[1])
 	if err != nil {
 		return err
 	}
-	return c.JSON(apiMemory(rec.Memory, rec.Vector != nil))
+	return c.JSON(m)
+}
+
+// getMemory reads one memory; the HTTP and MCP fronts both call it.
+func (s *Server) getMemory(sc scope, ns, id string) (api.Memory, error) {
+	e, err := s.memory()
+	if err != nil {
+		return api.Memory{}, err
+	}
+	if err := sc.check(ns); err != nil {
+		return api.Memory{}, err
+	}
+	rec, err := e.Get(ns, id)
+	if err != nil {
+		return api.Memory{}, err
+	}
+	return apiMemory(rec.Memory, rec.Vector != nil), nil
 }
 
 func (s *Server) handleDeleteMemory(c *fiber.Ctx) error {
@@ -190,6 +211,123 @@ func (s *Server) deleteMemory(sc scope, ns, id string) (api.DeleteResponse, erro
 	return api.DeleteResponse{Deleted: true}, nil
 }
 
+func (s *Server) handleUpdateMemory(c *fiber.Ctx) error {
+	if _, err := s.memory(); err != nil {
+		return err
+	}
+	p, err := pathParams(c, "ns", "id")
+	if err != nil {
+		return err
+	}
+	req, err := decodeStrictJSON[api.UpdateMemoryRequest](c)
+	if err != nil {
+		return err
+	}
+	resp, err := s.updateMemory(c.UserContext(), scopeOf(c), p[0], p[1], req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(resp)
+}
+
+// updateMemory applies a PATCH; the HTTP and MCP fronts both call it.
+func (s *Server) updateMemory(ctx context.Context, sc scope, ns, id string, req *api.UpdateMemoryRequest) (api.UpdateMemoryResponse, error) {
+	e, err := s.memory()
+	if err != nil {
+		return api.UpdateMemoryResponse{}, err
+	}
+	if err := sc.check(ns); err != nil {
+		return api.UpdateMemoryResponse{}, err
+	}
+	if req.Text == nil && req.Time == nil && req.Source == nil && req.Metadata == nil && req.Vector == nil {
+		return api.UpdateMemoryResponse{}, newError(KindValidation, "nothing to update: send text, time, source, metadata or vector")
+	}
+	p := retrieval.Patch{Text: req.Text, Time: req.Time, Source: req.Source, Vector: req.Vector}
+	if req.Metadata != nil {
+		p.Metadata = make(memory.Metadata, len(req.Metadata))
+		set := map[string]any{}
+		for k, v := range req.Metadata {
+			if v == nil {
+				p.Metadata[k] = memory.Value{} // null removes the key
+			} else {
+				set[k] = v
+			}
+		}
+		md, err := memory.FromAny(set)
+		if err != nil {
+			return api.UpdateMemoryResponse{}, newError(KindValidation, "%s", trimPrefix(err))
+		}
+		maps.Copy(p.Metadata, md)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	added, err := e.Update(ctx, ns, id, p)
+	if err != nil {
+		return api.UpdateMemoryResponse{}, err
+	}
+	rec, err := e.Get(ns, id)
+	if err != nil {
+		return api.UpdateMemoryResponse{}, err
+	}
+	return api.UpdateMemoryResponse{Memory: apiMemory(rec.Memory, rec.Vector != nil), Vector: string(added.Vector)}, nil
+}
+
+func (s *Server) handleForget(c *fiber.Ctx) error {
+	if _, err := s.memory(); err != nil {
+		return err
+	}
+	p, err := pathParams(c, "ns")
+	if err != nil {
+		return err
+	}
+	resp, err := s.forget(scopeOf(c), p[0])
+	if err != nil {
+		return err
+	}
+	return c.JSON(resp)
+}
+
+// forget deletes a whole namespace; the HTTP and MCP fronts both call it.
+func (s *Server) forget(sc scope, ns string) (api.ForgetResponse, error) {
+	e, err := s.memory()
+	if err != nil {
+		return api.ForgetResponse{}, err
+	}
+	if err := sc.check(ns); err != nil {
+		return api.ForgetResponse{}, err
+	}
+	n, err := e.Forget(ns)
+	if err != nil {
+		return api.ForgetResponse{}, err
+	}
+	return api.ForgetResponse{Namespace: ns, Deleted: n}, nil
+}
+
+func (s *Server) handleNamespaces(c *fiber.Ctx) error {
+	resp, err := s.namespaces(scopeOf(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(resp)
+}
+
+// namespaces lists the namespaces sc may read.
+func (s *Server) namespaces(sc scope) (api.NamespacesResponse, error) {
+	e, err := s.memory()
+	if err != nil {
+		return api.NamespacesResponse{}, err
+	}
+	nss, err := e.Namespaces(sc.allows)
+	if err != nil {
+		return api.NamespacesResponse{}, err
+	}
+	resp := api.NamespacesResponse{Namespaces: make([]api.NamespaceInfo, len(nss))}
+	for i, n := range nss {
+		resp.Namespaces[i] = api.NamespaceInfo{Namespace: n.Name, Memories: n.Memories}
+	}
+	return resp, nil
+}
+
 func (s *Server) handleListMemories(c *fiber.Ctx) error {
 	if _, err := s.memory(); err != nil {
 		return err
@@ -210,7 +348,11 @@ func (s *Server) handleListMemories(c *fiber.Ctx) error {
 		}
 		limit = n
 	}
-	resp, err := s.listMemories(scope{}, ns, c.Query("after"), limit)
+	f, err := filterParam(c.Query("filter"))
+	if err != nil {
+		return err
+	}
+	resp, err := s.listMemories(scope{}, ns, c.Query("after"), limit, f)
 	if err != nil {
 		return err
 	}
@@ -218,7 +360,7 @@ func (s *Server) handleListMemories(c *fiber.Ctx) error {
 }
 
 // listMemories pages through namespace ns; limit is already in range.
-func (s *Server) listMemories(sc scope, ns, after string, limit int) (api.ListMemoriesResponse, error) {
+func (s *Server) listMemories(sc scope, ns, after string, limit int, f *filter.Matcher) (api.ListMemoriesResponse, error) {
 	var resp api.ListMemoriesResponse
 	e, err := s.memory()
 	if err != nil {
@@ -232,7 +374,7 @@ func (s *Server) listMemories(sc scope, ns, after string, limit int) (api.ListMe
 			return resp, newError(KindValidation, "after: %v", err)
 		}
 	}
-	recs, next, err := e.List(ns, after, limit)
+	recs, next, err := e.List(ns, after, limit, f)
 	if err != nil {
 		return resp, err
 	}
@@ -245,14 +387,14 @@ func (s *Server) listMemories(sc scope, ns, after string, limit int) (api.ListMe
 
 func apiMemory(m memory.Memory, hasVector bool) api.Memory {
 	return api.Memory{Namespace: m.Namespace, ID: m.ID, Text: m.Text, Time: m.Time, Source: m.Source,
-		Metadata: m.Metadata, HasVector: hasVector}
+		Metadata: m.Metadata.ToAny(), HasVector: hasVector}
 }
 
 func (s *Server) handleSearch(c *fiber.Ctx) error {
 	if _, err := s.memory(); err != nil {
 		return err
 	}
-	req, err := decodeJSON[api.SearchRequest](c)
+	req, err := decodeStrictJSON[api.SearchRequest](c)
 	if err != nil {
 		return err
 	}
@@ -286,7 +428,7 @@ func (s *Server) search(ctx context.Context, sc scope, req *api.SearchRequest) (
 		return api.SearchResponse{}, err
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	resp := api.SearchResponse{ID: requestID(), Level: string(res.Level), Degraded: res.Why,
+	resp := api.SearchResponse{ID: requestID(), Level: string(res.Level), Vectors: res.Vectors, Degraded: res.Why,
 		Reranked: sr.Rerank != nil, Results: make([]api.SearchResult, len(res.Results)),
 		Counts: api.SearchCounts{Retrieved: res.Retrieved, Reranked: res.Reranked,
 			AboveThreshold: res.AboveThreshold, Returned: len(res.Results)},
@@ -391,6 +533,28 @@ func (s *Server) searchRequest(r *api.SearchRequest, now time.Time) (retrieval.S
 			bad("%s", msg)
 		}
 		out.MMR = &mc
+	}
+	if p := r.Prefer; p != nil {
+		pr := retrieval.Prefer{Weight: retrieval.DefaultPreferWeight}
+		setF(&pr.Weight, p.Weight)
+		if !(pr.Weight > 0 && pr.Weight <= 1) {
+			bad("prefer.weight %v: want (0, 1]", pr.Weight)
+		}
+		if p.Filters == nil {
+			bad("prefer.filters: required (the memories to favour)")
+		} else if m, err := compileFilter(p.Filters); err != nil {
+			bad("prefer.filters: %s", classify(err).Msg)
+		} else if m == nil {
+			bad("prefer.filters: empty (it would favour every memory)")
+		} else {
+			pr.Match = m
+			out.Prefer = &pr
+		}
+	}
+	if f, err := compileFilter(r.Filters); err != nil {
+		bad("filters: %s", classify(err).Msg)
+	} else {
+		out.Filter = f
 	}
 	if p := r.Ranking; p != nil {
 		rk, err := rankingOf(p)

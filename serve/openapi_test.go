@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -412,6 +413,36 @@ func checkMemoryExample(t *testing.T, where, schema string, r exampleRun, resp r
 		if !d.Deleted {
 			bad("deleted is false")
 		}
+	case "UpdateMemoryResponse":
+		var u api.UpdateMemoryResponse
+		decodeStrict(t, resp, &u)
+		var req api.UpdateMemoryRequest
+		_ = json.Unmarshal(r.ex.Value, &req)
+		if (req.Text != nil && u.Text != *req.Text) || u.ID != r.ex.Path["id"] || u.Vector == "" {
+			bad("update answered %+v", u)
+		}
+		for k, v := range req.Metadata {
+			if got, ok := u.Metadata[k]; (v == nil && ok) || (v != nil && got != v) {
+				bad("metadata %q is %v, sent %v", k, got, v)
+			}
+		}
+	case "ForgetResponse":
+		var f api.ForgetResponse
+		decodeStrict(t, resp, &f)
+		if f.Namespace != r.ex.Path["namespace"] || f.Deleted < 0 {
+			bad("forget answered %+v", f)
+		}
+	case "NamespacesResponse":
+		var n api.NamespacesResponse
+		decodeStrict(t, resp, &n)
+		if len(n.Namespaces) == 0 || !slices.IsSortedFunc(n.Namespaces, func(a, b api.NamespaceInfo) int { return strings.Compare(a.Namespace, b.Namespace) }) {
+			bad("namespaces %+v: none, or not sorted", n.Namespaces)
+		}
+		for _, x := range n.Namespaces {
+			if x.Memories < 1 {
+				bad("namespace %q with %d memories", x.Namespace, x.Memories)
+			}
+		}
 	default:
 		bad("no check for response schema %q", schema)
 	}
@@ -436,14 +467,16 @@ func checkSearch(bad func(string, ...any), req *api.SearchRequest, sr *api.Searc
 		bad("mode %q answered at level %q", req.Mode, sr.Level)
 	case req.Mode == "" && hasVec && sr.Level != "hybrid":
 		bad("a query vector, but level %q", sr.Level)
-	case (sr.Degraded == "") != (sr.Level == "hybrid" || sr.Level == "dense"):
-		bad("level %q with degraded %q", sr.Level, sr.Degraded)
+	case (sr.Vectors == "used") != (sr.Level == "hybrid" || sr.Level == "dense"):
+		bad("level %q with vectors %q", sr.Level, sr.Vectors)
+	case sr.Degraded != "" && sr.Vectors != "building":
+		bad("degraded %q though nothing was building (vectors %q)", sr.Degraded, sr.Vectors)
 	case sr.Reranked != reranked || (sr.Backend == "fake") != reranked:
 		bad("reranked %v backend %q, want reranked %v", sr.Reranked, sr.Backend, reranked)
 	case len(sr.Results) > topK || c.Returned != len(sr.Results) || c.Returned > c.AboveThreshold ||
 		c.AboveThreshold > c.Retrieved || (reranked && c.AboveThreshold > c.Reranked):
 		bad("counts %+v for %d results (top_k %d)", c, len(sr.Results), topK)
-	case len(sr.Results) == 0 && sr.Degraded != "empty namespace":
+	case len(sr.Results) == 0 && sr.Vectors != "none stored":
 		bad("an example search should find something")
 	}
 	for i, res := range sr.Results {
@@ -458,6 +491,9 @@ func checkSearch(bad func(string, ...any), req *api.SearchRequest, sr *api.Searc
 		if req.MMR != nil {
 			want = append(want, "mmr")
 		}
+		if req.Prefer != nil {
+			want = append(want, "prefer")
+		}
 		for _, k := range want {
 			if _, ok := res.Scores[k]; !ok {
 				bad("result %d has no %q score", i, k)
@@ -468,7 +504,9 @@ func checkSearch(bad func(string, ...any), req *api.SearchRequest, sr *api.Searc
 			bad("result %d is not a memory of %s", i, req.Namespace)
 		case req.Threshold != nil && res.Scores[stage] < *req.Threshold:
 			bad("result %d: %s score %v under the threshold %v", i, stage, res.Scores[stage], *req.Threshold)
-		case req.Recency == nil && res.Score != res.Scores[stage]:
+		case req.Prefer != nil && req.Prefer.Weight != nil && math.Abs(res.Score-(res.Scores[stage]*(1-*req.Prefer.Weight)+*req.Prefer.Weight*res.Scores["prefer"])) > 1e-9:
+			bad("result %d: score %v is not the prefer blend of %v", i, res.Score, res.Scores[stage])
+		case req.Recency == nil && req.Prefer == nil && res.Score != res.Scores[stage]:
 			bad("result %d: score %v is not its %s score", i, res.Score, stage)
 		case req.MMR == nil && i > 0 && res.Score > sr.Results[i-1].Score:
 			bad("result %d scores above the one before it", i)
@@ -583,6 +621,17 @@ func TestOpenAPISchemasMirrorAPI(t *testing.T) {
 		{"SearchCounts", reflect.TypeFor[api.SearchCounts](), true},
 		{"SearchTiming", reflect.TypeFor[api.SearchTiming](), true},
 		{"DeleteResponse", reflect.TypeFor[api.DeleteResponse](), true},
+		{"Filter", reflect.TypeFor[api.Filter](), false},
+		{"PreferParams", reflect.TypeFor[api.PreferParams](), false},
+		{"Condition", reflect.TypeFor[api.Condition](), false},
+		{"MatchCondition", reflect.TypeFor[api.MatchCondition](), false},
+		{"RangeCondition", reflect.TypeFor[api.RangeCondition](), false},
+		{"IsEmptyCondition", reflect.TypeFor[api.IsEmptyCondition](), false},
+		{"UpdateMemoryRequest", reflect.TypeFor[api.UpdateMemoryRequest](), false},
+		{"UpdateMemoryResponse", reflect.TypeFor[api.UpdateMemoryResponse](), true},
+		{"ForgetResponse", reflect.TypeFor[api.ForgetResponse](), true},
+		{"NamespacesResponse", reflect.TypeFor[api.NamespacesResponse](), true},
+		{"NamespaceInfo", reflect.TypeFor[api.NamespaceInfo](), true},
 		{"Error", reflect.TypeFor[api.Error](), true},
 		{"MemoryInfo", reflect.TypeFor[api.MemoryInfo](), true},
 	}
@@ -606,6 +655,9 @@ func TestOpenAPISchemasMirrorAPI(t *testing.T) {
 			}
 			if ref, ok := strings.CutPrefix(p.Ref, "#/components/schemas/"); ok {
 				p = doc.schemas[ref]
+			}
+			if f.Type.Kind() == reflect.Interface {
+				continue // a filter value: string, number or boolean (oneOf)
 			}
 			if want := jsonType(f.Type); p.Type != want {
 				t.Errorf("%s.%s has type %q, the Go field %q", m.name, name, p.Type, want)

@@ -289,9 +289,9 @@ func ingest(ctx context.Context, e *retrieval.Service, ns string, mems []locomo.
 			if unit != locomo.UnitTurn && unit != locomo.UnitObservation {
 				source = "" // a session or its summary has no neighbours of its own kind
 			}
-			var meta map[string]string // who said it, where a chat agent keeps it (field-aware matching reads it)
+			var meta memory.Metadata // who said it, where a chat agent keeps it (field-aware matching reads it)
 			if mm.Speaker != "" {
-				meta = map[string]string{retrieval.DefaultSpeakerKey: mm.Speaker}
+				meta = memory.Metadata{retrieval.DefaultSpeakerKey: memory.String(mm.Speaker)}
 			}
 			items = append(items, store.Item{Memory: memory.Memory{Namespace: ns, ID: id, Text: mm.Text, Time: mm.Time, Source: source, Metadata: meta}})
 		}

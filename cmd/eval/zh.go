@@ -207,7 +207,7 @@ func zhEngineRun(ds *zh.Dataset, an *lexical.Analyzer, rk lexrank.Ranking, depth
 	items := make([]store.Item, len(ds.Memories))
 	for i, m := range ds.Memories {
 		items[i] = store.Item{Memory: memory.Memory{Namespace: ns, ID: m.ID, Text: m.Text, Time: m.Time,
-			Metadata: map[string]string{retrieval.DefaultSpeakerKey: m.Speaker}}}
+			Metadata: memory.Metadata{retrieval.DefaultSpeakerKey: memory.String(m.Speaker)}}}
 	}
 	if _, err := e.Add(ctx, items); err != nil {
 		return nil, err

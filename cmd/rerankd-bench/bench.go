@@ -204,12 +204,26 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	attnForm := fs.Bool("attention-form", true, "run the folder's CPU attention form of the shared-prefix graph where it has one, as serve does (false: the standard-op form, to compare)")
 	served := fs.Bool("served", true, "also time the same requests through the served composition (HTTP, scheduler, engine), one client")
 	readyStarts := fs.Int("ready-starts", 3, "fresh rerankd serve processes to time from start to /ready (0: skip)")
+	memRequests := fs.Int("memory-requests", 100, "cross-encoder folders: requests sent to a fresh rerankd serve of each variant the folder has (fp32, int8, ...) to measure its peak resident memory at ready and after them, against the weights its graph uses (0: skip)")
+	baselineBin := fs.String("baseline-bin", "", "cross-encoder folders: another build's rerankd `BINARY` whose server runs beside ours in the memory measurement, the two taking turns request by request: both builds' memory, pairs/s and logits in one run")
+	baselineModel := fs.String("baseline-model", "", "the folder --baseline-bin serves (`DIR`; default --model): a conversion by that build")
 	compare := fs.String("compare", "", "cross-encoder folders only: a second conversion of the same checkpoint (another convert --encoder-fusion, say) whose batched path takes turns with ours request by request (`DIR`)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	if *dir == "" || *candidates < 1 || *requests < 1 || *cacheMB < 0 || *readyStarts < 0 {
-		return fmt.Errorf("%w: --model required; --candidates and --requests must be >= 1, --prefix-cache-mb and --ready-starts >= 0", errUsage)
+	if *dir == "" || *candidates < 1 || *requests < 1 || *cacheMB < 0 || *readyStarts < 0 || *memRequests < 0 {
+		return fmt.Errorf("%w: --model required; --candidates and --requests must be >= 1, --prefix-cache-mb, --ready-starts and --memory-requests >= 0", errUsage)
+	}
+	if *baselineModel != "" && *baselineBin == "" {
+		return fmt.Errorf("%w: --baseline-model needs --baseline-bin", errUsage)
+	}
+	if *baselineBin != "" {
+		if fi, err := os.Stat(*baselineBin); err != nil || fi.IsDir() {
+			return fmt.Errorf("%w: --baseline-bin %s: not a file", errUsage, *baselineBin)
+		}
+		if *memRequests == 0 {
+			return fmt.Errorf("%w: --baseline-bin runs in the memory measurement: --memory-requests must be >= 1", errUsage)
+		}
 	}
 	q, err := onnx.ParseQuant(*quant)
 	if err != nil {
@@ -237,10 +251,14 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return err
 	} else if enc {
 		return runEncoderBench(encoderBench{dir: *dir, requests: *requests, candidates: *candidates, starts: *readyStarts, quant: q,
-			seed: *seed, served: *served, asJSON: *asJSON, opts: o, settings: st, profile: *profile, compare: *compare}, stdout, stderr)
+			seed: *seed, served: *served, asJSON: *asJSON, opts: o, settings: st, profile: *profile, compare: *compare,
+			memRequests: *memRequests, baselineBin: *baselineBin, baselineModel: *baselineModel}, stdout, stderr)
 	}
 	if *compare != "" {
 		return fmt.Errorf("%w: --compare: %s is not a cross-encoder folder (decoder graph forms: see docs/perf/graph-fusion.md)", errUsage, *dir)
+	}
+	if *baselineBin != "" {
+		return fmt.Errorf("%w: --baseline-bin: %s is not a cross-encoder folder (start-bench measures decoder folders' starts and memory)", errUsage, *dir)
 	}
 	benchStart := time.Now() // a trace written after this is ours
 	// The last request only warms up: its query differs from the timed

@@ -28,6 +28,8 @@ type encoderBench struct {
 	settings                     servedSettings
 	profile                      string // --ort-profile prefix of our path's trace ("" off)
 	compare                      string // --compare folder ("" none)
+	memRequests                  int    // --memory-requests (0: no served memory)
+	baselineBin, baselineModel   string // --baseline-bin, --baseline-model
 }
 
 // encoderBenchResult is bench's --json output for a cross-encoder. A
@@ -87,6 +89,9 @@ type encoderBenchResult struct {
 	ReadyS        float64   `json:"ready_s,omitempty"`
 	ReadyStartsS  []float64 `json:"ready_starts_s,omitempty"`
 	ReadyPeakMB   float64   `json:"ready_peak_rss_mb,omitempty"`
+	// ServedMemory is each variant's peak resident memory in a server of
+	// its own, at ready and after --memory-requests requests.
+	ServedMemory []servedMemory `json:"served_memory,omitempty"`
 	// Profile is our path's ONNX Runtime trace (--ort-profile): the op
 	// types that ran show which of ONNX Runtime's fusions (Attention,
 	// SkipLayerNormalization, Gelu) it applied to the graph.
@@ -172,6 +177,13 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 			r.ReadyPeakMB = max(r.ReadyPeakMB, st.PeakMB)
 		}
 		r.ReadyS = median(r.ReadyStartsS)
+	}
+	if b.memRequests > 0 {
+		mb := memoryBench{settings: b.settings, requests: benchWorkload(b.memRequests, b.candidates, b.seed+1),
+			baselineBin: b.baselineBin, baselineModel: b.baselineModel}
+		if r.ServedMemory, err = measureServedMemory(ctx, mb, stderr); err != nil {
+			return err
+		}
 	}
 
 	ref := s // the float32 reference: ours when ours is float32, unless ours is traced
@@ -406,6 +418,9 @@ func printEncoderBench(w io.Writer, r encoderBenchResult) error {
 	}
 	if err == nil && r.ReadyS > 0 {
 		_, err = fmt.Fprintf(w, "start to ready: median %.2f s of %v, peak RSS at ready %.0f MB\n", r.ReadyS, r.ReadyStartsS, r.ReadyPeakMB)
+	}
+	if err == nil {
+		err = printServedMemory(w, r.ServedMemory)
 	}
 	if err == nil && r.Compare != nil {
 		c := r.Compare

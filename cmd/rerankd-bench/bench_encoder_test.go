@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,8 +30,12 @@ func TestBenchEncoder(t *testing.T) {
 			if code, _, errs := runCLI(t, "convert", "--from", ckpt, "--out", dir); code != 0 {
 				t.Fatalf("convert: %s", errs)
 			}
+			self, err := os.Executable() // the test binary runs as the CLI (RERANKD_TEST_AS_CLI)
+			if err != nil {
+				t.Fatal(err)
+			}
 			code, out, errs := runCLI(t, "bench", "--model", dir, "--requests", "2", "--candidates", "5", "--threads", "2",
-				"--quant", c.quant, "--ready-starts", "1", "--json")
+				"--quant", c.quant, "--ready-starts", "1", "--memory-requests", "3", "--baseline-bin", self, "--json")
 			if code != 0 {
 				t.Fatalf("bench: exit %d: %s", code, errs)
 			}
@@ -54,20 +59,23 @@ func TestBenchEncoder(t *testing.T) {
 				{"memory", r.PeakRSSMB > 0 && r.WeightFilesMB > 0 && math.Abs(r.RSSOverMB-(r.PeakRSSMB-r.WeightFilesMB)) < 1e-9},
 				{"quant peak", (c.quant == "fp32") == (r.QuantPeakGFLOPs == 0) && (r.QuantPeakGFLOPs == 0 || math.Abs(r.QuantEfficiency-r.UsefulGFLOPs/r.QuantPeakGFLOPs) < 1e-9)},
 				{"ready", len(r.ReadyStartsS) == 1 && r.ReadyS > 0 && r.ReadyPeakMB > 0},
+				{"served memory", servedMemoryOK(r.ServedMemory, []string{"fp32", "int8"}, 3)},
 			} {
 				if !check.ok {
 					t.Errorf("%s wrong in %+v (error %+v)", check.name, r, r.Error)
 				}
 			}
-			code, out, errs = runCLI(t, "bench", "--model", dir, "--requests", "1", "--candidates", "3", "--ready-starts", "0", "--quant", c.quant)
+			code, out, errs = runCLI(t, "bench", "--model", dir, "--requests", "1", "--candidates", "3", "--ready-starts", "0", "--quant", c.quant,
+				"--memory-requests", "1")
 			if code != 0 || !strings.Contains(out, "cross-encoder") || !strings.Contains(out, "served (HTTP + scheduler, one client)") ||
+				!strings.Contains(out, "served int8: peak RSS") ||
 				strings.Contains(out, "vs float32") != (c.quant != "fp32") {
 				t.Errorf("bench text output: exit %d, %q, %s", code, out, errs)
 			}
 			// --ort-profile: our path's trace, its matrix products counted.
 			trace := filepath.Join(t.TempDir(), "trace")
 			code, out, errs = runCLI(t, "bench", "--model", dir, "--requests", "1", "--candidates", "3", "--ready-starts", "0",
-				"--served=false", "--quant", c.quant, "--ort-profile", trace, "--json")
+				"--served=false", "--quant", c.quant, "--ort-profile", trace, "--memory-requests", "0", "--json")
 			var pr encoderBenchResult
 			if code != 0 || json.Unmarshal([]byte(out), &pr) != nil {
 				t.Fatalf("bench --ort-profile: exit %d: %s %s", code, out, errs)
@@ -77,6 +85,26 @@ func TestBenchEncoder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// servedMemoryOK checks bench's served memory: one entry per variant in
+// order, each with its weights, both peaks (the later one no lower) and a
+// rate, and the baseline build (the same binary here) measured beside it
+// with the same logits.
+func servedMemoryOK(ms []servedMemory, variants []string, requests int) bool {
+	if len(ms) != len(variants) {
+		return false
+	}
+	for i, m := range ms {
+		b := m.Baseline
+		if m.Quant != variants[i] || m.Requests != requests || m.WeightMB <= 0 || m.ReadyPeakMB <= 0 || m.AfterPeakMB < m.ReadyPeakMB ||
+			math.Abs(m.OverWeightsMB-(m.AfterPeakMB-m.WeightMB)) > 1e-9 || m.PairsPerS <= 0 ||
+			b == nil || b.ReadyPeakMB <= 0 || b.AfterPeakMB < b.ReadyPeakMB || b.WeightMB != m.WeightMB ||
+			m.OursOverBaseline <= 0 || m.OursOverBaselineMedian <= 0 || m.MaxAbsLogitDiff == nil || *m.MaxAbsLogitDiff != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // TestBenchEncoderCompare: convert --encoder-fusion writes the fused graph
@@ -100,7 +128,7 @@ func TestBenchEncoderCompare(t *testing.T) {
 		t.Fatalf("fused folder's %s: %q (%v)", onnx.MetaEncoderFusion, meta[onnx.MetaEncoderFusion], err)
 	}
 	code, out, errs := runCLI(t, "bench", "--model", plain, "--compare", fused, "--requests", "3", "--candidates", "4", "--threads", "2",
-		"--ready-starts", "0", "--served=false", "--json")
+		"--ready-starts", "0", "--served=false", "--memory-requests", "0", "--json")
 	if code != 0 {
 		t.Fatalf("bench --compare: exit %d: %s", code, errs)
 	}

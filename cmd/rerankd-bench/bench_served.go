@@ -69,7 +69,8 @@ func labConfig() app.Config {
 func (st servedSettings) args() []string {
 	return append([]string{"serve", "--model", st.dir, "--quant", st.quant.String(), "--threads", strconv.Itoa(st.threads),
 		"--prefix-cache-mb", strconv.Itoa(st.cacheMB), "--ort-lib", st.ortLib, "--tokenizer", st.tok,
-		"--store", "none", "--addr", "127.0.0.1:0", "--log-level", "warn", "--session-cache", st.sessionCache}, st.dev.Args()...)
+		"--store", "none", "--addr", "127.0.0.1:0", "--log-level", "warn", "--session-cache", st.sessionCache,
+		"--request-timeout", benchRequestTimeout.String()}, st.dev.Args()...)
 }
 
 func startServed(st servedSettings, stderr io.Writer) (*servedPath, error) {

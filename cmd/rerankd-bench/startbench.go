@@ -460,7 +460,9 @@ func (b *startBench) start(q onnx.Quant, flags []string, first bool, cacheDir st
 // its address and the seconds since it started; the process is stopped
 // when ready returns.
 func timeServeStart(ctx context.Context, exe string, args []string, ready func(pid int, url string, readyS float64) error) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	// Five minutes to become ready; what ready does after that (requests
+	// of a full-size model on a busy host) has no limit of its own.
+	readyCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = append(os.Environ(), "RERANKD_TEST_AS_CLI=1") // a test binary standing in for rerankd
@@ -475,6 +477,9 @@ func timeServeStart(ctx context.Context, exe string, args []string, ready func(p
 	if err := cmd.Start(); err != nil {
 		return err
 	}
+	// A serve that hangs before its banner or /ready is killed at the
+	// deadline; the ready callback's own time is not limited.
+	disarm := context.AfterFunc(readyCtx, func() { _ = cmd.Process.Kill() })
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -491,7 +496,7 @@ func timeServeStart(ctx context.Context, exe string, args []string, ready func(p
 		return fmt.Errorf("serve printed %q (read: %w); stderr: %s", line, err, stderr.String())
 	}
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, m[1]+"/ready", nil)
+		req, err := http.NewRequestWithContext(readyCtx, http.MethodGet, m[1]+"/ready", nil)
 		if err != nil {
 			return err
 		}
@@ -502,12 +507,16 @@ func timeServeStart(ctx context.Context, exe string, args []string, ready func(p
 				break
 			}
 		}
-		if ctx.Err() != nil {
+		if readyCtx.Err() != nil {
 			return errors.New("serve never became ready")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return ready(cmd.Process.Pid, m[1], time.Since(t0).Seconds())
+	readyS := time.Since(t0).Seconds()
+	if !disarm() {
+		return errors.New("serve never became ready")
+	}
+	return ready(cmd.Process.Pid, m[1], readyS)
 }
 
 // clockTicks is the unit of /proc/PID/stat's times (USER_HZ, 100 on

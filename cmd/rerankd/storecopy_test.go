@@ -28,7 +28,7 @@ func fillStore(t *testing.T, st store.Backend, n int) {
 		for i := range n {
 			m := memory.Memory{Namespace: ns, ID: fmt.Sprintf("id%04d", i), Text: fmt.Sprintf("%s memory %d", ns, i),
 				Time:   time.Date(2026, 1, 2, 3, 4, 5, i, time.FixedZone("x", 3600)),
-				Source: "session-" + fmt.Sprint(i%7), Metadata: map[string]string{"speaker": fmt.Sprint("s", i%3)}}
+				Source: "session-" + fmt.Sprint(i%7), Metadata: memory.Strings(map[string]string{"speaker": fmt.Sprint("s", i%3)})}
 			var vec []float32
 			if i%2 == 0 {
 				vec = []float32{float32(i), 1, 2, 3}

@@ -16,7 +16,7 @@ import (
 )
 
 // Tools are the tools rerankd serves, in tools/list order.
-const Tools = "memory_add,memory_delete,memory_list,memory_search,rerank"
+const Tools = "memory_add,memory_delete,memory_forget,memory_get,memory_list,memory_search,memory_update,rerank"
 
 // Step is one tool call and what its answer must be.
 type Step struct {

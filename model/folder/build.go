@@ -26,7 +26,8 @@ type BuildOptions struct {
 	// Head selects the graph output; onnx.HeadLogit unless producing
 	// community-style layouts for tests.
 	Head onnx.Head
-	// ForceExternal writes weights to model.onnx.data even when small.
+	// ForceExternal writes weights to model.onnx.data even when small
+	// (encoder folders always do: onnx.EncoderStorage).
 	ForceExternal bool
 	// NoSharedPrefix skips the shared-prefix graph (onnx.SharedPrefixFile),
 	// written by default next to model.onnx for HeadLogit models. It shares
@@ -108,7 +109,9 @@ func WriteTestModel(out string, cfg arch.Config, seed uint64, o BuildOptions) er
 // tokenizer files) and writes our ONNX model folder to out: a reranker, or
 // an embedding model (see WriteTestEmbeddingModel for its layout) when
 // o.Kind or DetectKind says so. A BERT or XLM-R checkpoint
-// (IsEncoderCheckpoint) becomes an encoder folder (encoder.go).
+// (IsEncoderCheckpoint) becomes an encoder folder (encoder.go); an encoder
+// folder an earlier Convert wrote is rewritten with its weights in one
+// external data file (relayoutEncoder), out possibly src itself.
 //
 // config.json is judged first (arch.ParseConfig): fields whose values ask
 // for a computation rerankd does not implement fail the conversion before

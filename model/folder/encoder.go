@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,12 +16,15 @@ import (
 )
 
 // Encoder folders (BERT, XLM-R; arch.EncoderConfig). A converted one holds
-// model.onnx (+ model.onnx.data, + model.int8.onnx with BuildOptions.Quants),
+// model.onnx, model.onnx.data (the weights of every graph, each tensor
+// once: onnx.EncoderStorage), model.int8.onnx with BuildOptions.Quants,
 // config.json (the encoder's), the source's tokenizer files
 // (EncoderTokenizerFiles, those present), and for an embedding model its
 // sentence-transformers modules.json and 1_Pooling/config.json, from which
-// ReadEncoderPooling reads the pooling. There is no prompt template and no
-// shared-prefix graph: attention is bidirectional, nothing is shared.
+// ReadEncoderPooling reads the pooling. A folder an older rerankd wrote
+// with the weights inside its graphs is rewritten by Convert
+// (relayoutEncoder). There is no prompt template and no shared-prefix
+// graph: attention is bidirectional, nothing is shared.
 
 // EncoderTokenizerFiles are the tokenizer files copied from an encoder
 // checkpoint when present: Hugging Face's tokenizer.json (Unigram for
@@ -62,8 +66,12 @@ func detectEncoderKind(src string) (ModelKind, string, error) {
 	return KindEmbedding, fmt.Sprintf("config.json architectures %v (a bare encoder)", cfg.Architectures), nil
 }
 
-// convertEncoder is Convert for an encoder checkpoint.
+// convertEncoder is Convert for an encoder checkpoint, or for a folder
+// an earlier Convert wrote (relayoutEncoder).
 func convertEncoder(src, out string, o BuildOptions) error {
+	if _, err := os.Stat(filepath.Join(src, onnx.ModelFile)); err == nil {
+		return relayoutEncoder(src, out)
+	}
 	w, warns, err := hf.LoadEncoder(src)
 	for _, msg := range warns {
 		o.warn(msg)
@@ -87,8 +95,7 @@ func convertEncoder(src, out string, o BuildOptions) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	opts := onnx.NewEncoderOptions()
-	opts.Storage.ForceExternal = o.ForceExternal
+	opts := onnx.NewEncoderOptions() // external data whatever o.ForceExternal says
 	opts.Fusion = o.EncoderFusion
 	m, err := onnx.BuildEncoder(w, opts)
 	if err != nil {
@@ -120,6 +127,66 @@ func convertEncoder(src, out string, o BuildOptions) error {
 		return nil
 	}
 	return writeEncoderST(out, c.HiddenSize, pool)
+}
+
+// relayoutEncoder rewrites the graphs of a converted encoder folder (src:
+// model.onnx and its variants, model.<quant>.onnx) into out with their
+// weights in one shared data file (onnx.EncoderStorage), and copies the
+// folder's other files. This is how a folder written before encoder
+// graphs kept external data (weights inside model.onnx, which ONNX Runtime
+// copies onto the heap) is brought to the mapped layout; out may be src,
+// whose graphs are then replaced file by file, the data file first, so
+// every graph on disk stays loadable throughout.
+func relayoutEncoder(src, out string) error {
+	graphs, err := filepath.Glob(filepath.Join(src, "model*.onnx"))
+	if err != nil {
+		return err
+	}
+	var main *onnx.Model
+	extra := map[string]*onnx.Model{}
+	for _, path := range graphs {
+		if _, err := onnx.ReadEncoderConfig(path); err != nil {
+			return fmt.Errorf("%s: not an encoder graph written by rerankd convert: %w", path, err)
+		}
+		m, err := onnx.LoadGraph(path)
+		if err != nil {
+			return err
+		}
+		m.Storage = onnx.EncoderStorage()
+		if filepath.Base(path) == onnx.ModelFile {
+			main = m
+		} else {
+			extra[filepath.Base(path)] = m
+		}
+	}
+	if main == nil {
+		return fmt.Errorf("%s: no %s", src, onnx.ModelFile)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if err := main.SaveWith(out, extra); err != nil {
+		return err
+	}
+	// The folder's other files: config, tokenizer, sentence-transformers
+	// modules (copyFile skips a file onto itself).
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil || rel == "." {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(out, rel), 0o755)
+		}
+		name := d.Name()
+		if filepath.Dir(rel) == "." && (name == onnx.DataFile || strings.HasPrefix(name, "model") && strings.HasSuffix(name, ".onnx")) {
+			return nil
+		}
+		return copyFile(path, filepath.Join(out, rel))
+	})
 }
 
 // ReadEncoderPooling reads an encoder embedding model's pooling from its

@@ -134,10 +134,24 @@ func ParseEncoderFusion(s string) (EncoderFusion, error) {
 	return f, nil
 }
 
-// NewEncoderOptions returns the defaults: float32, default storage,
-// DefaultEncoderFusion.
+// NewEncoderOptions returns the defaults: float32, weights in external
+// data whatever their size (EncoderStorage), DefaultEncoderFusion.
 func NewEncoderOptions() EncoderOptions {
-	return EncoderOptions{Storage: DefaultStorage(), Fusion: DefaultEncoderFusion}
+	return EncoderOptions{Storage: EncoderStorage(), Fusion: DefaultEncoderFusion}
+}
+
+// EncoderStorage is how encoder graphs store their weights: in
+// model.onnx.data at page-aligned offsets, even for a small model. ONNX
+// Runtime, loading a graph from its path, maps that file rather than
+// copying it, so a session's weights cost page cache shared with other
+// processes, and an embedding table's untouched rows cost nothing; weights
+// inside the protobuf are parsed onto the heap instead, and each variant
+// graph (model.int8.onnx) would carry its own copy of the embeddings and
+// norms, which the data file holds once for all of them.
+func EncoderStorage() Storage {
+	s := DefaultStorage()
+	s.ForceExternal = true
+	return s
 }
 
 // Validate reports every problem at once.

@@ -14,7 +14,14 @@ import (
 // the result looks like a freshly built Model. It exists to inspect saved
 // models (metadata, round-trip tests); ORT loads the files itself.
 func Load(dir string) (*Model, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, ModelFile))
+	return LoadGraph(filepath.Join(dir, ModelFile))
+}
+
+// LoadGraph is Load for any graph file of a folder (a variant such as
+// model.int8.onnx); external data resolves against the file's folder.
+func LoadGraph(path string) (*Model, error) {
+	dir := filepath.Dir(path)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("onnx: load: %w", err)
 	}
@@ -56,25 +63,6 @@ func Load(dir string) (*Model, error) {
 // uses, inline or external, without reading the external files: what a
 // variant sharing a data file with others needs of it.
 func WeightBytes(path string) (int64, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return 0, fmt.Errorf("onnx: %w", err)
-	}
-	p := &onnxpb.ModelProto{}
-	if err := proto.Unmarshal(raw, p); err != nil {
-		return 0, fmt.Errorf("onnx: %s: %w", path, err)
-	}
-	var n int64
-	for _, t := range p.GetGraph().GetInitializer() {
-		if t.GetDataLocation() != onnxpb.TensorProto_EXTERNAL {
-			n += int64(len(t.GetRawData()))
-			continue
-		}
-		ref, err := externalRef(t)
-		if err != nil {
-			return 0, fmt.Errorf("onnx: %s: %w", path, err)
-		}
-		n += ref.length
-	}
-	return n, nil
+	w, err := ReadWeightStorage(path)
+	return w.Total(), err
 }

@@ -79,9 +79,15 @@ func (fp FieldParams) Validate() error {
 // bit; a term found only in the text scores as there, except that its
 // idf counts the documents that have it in a field only.
 func (x *Index) SearchFields(terms []Term, k int, p Config, fp FieldParams) []Hit {
-	if !fp.On() {
-		return x.SearchTerms(terms, k, p)
-	}
+	return x.SearchAllowed(terms, k, p, fp, nil)
+}
+
+// SearchAllowed is SearchFields over the documents whose IDs allowed
+// lists (nil: all): the k best of those, so a filter never empties the top
+// k while k allowed documents have a query term. Other documents are
+// scored but never enter the top k; the list becomes a bitset by document
+// number, so the test per scored document is one bit.
+func (x *Index) SearchAllowed(terms []Term, k int, p Config, fp FieldParams, allowed []string) []Hit {
 	if k <= 0 || len(terms) == 0 {
 		return nil
 	}
@@ -89,6 +95,19 @@ func (x *Index) SearchFields(terms []Term, k int, p Config, fp FieldParams) []Hi
 	defer scratchPool.Put(s)
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	if allowed != nil {
+		bits := make([]uint64, (len(x.slots)+63)/64)
+		for _, id := range allowed {
+			if d, ok := x.ids[id]; ok {
+				bits[d/64] |= 1 << (d % 64)
+			}
+		}
+		s.allow = bits
+		defer func() { s.allow = nil }()
+	}
+	if !fp.On() {
+		return x.search(s, terms, k, p)
+	}
 	return x.searchFields(s, terms, k, p, &fp)
 }
 

@@ -33,6 +33,10 @@ type scratch struct {
 	tf        *[blockDocs]float64
 	tfTouched []uint32
 	key       []byte
+
+	// allow, when set, is the search's allow-list by document number: a
+	// document it lacks never enters the k best (SearchAllowed).
+	allow []uint64
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -206,7 +210,7 @@ func (x *Index) scoreBlocks(s *scratch, k int, p Config, fp *FieldParams) []Hit 
 		}
 		if track {
 			for _, d := range s.touched {
-				if sc := s.acc[d]; sc >= floor {
+				if sc := s.acc[d]; sc >= floor && x.allowed(s, base+d) {
 					h, floor = x.offer(h, k, cand{sc, base + d})
 				}
 				s.acc[d] = 0
@@ -214,7 +218,7 @@ func (x *Index) scoreBlocks(s *scratch, k int, p Config, fp *FieldParams) []Hit 
 		} else {
 			acc := s.acc[:min(blockDocs, len(x.docLen)-int(base))]
 			for d, sc := range acc {
-				if sc >= floor {
+				if sc >= floor && x.allowed(s, base+uint32(d)) {
 					h, floor = x.offer(h, k, cand{sc, base + uint32(d)})
 				}
 			}
@@ -223,6 +227,11 @@ func (x *Index) scoreBlocks(s *scratch, k int, p Config, fp *FieldParams) []Hit 
 	}
 	s.heap = h
 	return x.hits(h)
+}
+
+// allowed reports whether the search's allow-list (if any) accepts doc.
+func (x *Index) allowed(s *scratch, doc uint32) bool {
+	return s.allow == nil || s.allow[doc/64]&(1<<(doc%64)) != 0
 }
 
 // minScore is the least score a hit can have: every term adds a positive

@@ -72,6 +72,11 @@ func (e *Follower) Write(ctx context.Context, _ []store.Item, put func() error) 
 // Remove only deletes from the store: the change sequence carries it.
 func (e *Follower) Remove(_, _ string, del func() error) error { return del() }
 
+// Forget deletes the namespace in the store; like any delete, it reaches
+// every follower's indexes (this one's included) through the change
+// sequence, before their next search.
+func (e *Follower) Forget(_ string, del func() (int, error)) (int, error) { return del() }
+
 // Check refuses: other processes write between any catch-up and the
 // comparison, so a disagreement would prove nothing; the indexes are
 // rebuilt from the store whenever they are dropped.

@@ -25,7 +25,7 @@ func recordBytes(r store.Record) int64 {
 	m := r.Memory
 	b := int64(len(m.ID) + len(m.Text) + len(m.Source) + 4*len(r.Vector) + 96)
 	for k, v := range m.Metadata {
-		b += int64(len(k) + len(v) + 32)
+		b += int64(len(k) + len(v.Text()) + 32)
 	}
 	return b
 }

@@ -17,6 +17,11 @@ type VectorIndex interface {
 	Add(id string, vec []float32) error
 	Delete(id string) bool
 	Search(vec []float32, k int) ([]hnsw.Hit, error)
+	// SearchIDs is the exact k nearest among the vectors of ids, and
+	// SearchFiltered the approximate k nearest among those allow
+	// accepts: a filtered search (see Set.SearchVectors).
+	SearchIDs(vec []float32, k int, ids []string) ([]hnsw.Hit, error)
+	SearchFiltered(vec []float32, k int, allow func(string) bool) ([]hnsw.Hit, error)
 	Len() int
 	// Has reports whether id is in the index; a check compares the index
 	// with the store ID by ID, not only by count.
@@ -44,6 +49,8 @@ type Set struct {
 	Order *Order
 	Vec   VectorIndex // nil when the engine has no vector dimension
 
+	attrs *attrs // what filters read, by ID
+
 	speakerKey string
 	dim        int
 }
@@ -54,7 +61,7 @@ func New(cfg Config) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Set{Lex: lex, Order: NewOrder(), speakerKey: cfg.SpeakerKey, dim: cfg.Vectors.Dim}
+	s := &Set{Lex: lex, Order: NewOrder(), attrs: newAttrs(), speakerKey: cfg.SpeakerKey, dim: cfg.Vectors.Dim}
 	if s.dim > 0 {
 		if s.Vec, err = hnsw.New(cfg.Vectors); err != nil {
 			return nil, fmt.Errorf("index: vector index: %w", err)
@@ -86,6 +93,7 @@ func (s *Set) Put(m memory.Memory, vec []float32) error {
 func (s *Set) PutText(m memory.Memory) {
 	s.Lex.AddFields(m.ID, m.Text, s.fields(m))
 	s.Order.Add(m.ID, m.Source, m.Time)
+	s.attrs.put(m)
 }
 
 // PutVector replaces id's vector (see Put).
@@ -108,6 +116,7 @@ func (s *Set) indexable(vec []float32) bool { return embed.Check(vec, s.dim) == 
 func (s *Set) Remove(id string) {
 	s.Lex.Delete(id)
 	s.Order.Delete(id)
+	s.attrs.remove(id)
 	if s.Vec != nil {
 		s.Vec.Delete(id)
 	}
@@ -125,6 +134,27 @@ func (s *Set) Bytes() int64 {
 	return b
 }
 
+// exactBelow is the allowed-set size under which a filtered vector search
+// scans the allowed vectors exactly instead of walking the graph; a tenth
+// of the index when that is more (a scan of a tenth costs less than the
+// wide beam a sparse filter needs).
+const exactBelow = 4096
+
+// SearchVectors returns the k nearest vectors to q among the memories
+// allowed accepts (nil: all): an exact scan of the allowed vectors when
+// they are few, the graph search with an allow-list otherwise.
+func (s *Set) SearchVectors(q []float32, k int, allowed *Allowed) ([]hnsw.Hit, error) {
+	switch {
+	case allowed == nil:
+		return s.Vec.Search(q, k)
+	case allowed.Len() == 0:
+		return nil, nil
+	case allowed.Len() <= max(exactBelow, s.Vec.Len()/10):
+		return s.Vec.SearchIDs(q, k, allowed.IDs)
+	}
+	return s.Vec.SearchFiltered(q, k, allowed.Has)
+}
+
 // Field numbers in bm25.Fields.
 const (
 	FieldSpeaker = 0
@@ -135,7 +165,7 @@ const (
 func (s *Set) fields(m memory.Memory) bm25.Fields {
 	var f bm25.Fields
 	if k := s.speakerKey; k != "" {
-		if v := m.Metadata[k]; v != "" {
+		if v, _ := m.Metadata[k].Str(); v != "" {
 			f[FieldSpeaker] = s.Lex.Analyzer().Terms(v)
 		}
 	}

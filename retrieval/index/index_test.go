@@ -16,7 +16,7 @@ func TestPutRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := memory.Memory{ID: "a", Text: "paris trip", Source: "s", Time: day0, Metadata: map[string]string{"speaker": "Ann"}}
+	m := memory.Memory{ID: "a", Text: "paris trip", Source: "s", Time: day0, Metadata: memory.Strings(map[string]string{"speaker": "Ann"})}
 	tests := []struct {
 		name     string
 		vec      []float32

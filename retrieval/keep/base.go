@@ -31,6 +31,7 @@ type Store interface {
 	GetMany(ns string, ids []string, withVectors bool) ([]store.Record, error)
 	PutBatch(items []store.Item) error
 	Delete(ns, id string) error
+	DeleteNamespace(ns string) (int, error)
 	PutVectorsIf(ns string, vecs map[string][]float32, keep func(store.Record) bool) ([]string, error)
 	VectorGen(ns string) (store.VectorGen, error)
 	VectorGens() (map[string]store.VectorGen, error)

@@ -27,6 +27,10 @@ type Keeper interface {
 	// Remove deletes ns/id by calling del, whose error it returns
 	// unchanged, and from the indexes.
 	Remove(ns, id string, del func() error) error
+	// Forget deletes every memory of ns by calling del, whose result it
+	// returns unchanged, and empties ns's indexes (and, for the owner,
+	// removes its snapshot file).
+	Forget(ns string, del func() (int, error)) (int, error)
 	// Check compares the indexes with the store (Service.Check).
 	Check(ctx context.Context, repair bool) (CheckReport, error)
 	// Close stops the background work, waits for it, and finishes; its

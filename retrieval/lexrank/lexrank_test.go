@@ -41,7 +41,7 @@ func TestWithContext(t *testing.T) {
 		{2, 2, []Hit{{"a", 1.5, 2}, {"b", 1, 0}}},
 	}
 	for _, tc := range tests {
-		got := withContext(o, hits, Context{Window: tc.window, Neighbour: 0.5, Source: 0.5}, tc.depth)
+		got := withContext(o, hits, Context{Window: tc.window, Neighbour: 0.5, Source: 0.5}, tc.depth, nil)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("window %d depth %d: %v, want %v", tc.window, tc.depth, got, tc.want)
 		}

@@ -27,8 +27,18 @@ type Hit struct {
 // Stage ranks a query's memories in ix under r: query analysis, BM25
 // (BM25F over text, speaker and time when r has Fields), then
 // pseudo-relevance feedback and neighbour context when r has them.
-// Each stage has its span, with counts only.
-func Stage(ctx context.Context, ix *index.Set, text string, depth int, r Ranking) []Hit {
+// Each stage has its span, with counts only. allowed, when set, is what
+// the search's filter accepts: BM25 keeps the depth best of those, and
+// context brings in no other neighbour.
+func Stage(ctx context.Context, ix *index.Set, text string, depth int, r Ranking, allowed *index.Allowed) []Hit {
+	var ids []string
+	var allow func(string) bool
+	if allowed != nil {
+		ids, allow = allowed.IDs, allowed.Has
+		if ids == nil {
+			ids = []string{}
+		}
+	}
 	_, asp := span.Start(ctx, tracerName, "rerankd.query_analysis")
 	terms, a := analyseQuery(ix.Lex.Analyzer(), text, r)
 	if r.Fields.Time > 0 {
@@ -43,7 +53,7 @@ func Stage(ctx context.Context, ix *index.Set, text string, depth int, r Ranking
 	params, fields := bm25.Config{K1: r.K1, B: r.B}, r.Fields.params()
 
 	_, bsp := span.Start(ctx, tracerName, "rerankd.bm25", attribute.Bool("rerankd.fields", r.Fields.On()))
-	hits := ix.Lex.SearchFields(terms, depth, params, fields)
+	hits := ix.Lex.SearchAllowed(terms, depth, params, fields, ids)
 	bsp.SetAttributes(attribute.Int("rerankd.hits", len(hits)))
 	bsp.End()
 
@@ -51,7 +61,7 @@ func Stage(ctx context.Context, ix *index.Set, text string, depth int, r Ranking
 		_, xsp := span.Start(ctx, tracerName, "rerankd.expansion")
 		added := expansionTerms(ix.Lex, terms, hits[:min(x.Docs, len(hits))], x)
 		if len(added) > 0 {
-			hits = ix.Lex.SearchFields(append(slices.Clip(terms), added...), depth, params, fields)
+			hits = ix.Lex.SearchAllowed(append(slices.Clip(terms), added...), depth, params, fields, ids)
 		}
 		xsp.SetAttributes(attribute.Int("rerankd.added_terms", len(added)), attribute.Int("rerankd.hits", len(hits)))
 		xsp.End()
@@ -63,7 +73,7 @@ func Stage(ctx context.Context, ix *index.Set, text string, depth int, r Ranking
 	}
 	if r.Context.On() && len(hits) > 0 {
 		_, csp := span.Start(ctx, tracerName, "rerankd.context", attribute.Int("rerankd.candidates", len(out)))
-		out = withContext(ix.Order, hits, r.Context, depth)
+		out = withContext(ix.Order, hits, r.Context, depth, allow)
 		csp.SetAttributes(attribute.Int("rerankd.kept", len(out)))
 		csp.End()
 	}
@@ -116,7 +126,7 @@ func expansionTerms(lex *bm25.Index, query []bm25.Term, fb []bm25.Hit, x Expansi
 // are returned, by score descending then ID. The order is read under one
 // lock, and the accumulators live in one slice: this stage must stay
 // cheap next to BM25 itself (BenchmarkSearchRanking).
-func withContext(order *index.Order, hits []bm25.Hit, c Context, depth int) []Hit {
+func withContext(order *index.Order, hits []bm25.Hit, c Context, depth int, allow func(string) bool) []Hit {
 	type acc struct {
 		id            string
 		own, bm25, nb float64
@@ -137,6 +147,9 @@ func withContext(order *index.Order, hits []bm25.Hit, c Context, depth int) []Hi
 	order.Read(func(r index.Reader) {
 		for _, h := range hits {
 			src := r.Around(h.ID, c.Window, func(n index.Neighbour, src string) {
+				if allow != nil && !allow(n.ID) {
+					return
+				}
 				b := get(n.ID, src)
 				b.nb = max(b.nb, h.Norm)
 			})

@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -11,7 +12,13 @@ import (
 // CurrentSchema is the SchemaVersion written by this build. Readers accept
 // records with SchemaVersion in 1..CurrentSchema; 0 means "unset" and is
 // normalised to CurrentSchema by Normalize.
-const CurrentSchema = 1
+//
+// Version 1 held string metadata only; version 2 (typed metadata) may hold
+// numbers and booleans too. A version-1 record reads unchanged (its values
+// are strings), so no store needs migrating; a build that knows only
+// version 1 refuses a version-2 record by its version rather than
+// misreading it.
+const CurrentSchema = 2
 
 // Limits enforced by Validate.
 const (
@@ -43,16 +50,30 @@ type Memory struct {
 	Time time.Time `json:"time"`
 	// Source is optional provenance, e.g. a working directory or tool name.
 	Source string `json:"source,omitempty"`
-	// Metadata is optional free-form string data, bounded in size.
-	Metadata map[string]string `json:"metadata,omitempty"`
+	// Metadata is optional typed data (strings, numbers, booleans),
+	// bounded in size.
+	Metadata Metadata `json:"metadata,omitempty"`
 	// SchemaVersion is the record schema; 0 means CurrentSchema.
 	SchemaVersion int `json:"schema_version"`
 }
 
-// Normalize returns m with defaults filled in (SchemaVersion 0 → CurrentSchema).
+// Normalize returns m with defaults filled in (SchemaVersion 0 →
+// CurrentSchema) and metadata keys without a value (JSON null) dropped.
 func (m Memory) Normalize() Memory {
 	if m.SchemaVersion == 0 {
 		m.SchemaVersion = CurrentSchema
+	}
+	for _, v := range m.Metadata {
+		if v.Kind() == KindNone {
+			md := make(Metadata, len(m.Metadata))
+			for k, v := range m.Metadata {
+				if v.Kind() != KindNone {
+					md[k] = v
+				}
+			}
+			m.Metadata = md
+			break
+		}
 	}
 	return m
 }
@@ -92,8 +113,18 @@ func (m Memory) Validate() error {
 		if k == "" || len(k) > MaxMetadataKeyLen || !utf8.ValidString(k) {
 			add("metadata key %q: must be 1..%d bytes of valid UTF-8", truncate(k), MaxMetadataKeyLen)
 		}
-		if len(v) > MaxMetadataValLen || !utf8.ValidString(v) {
-			add("metadata value for %q: must be ≤ %d bytes of valid UTF-8", truncate(k), MaxMetadataValLen)
+		switch v.Kind() {
+		case KindString:
+			if len(v.s) > MaxMetadataValLen || !utf8.ValidString(v.s) {
+				add("metadata value for %q: must be ≤ %d bytes of valid UTF-8", truncate(k), MaxMetadataValLen)
+			}
+		case KindNumber:
+			if math.IsNaN(v.n) || math.IsInf(v.n, 0) {
+				add("metadata value for %q: number %v is not finite", truncate(k), v.n)
+			}
+		case KindBool:
+		default:
+			add("metadata value for %q: no value (null is dropped by Normalize)", truncate(k))
 		}
 	}
 	// Every store keeps the time as RFC 3339 text, which has four-digit

@@ -11,7 +11,7 @@ func valid() Memory {
 	return Memory{
 		ID: "m-1", Namespace: "agent:alice", Text: "likes tea",
 		Time: time.Unix(1700000000, 0).UTC(), Source: "/home/alice/proj",
-		Metadata: map[string]string{"k": "v"},
+		Metadata: Strings(map[string]string{"k": "v"}),
 	}
 }
 
@@ -38,9 +38,11 @@ func TestValidate(t *testing.T) {
 		{"empty text", func(m *Memory) { m.Text = "" }, []string{"text is empty"}},
 		{"bad utf8 text", func(m *Memory) { m.Text = "\xff" }, []string{"UTF-8"}},
 		{"huge text", func(m *Memory) { m.Text = strings.Repeat("x", MaxTextLen+1) }, []string{"text is"}},
-		{"empty meta key", func(m *Memory) { m.Metadata = map[string]string{"": "v"} }, []string{"metadata key"}},
-		{"long meta value", func(m *Memory) { m.Metadata = map[string]string{"k": strings.Repeat("v", MaxMetadataValLen+1)} }, []string{"metadata value"}},
-		{"bad schema", func(m *Memory) { m.SchemaVersion = 2 }, []string{"schema version"}},
+		{"empty meta key", func(m *Memory) { m.Metadata = Strings(map[string]string{"": "v"}) }, []string{"metadata key"}},
+		{"long meta value", func(m *Memory) {
+			m.Metadata = Strings(map[string]string{"k": strings.Repeat("v", MaxMetadataValLen+1)})
+		}, []string{"metadata value"}},
+		{"bad schema", func(m *Memory) { m.SchemaVersion = CurrentSchema + 1 }, []string{"schema version"}},
 		{"year 10000", func(m *Memory) { m.Time = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, []string{"outside years"}},
 		{"year -1", func(m *Memory) { m.Time = time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC) }, []string{"outside years"}},
 		{"year 9999", func(m *Memory) { m.Time = time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC) }, nil},

@@ -203,6 +203,42 @@ func (e *Owner) Remove(ns, id string, del func() error) error {
 	return nil
 }
 
+// Forget deletes ns in the store under the namespace's lock, then gives
+// it empty indexes and removes its snapshot file. A start-up build of ns
+// still running marks it dirty, so that Check rebuilds it from the store.
+func (e *Owner) Forget(ns string, del func() (int, error)) (int, error) {
+	sp, err := e.space(ns, false)
+	if err != nil {
+		return 0, err
+	}
+	if sp != nil {
+		sp.Mu.Lock()
+		defer sp.Mu.Unlock()
+	}
+	n, err := del()
+	if err != nil {
+		return 0, err
+	}
+	if sp != nil {
+		ix, err := e.NewIndexes()
+		if err != nil {
+			sp.Dirty.Store(true)
+			return n, nil
+		}
+		sp.Swap(ix)
+		if sp.touched != nil {
+			sp.Dirty.Store(true)
+		}
+		sp.noteWrite()
+	}
+	if e.conf.SnapshotDir != "" {
+		if err := e.removeSnapshot(ns); err != nil {
+			e.Log.Warn("forget: snapshot file not removed; the next start finds it stale", "namespace", ns, "err", err)
+		}
+	}
+	return n, nil
+}
+
 // Close stops the build, the back-fill and the snapshot saver, waits for
 // them, then saves the snapshots of the namespaces whose vectors changed
 // since theirs.

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/rerankd/rerankd/retrieval/memory"
 )
 
 // Score keys recorded in Candidate.Scores.
@@ -32,7 +34,7 @@ type Candidate struct {
 	// Source and Metadata are the memory's own, carried so that a result
 	// is complete without reading the store again.
 	Source   string
-	Metadata map[string]string
+	Metadata memory.Metadata
 	// Vector is the optional L2-normalised embedding, used by MMR.
 	Vector []float32
 	// Scores holds the per-stage scores reported in the response, keyed by

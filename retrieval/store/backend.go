@@ -37,6 +37,11 @@ type Backend interface {
 	// Deleting a namespace's last memory removes the namespace and its
 	// vector generation.
 	Delete(ns, id string) error
+	// DeleteNamespace removes every memory of ns with its embeddings, its
+	// vector generation and any vector index snapshot the store keeps,
+	// atomically, and returns how many memories it held (0 and no error
+	// when ns does not exist).
+	DeleteNamespace(ns string) (int, error)
 	// PutVectorsIf stores vectors for existing memories of ns, each only
 	// if keep accepts the stored record (a compare-and-set for the
 	// back-fill); it returns the IDs written, sorted.

@@ -20,15 +20,17 @@ import (
 	"github.com/rerankd/rerankd/rerank"
 )
 
-// Run implements rerankd convert: a Hugging Face checkpoint
-// (local folder, or a hub repo id downloaded first) to our ONNX folder.
+// Run implements rerankd convert: a Hugging Face checkpoint (local folder,
+// or a hub repo id downloaded first) to our ONNX folder, or an encoder
+// folder an older rerankd converted (weights inside its graphs) to the
+// external-data layout.
 func Run(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	from := fs.String("from", "", "checkpoint folder, or a hub repo id such as Qwen/Qwen3-Reranker-0.6B (required)")
+	from := fs.String("from", "", "checkpoint folder, or a hub repo id such as Qwen/Qwen3-Reranker-0.6B (required); a BERT / XLM-R folder converted by an older rerankd is rewritten with its weights in external data (--out may be the same folder)")
 	out := fs.String("out", "", "output model folder (required)")
 	revision := fs.String("revision", "main", "hub revision (branch, tag or commit)")
 	tok := fs.String("tokenizer", paths.Tokenizer(), "tokenizer used when the checkpoint has none (env RERANKD_TOKENIZER)")
-	external := fs.Bool("external-data", false, "always write weights to model.onnx.data (always done when the weights are too large for one protobuf file)")
+	external := fs.Bool("external-data", false, "always write weights to model.onnx.data (always done for BERT / XLM-R models, and when the weights are too large for one protobuf file)")
 	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
 	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs, comma-separated: int8 (per-channel int8 weights, per-row int8 activations), "+
 		graphflags.QuantList(onnx.Quants()[1:])+" (docs/perf/int8-precision.md), or none")

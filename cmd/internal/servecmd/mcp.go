@@ -23,8 +23,8 @@ func RunMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	f := DefineFlags(fs)
 	fs.StringVar(&f.Cfg.MCPNamespace, "namespace", app.DefaultMCPNamespace, "namespace of memory tools called without one")
 	groups := append([]cli.FlagGroup{{Title: "MCP", Flags: []string{"namespace"}}}, Groups...)
-	fs.Usage = cli.GroupedUsage(fs, "Usage: rerankd mcp [flags]\n\nAn MCP server over stdio with the tools memory_add, memory_search, memory_list, memory_delete\n"+
-		"and rerank. It takes serve's flags; --addr, --api-key and --key-scopes do not apply (no listener; the\n"+
+	fs.Usage = cli.GroupedUsage(fs, "Usage: rerankd mcp [flags]\n\nAn MCP server over stdio with the tools memory_add, memory_search, memory_list, memory_get,\n"+
+		"memory_update, memory_delete, memory_forget and rerank. It takes serve's flags; --addr, --api-key and --key-scopes do not apply (no listener; the\n"+
 		"process's owner may use every namespace). 'rerankd serve' answers the same tools on /mcp.", groups, envHelp)
 	log, err := Parse(fs, f, args, stderr)
 	if err != nil {

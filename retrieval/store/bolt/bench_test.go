@@ -30,7 +30,7 @@ func benchItem(i int, v []float32) store.Item {
 		ID: id, Namespace: "bench",
 		Text:   strings.Repeat("Caroline went to the support group on Tuesday; ", 6) + id,
 		Time:   time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC).Add(time.Duration(i) * time.Minute),
-		Source: "locomo/conv-26", Metadata: map[string]string{"kind": "dialog", "speaker": "Caroline"},
+		Source: "locomo/conv-26", Metadata: memory.Strings(map[string]string{"kind": "dialog", "speaker": "Caroline"}),
 	}
 	return store.Item{Memory: m, Vector: v}
 }

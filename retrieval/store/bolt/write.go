@@ -133,3 +133,34 @@ func (s *Store) Delete(ns, id string) error {
 	}
 	return nil
 }
+
+// DeleteNamespace removes every memory of ns with its embedding and the
+// namespace's vector generation, in one transaction, and returns how many
+// memories it held (0, and no error, for a namespace that does not
+// exist).
+func (s *Store) DeleteNamespace(ns string) (int, error) {
+	if err := memory.ValidateNamespace(ns); err != nil {
+		return 0, fmt.Errorf("store: %w", err)
+	}
+	n := 0
+	err := s.update(func(tx *bbolt.Tx) error {
+		mb, eb := nsBuckets(tx, ns)
+		if mb == nil {
+			return nil
+		}
+		n = mb.Stats().KeyN
+		if err := tx.Bucket(bucketMemories).DeleteBucket([]byte(ns)); err != nil {
+			return err
+		}
+		if eb != nil {
+			if err := tx.Bucket(bucketEmbeddings).DeleteBucket([]byte(ns)); err != nil {
+				return err
+			}
+		}
+		return dropVectorGen(tx, []byte(ns))
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: delete namespace %s: %w", ns, err)
+	}
+	return n, nil
+}

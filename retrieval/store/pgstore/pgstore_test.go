@@ -66,7 +66,7 @@ func exec(t testing.TB, c *pgx.Conn, sql string, args ...any) {
 func mem(ns, id, text string) memory.Memory {
 	return memory.Memory{ID: id, Namespace: ns, Text: text,
 		Time:     time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.UTC),
-		Metadata: map[string]string{"k": "v"}}
+		Metadata: memory.Strings(map[string]string{"k": "v"})}
 }
 
 func vec(seed, dim int) []float32 {
@@ -100,7 +100,7 @@ func TestRoundTrip(t *testing.T) {
 	got, err := s.Get("ns", "a")
 	must(t, err)
 	if want := m.Normalize(); got.Text != want.Text || !got.Time.Equal(want.Time) || got.Source != want.Source ||
-		got.SchemaVersion != want.SchemaVersion || got.Metadata["k"] != "v" {
+		got.SchemaVersion != want.SchemaVersion || got.Metadata["k"] != memory.String("v") {
 		t.Fatalf("Get = %+v, want %+v", got, want)
 	}
 	v, err := s.Vector("ns", "a")

@@ -357,3 +357,43 @@ func (s *Store) BumpVectorGen(ns string) (store.VectorGen, error) {
 func vecGen(seq, stamp int64) store.VectorGen {
 	return store.VectorGen{Seq: uint64(seq), Stamp: uint64(stamp)} //nolint:gosec // bigint bits (see newStamp)
 }
+
+// DeleteNamespace turns every memory of ns into a tombstone (so followers
+// learn of each delete), drops their embeddings, the namespace's vector
+// generation and its vector index snapshot, in one transaction, and
+// returns how many memories it held (0, and no error, for a namespace
+// that does not exist).
+func (s *Store) DeleteNamespace(ns string) (int, error) {
+	if err := memory.ValidateNamespace(ns); err != nil {
+		return 0, fmt.Errorf("pgstore: %w", err)
+	}
+	n := 0
+	err := s.call(context.Background(), "delete namespace "+ns, func(ctx context.Context) error {
+		return s.write(ctx, func(tx pgx.Tx) error {
+			var seq int64
+			err := tx.QueryRow(ctx, `UPDATE rerankd_namespaces SET seq = seq + 1 WHERE ns = $1 RETURNING seq`, ns).Scan(&seq)
+			if errors.Is(err, pgx.ErrNoRows) {
+				n = 0
+				return nil
+			} else if err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, `UPDATE rerankd_memories SET seq = $2, deleted = true, memory = NULL, time = now(), vector = NULL
+				WHERE ns = $1 AND NOT deleted`, ns, seq)
+			if err != nil {
+				return err
+			}
+			n = int(tag.RowsAffected())
+			b := &pgx.Batch{}
+			queueCounters(b, ns, 0, 0, false)
+			b.Queue(`DELETE FROM rerankd_snapshot_chunks WHERE ns = $1`, ns)
+			b.Queue(`DELETE FROM rerankd_snapshots WHERE ns = $1`, ns)
+			queueNotify(b, []string{ns})
+			return tx.SendBatch(ctx, b).Close()
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}

@@ -74,9 +74,9 @@ func testInvalid(t *testing.T, o Opener) {
 			wantErr(t, name+" with ID "+short(id), call(id), store.ErrInvalid)
 		}
 	}
-	tooMany := map[string]string{}
+	tooMany := memory.Metadata{}
 	for i := range memory.MaxMetadataKeys + 1 {
-		tooMany[strings.Repeat("k", i+1)] = "v"
+		tooMany[strings.Repeat("k", i+1)] = memory.String("v")
 	}
 	badMemories := []struct {
 		name string
@@ -89,16 +89,16 @@ func testInvalid(t *testing.T, o Opener) {
 		{"source with NUL", func(m *memory.Memory) { m.Source = "a\x00b" }},
 		{"source not UTF-8", func(m *memory.Memory) { m.Source = "\xc3" }},
 		{"source too long", func(m *memory.Memory) { m.Source = strings.Repeat("s", memory.MaxSourceLen+1) }},
-		{"metadata empty key", func(m *memory.Memory) { m.Metadata = map[string]string{"": "v"} }},
+		{"metadata empty key", func(m *memory.Memory) { m.Metadata = memory.Strings(map[string]string{"": "v"}) }},
 		{"metadata too many keys", func(m *memory.Memory) { m.Metadata = tooMany }},
 		{"metadata key too long", func(m *memory.Memory) {
-			m.Metadata = map[string]string{strings.Repeat("k", memory.MaxMetadataKeyLen+1): "v"}
+			m.Metadata = memory.Strings(map[string]string{strings.Repeat("k", memory.MaxMetadataKeyLen+1): "v"})
 		}},
 		{"metadata value too long", func(m *memory.Memory) {
-			m.Metadata = map[string]string{"k": strings.Repeat("v", memory.MaxMetadataValLen+1)}
+			m.Metadata = memory.Strings(map[string]string{"k": strings.Repeat("v", memory.MaxMetadataValLen+1)})
 		}},
-		{"metadata key not UTF-8", func(m *memory.Memory) { m.Metadata = map[string]string{"\xff": "v"} }},
-		{"metadata value not UTF-8", func(m *memory.Memory) { m.Metadata = map[string]string{"k": "\xff"} }},
+		{"metadata key not UTF-8", func(m *memory.Memory) { m.Metadata = memory.Strings(map[string]string{"\xff": "v"}) }},
+		{"metadata value not UTF-8", func(m *memory.Memory) { m.Metadata = memory.Strings(map[string]string{"k": "\xff"}) }},
 		{"negative schema version", func(m *memory.Memory) { m.SchemaVersion = -1 }},
 		{"schema version from the future", func(m *memory.Memory) { m.SchemaVersion = memory.CurrentSchema + 1 }},
 	}

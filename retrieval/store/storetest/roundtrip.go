@@ -124,9 +124,9 @@ func fieldCases() []memory.Memory {
 		f(&x)
 		return x
 	}
-	many := map[string]string{}
+	many := memory.Metadata{}
 	for i := range memory.MaxMetadataKeys {
-		many[strings.Repeat("k", i+1)] = strings.Repeat("v", i)
+		many[strings.Repeat("k", i+1)] = memory.String(strings.Repeat("v", i))
 	}
 	return []memory.Memory{
 		m("time-ns-offset", func(x *memory.Memory) {
@@ -164,11 +164,18 @@ func fieldCases() []memory.Memory {
 		m("source-unicode", func(x *memory.Memory) { x.Source = "ソース/✓\ttab" }),
 		m("source-max", func(x *memory.Memory) { x.Source = strings.Repeat("s", memory.MaxSourceLen) }),
 		m("metadata-nil", func(x *memory.Memory) { x.Metadata = nil }),
-		m("metadata-empty", func(x *memory.Memory) { x.Metadata = map[string]string{} }),
+		m("metadata-empty", func(x *memory.Memory) { x.Metadata = memory.Strings(map[string]string{}) }),
 		m("metadata-tricky", func(x *memory.Memory) {
-			x.Metadata = map[string]string{
+			x.Metadata = memory.Strings(map[string]string{
 				"empty": "", "K": "upper", "k": "lower", "ключ": "значение", "nul\x00key": "a\x00b",
 				"quote\"": `{"json": [1, 2]}`, "max": strings.Repeat("v", memory.MaxMetadataValLen),
+			})
+		}),
+		m("metadata-typed", func(x *memory.Memory) {
+			x.Metadata = memory.Metadata{
+				"s": memory.String("5"), "n": memory.Number(5), "neg": memory.Number(-0.125),
+				"big": memory.Number(1 << 53), "tiny": memory.Number(5e-324), "max": memory.Number(math.MaxFloat64),
+				"t": memory.Bool(true), "f": memory.Bool(false), "zero": memory.Number(0), "empty": memory.String(""),
 			}
 		}),
 		m("metadata-most-keys", func(x *memory.Memory) { x.Metadata = many }),
@@ -294,7 +301,7 @@ func testVectorsAreCopies(t *testing.T, o Opener) {
 func testPutReplaces(t *testing.T, o Opener) {
 	b := open(t, o, 0)
 	old := mem("ns", "a")
-	old.Metadata = map[string]string{"kind": "fact", "gone": "soon"}
+	old.Metadata = memory.Strings(map[string]string{"kind": "fact", "gone": "soon"})
 	put(t, b, old, vec(1, 4))
 	repl := memory.Memory{ID: "a", Namespace: "ns", Text: "new text", Time: time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)}
 	put(t, b, repl, vec(2, 4))

@@ -41,6 +41,7 @@ var behaviours = []struct {
 	{"NamespaceIsolation", testNamespaceIsolation},
 	{"PutBatch", testPutBatch},
 	{"Delete", testDelete},
+	{"DeleteNamespace", testDeleteNamespace},
 	{"ByteOrder", testByteOrder},
 	{"Page", testPage},
 	{"GetMany", testGetMany},
@@ -87,7 +88,7 @@ func mem(ns, id string) memory.Memory {
 		ID: id, Namespace: ns, Text: "text of " + id,
 		Time:     time.Date(2024, 5, 6, 7, 8, 9, 10, time.UTC),
 		Source:   "/work/" + ns,
-		Metadata: map[string]string{"kind": "fact"},
+		Metadata: memory.Strings(map[string]string{"kind": "fact"}),
 	}
 }
 

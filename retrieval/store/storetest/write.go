@@ -103,9 +103,9 @@ func testPutBatch(t *testing.T, o Opener) {
 			v[i] = x
 			return store.Item{Memory: mem("n", "2"), Vector: v}
 		}
-		tooMany := map[string]string{}
+		tooMany := memory.Metadata{}
 		for i := range memory.MaxMetadataKeys + 1 {
-			tooMany[strings.Repeat("k", i+1)] = "v"
+			tooMany[strings.Repeat("k", i+1)] = memory.String("v")
 		}
 		cases := []struct {
 			name string

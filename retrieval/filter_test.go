@@ -1,0 +1,111 @@
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rerankd/rerankd/internal/pgtest"
+	"github.com/rerankd/rerankd/retrieval/filter"
+	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval/store"
+	"github.com/rerankd/rerankd/retrieval/store/pgstore"
+)
+
+// filterItems are n memories that all share the query's words, with
+// kind "rare" on every hundredth, a number n = i, a day each.
+func filterItems(ns string, n int) []store.Item {
+	items := make([]store.Item, n)
+	for i := range items {
+		kind := "common"
+		if i%100 == 0 {
+			kind = "rare"
+		}
+		items[i] = store.Item{Memory: memory.Memory{Namespace: ns, ID: fmt.Sprintf("m%05d", i),
+			Text: fmt.Sprintf("paris trip note %d with word%d", i, i%17), Time: day0.Add(time.Duration(i) * time.Hour),
+			Source:   fmt.Sprintf("/proj/%d", i%3),
+			Metadata: memory.Metadata{"kind": memory.String(kind), "n": memory.Number(float64(i)), "even": memory.Bool(i%2 == 0)}}}
+	}
+	return items
+}
+
+// TestFilteredRecall: with depth as small as top_k, every stage applies
+// the filter before its cut-off, so a search returns top_k matching
+// memories whenever that many match, at every level, over both keepers.
+func TestFilteredRecall(t *testing.T) {
+	const n = 2000
+	stores := map[string]func(t *testing.T) Store{
+		"bolt": func(t *testing.T) Store { return openStore(t, "") },
+		"pg": func(t *testing.T) Store {
+			st, err := pgstore.Open(pgtest.Shared(t).NewDB(t), pgstore.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			return st
+		},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			e, err := New(open(t), &hashEmbedder{N: 32}, DefaultConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Start()
+			t.Cleanup(func() { _ = e.Close() })
+			if err := e.Wait(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			items := filterItems("f", n)
+			for i := 0; i < n; i += MaxBatch {
+				mustAdd(t, e, items[i:min(i+MaxBatch, n)]...)
+			}
+			rare := &filter.Filter{Must: []filter.Condition{{Key: "kind", Match: &filter.Match{Value: "rare"}}}}
+			cases := []struct {
+				name  string
+				f     *filter.Filter
+				match func(i int) bool
+			}{
+				{"equality 1%", rare, func(i int) bool { return i%100 == 0 }},
+				{"range", &filter.Filter{Must: []filter.Condition{{Key: "n", Range: &filter.Range{GTE: 500.0, LT: 507.0}}}}, func(i int) bool { return i >= 500 && i < 507 }},
+				{"time range", &filter.Filter{Must: []filter.Condition{{Key: "time", Range: &filter.Range{
+					GTE: day0.Add(1000 * time.Hour).Format(time.RFC3339), LT: day0.Add(1003 * time.Hour).Format(time.RFC3339)}}}},
+					func(i int) bool { return i >= 1000 && i < 1003 }},
+				{"and/or/not", &filter.Filter{Must: []filter.Condition{{Key: "source", Match: &filter.Match{Value: "/proj/1"}}},
+					Should:  []filter.Condition{{Key: "n", Range: &filter.Range{LT: 100.0}}, {Key: "n", Range: &filter.Range{GTE: 1900.0}}},
+					MustNot: []filter.Condition{{Key: "even", Match: &filter.Match{Value: true}}}},
+					func(i int) bool { return i%3 == 1 && (i < 100 || i >= 1900) && i%2 != 0 }},
+				{"none", &filter.Filter{Must: []filter.Condition{{Key: "kind", Match: &filter.Match{Value: "absent"}}}}, func(int) bool { return false }},
+			}
+			for _, c := range cases {
+				m, err := filter.Compile(c.f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				matching := 0
+				for i := range n {
+					if c.match(i) {
+						matching++
+					}
+				}
+				for _, mode := range []Mode{ModeBM25, ModeDense, ModeHybrid} {
+					res, err := e.Search(context.Background(), SearchRequest{TopK: 10,
+						Query: Query{Namespace: "f", Text: "paris trip note", Depth: 10, Mode: mode, Filter: m}})
+					if err != nil {
+						t.Fatalf("%s %s: %v", c.name, mode, err)
+					}
+					if want := min(10, matching); len(res.Results) != want {
+						t.Errorf("%s %s: %d results, want %d", c.name, mode, len(res.Results), want)
+					}
+					for _, r := range res.Results {
+						var i int
+						if _, err := fmt.Sscanf(r.ID, "m%05d", &i); err != nil || !c.match(i) {
+							t.Errorf("%s %s: %s does not match", c.name, mode, r.ID)
+						}
+					}
+				}
+			}
+		})
+	}
+}
