@@ -3,7 +3,7 @@
 
 Run by scripts/gpu_check.sh (make gpu-check) on a Linux machine with an NVIDIA GPU, Python with
 torch + transformers + sentence-transformers, the CUDA build of ONNX Runtime (make setup-gpu) and
-no network. Every model is generated on the machine (rerankd testmodel, or transformers with a
+no network. Every model is generated on the machine (rerankd-bench testmodel, or transformers with a
 seed): random weights, for agreement and speed, never quality. Steps, each one line or more in
 the results file (JSON, one record per step: status ok / FAIL / skipped, figures, detail):
 
@@ -87,7 +87,8 @@ class Check:
 
     def rerankd(self, *args, timeout=1800, lib=None):
         env = dict(self.env, ORT_LIB=lib or self.a.ort_lib)
-        r = subprocess.run([self.a.rerankd] + list(args), capture_output=True, text=True, env=env, timeout=timeout)
+        exe = self.a.bench if args[0] == 'testmodel' else self.a.rerankd  # testmodel is a lab command
+        r = subprocess.run([exe] + list(args), capture_output=True, text=True, env=env, timeout=timeout)
         if r.returncode != 0:
             raise RuntimeError('rerankd %s: exit %d: %s' % (args[0], r.returncode, r.stderr.strip()[-800:]))
         return r.stdout
@@ -148,7 +149,7 @@ class Check:
             self.rerankd('testmodel', '--arch', arch, '--size', size, '--out', ckpt, '--tokenizer', TOKENIZERS[arch])
             self.rerankd('convert', '--from', ckpt, '--out', os.path.join(w, arch), '--quant', 'none')
             out[arch], out[arch + '-ckpt'] = os.path.join(w, arch), ckpt
-        self.record('models', 'ok', 'generated with rerankd testmodel/convert (random weights)', seconds=round(time.time() - t0, 1))
+        self.record('models', 'ok', 'generated with rerankd-bench testmodel, rerankd convert (random weights)', seconds=round(time.time() - t0, 1))
         return out
 
     # --- a: CUDA vs CPU ----------------------------------------------------------------------
@@ -346,6 +347,7 @@ class Check:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--rerankd', required=True, help='the rerankd binary')
+    ap.add_argument('--bench', default=None, help='the rerankd-bench binary (testmodel); default: beside --rerankd')
     ap.add_argument('--ort-lib', required=True, help="ONNX Runtime's CUDA build (make setup-gpu prints it)")
     ap.add_argument('--tokenizer', required=True, help='Qwen3 tokenizer folder (make setup)')
     ap.add_argument('--work', required=True, help='scratch folder for generated models (several GB at full size)')
@@ -355,6 +357,8 @@ def main(argv=None):
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--steps', default='a,forms,b,c,d', help='comma-separated steps to run')
     a = ap.parse_args(argv)
+    if a.bench is None:
+        a.bench = os.path.join(os.path.dirname(os.path.abspath(a.rerankd)), 'rerankd-bench')
     if a.dry_run and a.seconds == 10:
         a.seconds = 1
     os.makedirs(a.work, exist_ok=True)

@@ -6,7 +6,7 @@
 # --dry-run: tiny models on the CPU provider, the CPU library (setup's), for a CPU-only machine.
 # Results: $GPU_CHECK_OUT (default gpu-check.json in the work folder); models are generated
 # into $GPU_CHECK_WORK (default a temp folder, removed at the end).
-# Environment: RERANKD_BIN (default: builds bin/rerankd), RERANKD_CACHE as scripts/setup.sh.
+# Environment: RERANKD_BIN (default: builds bin/rerankd and bin/rerankd-bench beside it), RERANKD_CACHE as scripts/setup.sh.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 dry=0
@@ -21,7 +21,7 @@ else
 fi
 bin=${RERANKD_BIN:-}
 if [ -z "$bin" ]; then
-  (cd "$ROOT" && GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3} go build -o bin/rerankd ./cmd/rerankd)
+  (cd "$ROOT" && GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3} go build -o bin/ ./cmd/rerankd ./cmd/rerankd-bench)
   bin=$ROOT/bin/rerankd
 fi
 work=${GPU_CHECK_WORK:-}

@@ -1,6 +1,6 @@
 """The dry run of scripts/gpu_check.py end to end on this machine (CPU provider, tiny models).
 
-Needs bin/rerankd (make pytest builds it) and the ONNX Runtime library scripts/setup.sh installs;
+Needs bin/rerankd and bin/rerankd-bench (make pytest builds them) and the ONNX Runtime library scripts/setup.sh installs;
 skipped without them. The torch steps are skipped here unless torch is installed, and must then
 say so in the results file.
 """
@@ -21,7 +21,8 @@ ORT = os.environ.get('ORT_LIB') or os.path.join(CACHE, 'onnxruntime', '1.30.0', 
 TOK = os.environ.get('RERANKD_TOKENIZER') or os.path.join(CACHE, 'tokenizers', 'qwen3')
 
 
-@unittest.skipUnless(os.path.exists(BIN) and os.path.exists(ORT), 'needs bin/rerankd and make setup')
+@unittest.skipUnless(os.path.exists(BIN) and os.path.exists(BIN + '-bench') and os.path.exists(ORT),
+                     'needs bin/rerankd, bin/rerankd-bench and make setup')
 class GPUCheckDryRunTest(unittest.TestCase):
     def run_check(self, *extra):
         with tempfile.TemporaryDirectory() as tmp:
