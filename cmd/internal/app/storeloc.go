@@ -10,7 +10,7 @@ import (
 // StoreKind is what a --store value names.
 type StoreKind int
 
-// The store kinds.
+// The kinds of store a --store value can name.
 const (
 	StoreNone     StoreKind = iota // "none" or "": no memory API
 	StoreFile                      // a bbolt file, this process alone

@@ -56,8 +56,8 @@ var Groups = []cli.FlagGroup{
 	{Title: "Engine experiments", Note: "the defaults are the measured choice; docs/perf/", More: true, Flags: []string{"attention-form", "prepack", "prefetch", "session-cache"}},
 }
 
-// DefineFlags registers serve's (and mcp's) flags on fs, defaults from
-// app.DefaultConfig.
+// DefineFlags declares serve's flags (shared by mcp) on fs, each with its
+// RERANKD_<FLAG> environment twin, and returns the Config they fill.
 func DefineFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{Cfg: app.DefaultConfig()}
 	c := &f.Cfg
@@ -138,7 +138,8 @@ func Parse(fs *flag.FlagSet, f *Flags, args []string, stderr io.Writer) (*slog.L
 	return f.Cfg.Log, nil
 }
 
-// RunServe is `rerankd serve`.
+// RunServe implements rerankd serve: flags to app.Config, app.Build, then
+// the HTTP server until SIGINT/SIGTERM drains it.
 func RunServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	f := DefineFlags(fs)
