@@ -19,7 +19,7 @@ FUZZTIME ?= 30s
 RERANKD_LOCOMO ?= $(wildcard $(abspath ../shared/locomo))
 export RERANKD_LOCOMO
 
-.PHONY: all setup setup-gpu gpu-check setup-browser setup-mcp setup-postgres build run test test-short vet tidy lint fuzz bench bench-encoders loadtest bench-tokenizer golden pytest clean fresh-check
+.PHONY: all setup setup-gpu gpu-check setup-browser setup-mcp setup-clients setup-postgres build run test test-short vet tidy lint fuzz bench bench-encoders loadtest bench-tokenizer golden pytest clean fresh-check
 
 all: build
 
@@ -47,6 +47,11 @@ setup-browser:
 setup-mcp:
 	scripts/setup_mcp.sh
 
+## setup-clients: the pinned client SDKs of the embedding tests (OpenAI, LangChain, Vercel AI SDK,
+## Hugging Face inference; npm ci into the cache)
+setup-clients:
+	scripts/setup_clients.sh
+
 ## setup-postgres: Debian's postgresql package (apt-get when missing) for the PostgreSQL tests,
 ## which start throwaway servers of their own from its binaries (internal/pgtest); idempotent
 setup-postgres:
@@ -71,6 +76,7 @@ test:
 	@$(PHASE) setup-browser $(SUBMAKE) setup-browser
 	@$(PHASE) setup-postgres $(SUBMAKE) setup-postgres
 	@$(PHASE) setup-mcp $(SUBMAKE) setup-mcp
+	@$(PHASE) setup-clients $(SUBMAKE) setup-clients
 	@$(PHASE) vet $(SUBMAKE) vet
 	@$(PHASE) tidy $(SUBMAKE) tidy
 	@$(PHASE) lint $(SUBMAKE) lint

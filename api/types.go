@@ -8,7 +8,9 @@ import (
 
 // RerankRequest is the body of POST /rerank in either style.
 type RerankRequest struct {
-	// Model is accepted for compatibility and echoed; the server has one model.
+	// Model is accepted for compatibility: the response names the model
+	// that answered; a name the server does not serve is refused only under
+	// its --strict-model-name.
 	Model string `json:"model,omitempty"`
 	// Query is required and must not be blank.
 	Query string `json:"query"`
@@ -222,6 +224,35 @@ type Info struct {
 	Architecture string `json:"architecture,omitempty"`
 	// SupportedModels lists the model classes this build serves.
 	SupportedModels []ModelClass `json:"supported_models,omitempty"`
+	// ServedModelNames are the reranker's names (the first is the one
+	// responses carry); GET /v1/models lists them.
+	ServedModelNames []string `json:"served_model_names,omitempty"`
+	// StrictModelName: a request naming a model the server does not serve
+	// is refused (404 model_not_found) instead of answered by the served one.
+	StrictModelName bool `json:"strict_model_name"`
+	// Embedder describes the embedding model of /v1/embeddings and /embed
+	// (absent when the server runs none).
+	Embedder *EmbedderInfo `json:"embedder,omitempty"`
+}
+
+// EmbedderInfo is /info's section on the served embedding model.
+type EmbedderInfo struct {
+	// Names are its served names; the first is the one responses carry.
+	Names []string `json:"names"`
+	// Dimensions is the size of its vectors.
+	Dimensions int `json:"dimensions"`
+	// Matryoshka: requests may ask for shorter vectors (dimensions).
+	Matryoshka bool `json:"matryoshka"`
+	// MaxInputTokens is the most tokens of one input, prompt and template
+	// included; longer inputs are cut (or refused, on /embed without truncate).
+	MaxInputTokens int `json:"max_input_tokens"`
+	// MaxInputs is the most inputs of one request.
+	MaxInputs int `json:"max_inputs"`
+	// MaxQueueTexts is the most texts waiting or embedded at once, shared
+	// with the memory search; a request that would pass it gets 429.
+	MaxQueueTexts int `json:"max_queue_texts"`
+	// PromptNames are the model folder's named prompts (prompt_name).
+	PromptNames []string `json:"prompt_names,omitempty"`
 }
 
 // ModelClass is one model architecture rerankd serves.

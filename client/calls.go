@@ -30,6 +30,43 @@ func (c *Client) RerankTEI(ctx context.Context, r api.RerankRequest) ([]api.TEIR
 	return out, nil
 }
 
+// Embed embeds r.Input with the server's embedding model (POST
+// /v1/embeddings, OpenAI's API). The vectors come back as floats whatever
+// r.EncodingFormat asks (base64 is decoded). Without an embedding model on
+// the server it is an *Error with Status 404.
+func (c *Client) Embed(ctx context.Context, r api.EmbeddingsRequest) (*api.EmbeddingsResponse, error) {
+	var out api.EmbeddingsResponse
+	if err := c.do(ctx, http.MethodPost, "/v1/embeddings", r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// EmbedTexts is Embed for plain texts: one vector per text, in order.
+func (c *Client) EmbedTexts(ctx context.Context, texts ...string) ([][]float32, error) {
+	resp, err := c.Embed(ctx, api.EmbeddingsRequest{Input: api.Inputs{Texts: texts, Set: true}})
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(texts))
+	for _, d := range resp.Data {
+		if d.Index < 0 || d.Index >= len(out) {
+			return nil, fmt.Errorf("rerankd /v1/embeddings: answer index %d outside the %d texts", d.Index, len(texts))
+		}
+		out[d.Index] = d.Embedding.Values
+	}
+	return out, nil
+}
+
+// Models lists the served model names (GET /v1/models).
+func (c *Client) Models(ctx context.Context) (*api.ModelList, error) {
+	var out api.ModelList
+	if err := c.do(ctx, http.MethodGet, "/v1/models", nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // AddMemories stores one memory (r's MemoryIn fields) or a batch
 // (r.Memories, all or none). Every memory in the answer is durable.
 func (c *Client) AddMemories(ctx context.Context, r api.AddMemoriesRequest) (*api.AddMemoriesResponse, error) {

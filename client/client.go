@@ -209,6 +209,15 @@ func readError(resp *http.Response, attempt int) *Error {
 		}
 		return e
 	}
+	// OpenAI's shape, on /v1/embeddings and /v1/models.
+	var o api.OpenAIError
+	if json.Unmarshal(data, &o) == nil && o.Error.Message != "" {
+		e.Message = o.Error.Message
+		if o.Error.Code != nil {
+			e.Type = *o.Error.Code
+		}
+		return e
+	}
 	e.Message = strings.TrimSpace(string(data))
 	return e
 }

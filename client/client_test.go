@@ -156,7 +156,8 @@ func TestErrorShapes(t *testing.T) {
 		body, wantType, wantMsg string
 	}{
 		{errBody("validation", "threshold must be in [0, 1]"), "validation", "threshold must be in [0, 1]"},
-		{`{"error":"old server","error_type":"invalid_request"}`, "invalid_request", "old server"}, // before "message" existed
+		{`{"error":"old server","error_type":"invalid_request"}`, "invalid_request", "old server"},                                                                                // before "message" existed
+		{`{"error":{"message":"input must not be empty","type":"invalid_request_error","param":"input","code":"invalid_request"}}`, "invalid_request", "input must not be empty"}, // OpenAI's shape
 		{"<html>bad gateway</html>", "", "<html>bad gateway</html>"},
 		{"", "", ""},
 	}
@@ -217,6 +218,29 @@ func TestRequests(t *testing.T) {
 		if (call.method == "POST" || call.method == "PATCH") != (r.Header.Get("Content-Type") == "application/json") {
 			t.Errorf("call %d: content type %q", i, r.Header.Get("Content-Type"))
 		}
+	}
+}
+
+// TestEmbed: EmbedTexts sends /v1/embeddings and places the vectors by
+// index, decoding base64 and floats alike.
+func TestEmbed(t *testing.T) {
+	// 1.5 and -2 as little-endian float32, base64: AADAPwAAAMA=.
+	body := `{"object":"list","model":"m","usage":{"prompt_tokens":3,"total_tokens":3},"data":[` +
+		`{"object":"embedding","index":1,"embedding":"AADAPwAAAMA="},{"object":"embedding","index":0,"embedding":[0.25,0.5]}]}`
+	c, s, _ := newScripted(t, Config{}, answer{200, "", body})
+	vecs, err := c.EmbedTexts(context.Background(), "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vecs) != 2 || vecs[0][0] != 0.25 || vecs[0][1] != 0.5 || vecs[1][0] != 1.5 || vecs[1][1] != -2 {
+		t.Errorf("vectors %v", vecs)
+	}
+	if r := s.got[0]; r.Method != "POST" || r.URL.Path != "/v1/embeddings" || s.bodies[0] != `{"input":["a","b"]}` {
+		t.Errorf("request %s %s %s", r.Method, r.URL.Path, s.bodies[0])
+	}
+	c, _, _ = newScripted(t, Config{}, answer{200, "", `{"object":"list","data":[{"index":5,"embedding":[1]}]}`})
+	if _, err := c.EmbedTexts(context.Background(), "a"); err == nil || !strings.Contains(err.Error(), "index 5") {
+		t.Errorf("an index outside the texts: %v", err)
 	}
 }
 

@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/rerankd/rerankd/internal/batching"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/retrieval/embed"
 	"github.com/rerankd/rerankd/tokenizer"
 )
 
@@ -108,7 +108,7 @@ type EmbedderInfo struct {
 // Errors of Embed and OpenEmbedder.
 var (
 	// ErrEmptyText marks an empty or blank text: it has no meaning to embed.
-	ErrEmptyText = errors.New("empty text")
+	ErrEmptyText = embed.ErrEmptyText
 	// ErrDimension marks a vector size that does not fit: a model whose
 	// graph, config.json and pooling config disagree, a Matryoshka size
 	// larger than the model's, or an engine returning another size.
@@ -127,7 +127,8 @@ type Embedder struct {
 	cfg         EmbedConfig
 	queryPrefix string
 	docPrefix   string
-	begin, end  []int // template ids around every input
+	prompts     map[string]string // the folder's named sentence-transformers prompts
+	begin, end  []int             // template ids around every input
 	modelDim    int
 	dim         int
 	info        EmbedderInfo
@@ -165,7 +166,7 @@ func OpenEmbedder(dir string, o EmbedderOptions) (*Embedder, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	e := &Embedder{tok: tok, cfg: o.Embed, docPrefix: st.DocPrompt}
+	e := &Embedder{tok: tok, cfg: o.Embed, docPrefix: st.DocPrompt, prompts: st.Prompts}
 	if e.begin, e.end, err = embedTemplate(tok, tokPath); err != nil {
 		return nil, err
 	}
@@ -358,20 +359,13 @@ func (e *Embedder) Tokens(text string, isQuery bool) ([]int, bool) {
 }
 
 func (e *Embedder) tokens(text string, isQuery bool) ([]int, bool, error) {
-	prefix := e.docPrefix
-	if isQuery {
-		prefix = e.queryPrefix
-	}
-	if e.enc != nil {
-		return e.enc.Encode(prefix+text, e.cfg.MaxLength)
-	}
-	body := e.tok.EncodeIDs(prefix + text)
-	room := e.cfg.MaxLength - len(e.begin) - len(e.end)
-	cut := len(body) > room
-	if cut {
-		body = body[:room]
-	}
-	return e.wrap(body), cut, nil
+	return e.tokensWith(text, embed.Options{Query: isQuery})
+}
+
+// TokensWith is Tokens under o (a named prompt, the truncation
+// direction, a refusal instead of a cut).
+func (e *Embedder) TokensWith(text string, o embed.Options) ([]int, bool, error) {
+	return e.tokensWith(text, o)
 }
 
 func (e *Embedder) wrap(body []int) []int {
@@ -384,54 +378,17 @@ func (e *Embedder) wrap(body []int) []int {
 // they are. Inputs run in length-sorted batches under the token budget;
 // cancelling ctx stops between batches and terminates a run in progress.
 func (e *Embedder) Embed(ctx context.Context, texts []string, isQuery bool) ([][]float32, error) {
-	seqs := make([][]int, len(texts))
-	var errs []error
-	for i, t := range texts {
-		if strings.TrimSpace(t) == "" {
-			errs = append(errs, fmt.Errorf("text %d: %w", i, ErrEmptyText))
-			continue
-		}
-		var err error
-		if seqs[i], _, err = e.tokens(t, isQuery); err != nil {
-			errs = append(errs, fmt.Errorf("text %d: %w", i, err))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	out := make([][]float32, len(texts))
-	// Padded: the engine pads every row to the longest and computes it.
-	for _, batch := range batching.Plan(seqs, e.cfg.MaxBatch, e.cfg.BatchTokens, e.cfg.MaxPadRatio, batching.Padded, e.engine.SameLengthBatches()) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		in := make([][]int, len(batch))
-		for k, i := range batch {
-			in[k] = seqs[i]
-		}
-		vecs, err := e.engine.Pooled(ctx, in)
-		if err != nil {
-			return nil, err
-		}
-		if len(vecs) != len(in) {
-			return nil, fmt.Errorf("engine returned %d vectors for %d sequences", len(vecs), len(in))
-		}
-		for k, i := range batch {
-			if out[i], err = e.finish(vecs[k]); err != nil {
-				return nil, fmt.Errorf("text %d: %w", i, err)
-			}
-		}
-	}
-	return out, nil
+	r, err := e.EmbedWith(ctx, texts, embed.Options{Query: isQuery})
+	return r.Vectors, err
 }
 
 // finish checks a pooled vector, keeps its first Dim values and
 // normalises it (in float64).
-func (e *Embedder) finish(v []float32) ([]float32, error) {
+func (e *Embedder) finish(v []float32, dim int, raw bool) ([]float32, error) {
 	if len(v) != e.modelDim {
 		return nil, fmt.Errorf("%w: engine returned %d values, the model has %d", ErrDimension, len(v), e.modelDim)
 	}
-	v = v[:e.dim]
+	v = v[:dim]
 	var ss float64
 	for _, x := range v {
 		ss += float64(x) * float64(x)
@@ -439,6 +396,9 @@ func (e *Embedder) finish(v []float32) ([]float32, error) {
 	n := math.Sqrt(ss)
 	if n == 0 || math.IsNaN(n) || math.IsInf(n, 0) {
 		return nil, fmt.Errorf("%w: norm %v", ErrBadVector, n)
+	}
+	if raw {
+		return slices.Clone(v), nil
 	}
 	out := make([]float32, len(v))
 	for i, x := range v {

@@ -98,7 +98,7 @@ func openEncoderEmbedder(dir, modelPath string, o EmbedderOptions) (*Embedder, e
 	ec := o.Embed
 	ec.MaxLength = min(ec.MaxLength, cfg.MaxTokens())
 	ec.BatchTokens = max(ec.BatchTokens, ec.MaxLength)
-	e := &Embedder{enc: enc, cfg: ec, docPrefix: st.DocPrompt, engine: &encoderEmbedEngine{e: run, pool: pool, dim: cfg.HiddenSize}}
+	e := &Embedder{enc: enc, cfg: ec, docPrefix: st.DocPrompt, prompts: st.Prompts, engine: &encoderEmbedEngine{e: run, pool: pool, dim: cfg.HiddenSize}}
 	if st.HasQuery {
 		e.queryPrefix = st.QueryPrompt
 	}

@@ -28,3 +28,6 @@ func (a tokenizerEncoder) Encode(text string, maxLen int) (ids []int, truncated 
 // VocabSize is the tokenizer's number of ids, which must fit the model's
 // embeddings.
 func (a tokenizerEncoder) VocabSize() int { return a.t.VocabSize() }
+
+// Token is the vocabulary text of id.
+func (a tokenizerEncoder) Token(id int) (string, bool) { return a.t.Token(id) }

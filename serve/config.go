@@ -54,12 +54,23 @@ type Config struct {
 	// so a runtime loaded after the server is built (by an embedding model
 	// opened for the memory API) is reported too.
 	Runtime func() string
+	// RerankerNames are the names the reranker is served under (GET
+	// /v1/models); the first is the model every rerank response names.
+	// Empty: the backend's ModelID.
+	RerankerNames []string
+	// StrictModelName refuses a request whose "model" is none of the
+	// served names (404 model_not_found, as vLLM does); off, such a
+	// request is answered by the served model, which the response names.
+	StrictModelName bool
+	// MaxEmbedInputs bounds the inputs of one /v1/embeddings or /embed
+	// request; more is refused (never silently dropped).
+	MaxEmbedInputs int
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{MaxDocuments: 1000, MaxBodyBytes: 8 << 20, MaxTokensPerDoc: DefaultMaxTokensPerDoc, RequestTimeout: 60 * time.Second,
-		MaxHeaderBytes: 16 << 10, ReadTimeout: 30 * time.Second, HealthProbeEvery: 5 * time.Second, Version: "dev"}
+		MaxHeaderBytes: 16 << 10, ReadTimeout: 30 * time.Second, HealthProbeEvery: 5 * time.Second, Version: "dev", MaxEmbedInputs: 1024}
 }
 
 // Validate reports every problem at once.
@@ -76,6 +87,8 @@ func (c Config) Validate() error {
 	check(c.RequestTimeout > 0, "request timeout %v: want > 0", c.RequestTimeout)
 	check(c.MaxHeaderBytes >= 1024, "max header bytes %d: want >= 1024", c.MaxHeaderBytes)
 	check(c.ReadTimeout > 0, "read timeout %v: want > 0", c.ReadTimeout)
+	check(c.MaxEmbedInputs >= 1, "max embedding inputs %d: want >= 1", c.MaxEmbedInputs)
+	errs = append(errs, checkNames("reranker", c.RerankerNames)...)
 	check(c.HealthProbeEvery >= 0, "health probe interval %v: want >= 0", c.HealthProbeEvery)
 	errs = append(errs, validateScopes(c.APIKeys, c.KeyScopes)...)
 	for i, k := range c.APIKeys {

@@ -1,7 +1,16 @@
 // Package serve is rerankd's HTTP service: fiber handlers for the rerank
-// API (Cohere/Jina and text-embeddings-inference styles), health, info,
-// metrics and OpenAPI, API-key auth, and the one table that maps error kinds
-// to HTTP status codes.
+// API (Cohere/Jina and text-embeddings-inference styles), the embedding API
+// (OpenAI's /v1/embeddings and /v1/models, TEI's /embed, /tokenize), health,
+// info, metrics and OpenAPI, API-key auth, and the one table that maps error
+// kinds to HTTP status codes.
+//
+// Embeddings (embed.go, tokenize.go): WithEmbedder serves the embedding
+// model through the queue the memory search embeds with (retrieval/embed's
+// Queue), so a text gets the vector the memory search stores, and a full
+// queue answers 429. Every response names the model that answered by its
+// first served name (Config.RerankerNames, EmbedModel.Names); a request
+// naming another model is answered anyway unless Config.StrictModelName.
+// Errors on OpenAI's routes are written in OpenAI's shape (writeError).
 //
 // Request flow: decode + validate (handlers.go) -> Backend.Score. The
 // neural backend tokenizes in the request's goroutine, then hands the token

@@ -16,38 +16,40 @@ type Kind string
 
 // Error kinds.
 const (
-	KindInvalid      Kind = "invalid_request"        // malformed JSON, empty query
-	KindMediaType    Kind = "unsupported_media_type" // body is not JSON
-	KindTooLarge     Kind = "payload_too_large"      // body, request or input too large
-	KindValidation   Kind = "validation"             // well-formed but unacceptable fields
-	KindUnauthorized Kind = "unauthorized"
-	KindForbidden    Kind = "forbidden" // valid key, namespace outside its scope
-	KindNotFound     Kind = "not_found"
-	KindMethod       Kind = "method_not_allowed" // not an HTTP method this server knows
-	KindOverloaded   Kind = "overloaded"         // queue full: retry later
-	KindNotReady     Kind = "not_ready"          // starting or shutting down
-	KindUnavailable  Kind = "store_unavailable"  // shared memory store unreachable or catching up: retry
-	KindTimeout      Kind = "timeout"            // per-request time limit
-	KindBackend      Kind = "backend"            // the model failed (or gave a NaN score)
-	KindInternal     Kind = "internal"
+	KindInvalid       Kind = "invalid_request"        // malformed JSON, empty query
+	KindMediaType     Kind = "unsupported_media_type" // body is not JSON
+	KindTooLarge      Kind = "payload_too_large"      // body, request or input too large
+	KindValidation    Kind = "validation"             // well-formed but unacceptable fields
+	KindUnauthorized  Kind = "unauthorized"
+	KindForbidden     Kind = "forbidden" // valid key, namespace outside its scope
+	KindNotFound      Kind = "not_found"
+	KindMethod        Kind = "method_not_allowed" // not an HTTP method this server knows
+	KindOverloaded    Kind = "overloaded"         // queue full: retry later
+	KindNotReady      Kind = "not_ready"          // starting or shutting down
+	KindUnavailable   Kind = "store_unavailable"  // shared memory store unreachable or catching up: retry
+	KindTimeout       Kind = "timeout"            // per-request time limit
+	KindBackend       Kind = "backend"            // the model failed (or gave a NaN score)
+	KindModelNotFound Kind = "model_not_found"    // a model the server does not serve, under --strict-model-name
+	KindInternal      Kind = "internal"
 )
 
 // statusOf is the one table from error kind to HTTP status.
 var statusOf = map[Kind]int{
-	KindInvalid:      http.StatusBadRequest,
-	KindMediaType:    http.StatusUnsupportedMediaType,
-	KindTooLarge:     http.StatusRequestEntityTooLarge,
-	KindValidation:   http.StatusUnprocessableEntity,
-	KindUnauthorized: http.StatusUnauthorized,
-	KindForbidden:    http.StatusForbidden,
-	KindNotFound:     http.StatusNotFound,
-	KindMethod:       http.StatusMethodNotAllowed,
-	KindOverloaded:   http.StatusTooManyRequests,
-	KindNotReady:     http.StatusServiceUnavailable,
-	KindUnavailable:  http.StatusServiceUnavailable,
-	KindTimeout:      http.StatusGatewayTimeout,
-	KindBackend:      http.StatusFailedDependency,
-	KindInternal:     http.StatusInternalServerError,
+	KindInvalid:       http.StatusBadRequest,
+	KindMediaType:     http.StatusUnsupportedMediaType,
+	KindTooLarge:      http.StatusRequestEntityTooLarge,
+	KindValidation:    http.StatusUnprocessableEntity,
+	KindUnauthorized:  http.StatusUnauthorized,
+	KindForbidden:     http.StatusForbidden,
+	KindNotFound:      http.StatusNotFound,
+	KindMethod:        http.StatusMethodNotAllowed,
+	KindOverloaded:    http.StatusTooManyRequests,
+	KindNotReady:      http.StatusServiceUnavailable,
+	KindUnavailable:   http.StatusServiceUnavailable,
+	KindTimeout:       http.StatusGatewayTimeout,
+	KindBackend:       http.StatusFailedDependency,
+	KindModelNotFound: http.StatusNotFound,
+	KindInternal:      http.StatusInternalServerError,
 }
 
 // Error is an error with a kind and a message safe to show clients.
@@ -55,6 +57,9 @@ type Error struct {
 	Kind Kind
 	Msg  string
 	Err  error // cause, for logs
+	// Param names the request field at fault, where one is (OpenAI's
+	// error shape reports it).
+	Param string
 }
 
 func (e *Error) Error() string {

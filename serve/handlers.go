@@ -52,9 +52,18 @@ func decodeBytes[T any](body []byte) (*T, error) {
 		var typeErr *json.UnmarshalTypeError
 		var timeErr *time.ParseError
 		var docErr *api.DocumentError
+		var inErr *api.InputsError
 		switch {
 		case errors.As(err, &docErr):
 			return nil, newError(KindValidation, "documents: %s", docErr.Msg)
+		case errors.As(err, &inErr):
+			field := "inputs"
+			if _, ok := any(&req).(*api.EmbeddingsRequest); ok {
+				field = "input"
+			}
+			e := newError(KindValidation, "%s: %s", field, inErr.Msg)
+			e.Param = field
+			return nil, e
 		case errors.As(err, &timeErr) || strings.Contains(err.Error(), "Time.UnmarshalJSON"):
 			// The same answer whichever Go release decoded it (1.26 reports a
 			// number as a parse error, 1.27 as a type error).
@@ -63,7 +72,9 @@ func decodeBytes[T any](body []byte) (*T, error) {
 			if typeErr.Type != nil && typeErr.Type.String() == "time.Time" {
 				return nil, newError(KindValidation, "a time field is not an RFC 3339 time string: field %q got JSON %s", typeErr.Field, typeErr.Value)
 			}
-			return nil, newError(KindValidation, "field %q: got JSON %s, want %s", typeErr.Field, typeErr.Value, jsonKind(typeErr.Type))
+			e := newError(KindValidation, "field %q: got JSON %s, want %s", typeErr.Field, typeErr.Value, jsonKind(typeErr.Type))
+			e.Param = typeErr.Field
+			return nil, e
 		}
 		return nil, newError(KindInvalid, "malformed JSON body: %v", err)
 	}
@@ -176,6 +187,7 @@ type reranked struct {
 	results []ranked
 	elapsed time.Duration
 	raw     bool
+	model   string // the served name of the model that answered
 }
 
 // value is what the API reports for a score: the logit when raw scores
@@ -190,6 +202,10 @@ func (rr reranked) value(sc rerank.Score) float64 {
 // rerank validates req and scores it; /rerank and MCP's rerank tool are
 // this one function.
 func (s *Server) rerank(ctx context.Context, req *api.RerankRequest) (reranked, error) {
+	model, err := s.answering(s.rerankerNames(), "the reranker", req.Model, "model")
+	if err != nil {
+		return reranked{}, err
+	}
 	if err := s.validate(req); err != nil {
 		return reranked{}, err
 	}
@@ -220,15 +236,12 @@ func (s *Server) rerank(ctx context.Context, req *api.RerankRequest) (reranked, 
 		threshold = defaultThreshold(s.backend) // the calibration's, if any
 	}
 	return reranked{texts: texts, out: out, results: rank(out.Scores, threshold, req.TopN),
-		elapsed: time.Since(start), raw: req.RawScores}, nil
+		elapsed: time.Since(start), raw: req.RawScores, model: model}, nil
 }
 
 // rerankResponse is the Cohere/Jina-style answer to req.
 func (s *Server) rerankResponse(req *api.RerankRequest, rr reranked) api.RerankResponse {
-	resp := api.RerankResponse{ID: requestID(), Model: s.backend.ModelID(), Backend: s.backend.Name(), Results: make([]api.RerankResult, len(rr.results))}
-	if req.Model != "" {
-		resp.Model = req.Model
-	}
+	resp := api.RerankResponse{ID: requestID(), Model: rr.model, Backend: s.backend.Name(), Results: make([]api.RerankResult, len(rr.results))}
 	for i, r := range rr.results {
 		resp.Results[i] = api.RerankResult{Index: r.index, RelevanceScore: rr.value(r.score), Truncated: r.score.Truncated}
 		if req.ReturnDocuments {
@@ -273,7 +286,8 @@ func (s *Server) handleInfo(c *fiber.Ctx) error {
 		MaxBodyBytes: s.cfg.MaxBodyBytes, RequestTimeoutSec: s.cfg.RequestTimeout.Seconds(),
 		MaxBatchTokens: s.limits.BatchTokens, MaxBatchRequests: s.limits.MaxBatch, MaxQueuePairs: s.limits.QueueSize,
 		Runtime: s.runtimeVersion(), Truncation: truncationInfo(s.cfg, s.backend.MaxTokens()), Engine: s.cfg.Engine,
-		Template: s.cfg.Template, Architecture: s.cfg.Architecture, SupportedModels: s.cfg.SupportedModels}
+		Template: s.cfg.Template, Architecture: s.cfg.Architecture, SupportedModels: s.cfg.SupportedModels,
+		ServedModelNames: s.rerankerNames(), StrictModelName: s.cfg.StrictModelName, Embedder: s.embedderInfo()}
 	if s.mem != nil {
 		info.Memory = s.memoryInfo()
 	}

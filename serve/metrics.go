@@ -25,6 +25,12 @@ type Metrics struct {
 	calls       prometheus.Histogram
 	engineCall  prometheus.Histogram
 	pairWait    prometheus.Histogram
+
+	embedTexts  prometheus.Counter
+	embedTokens prometheus.Counter
+	embedQueue  prometheus.Gauge
+	embedWait   prometheus.Histogram
+	embedRun    prometheus.Histogram
 }
 
 // NewMetrics creates and registers the collectors.
@@ -58,6 +64,17 @@ func NewMetrics() *Metrics {
 		pairWait: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rerankd_pair_wait_seconds",
 			Help: "Time from submit to the engine call carrying a pair.", Buckets: lat}),
 	}
+	m.embedTexts = prometheus.NewCounter(prometheus.CounterOpts{Name: "rerankd_embedded_texts_total",
+		Help: "Texts embedded for /v1/embeddings and /embed."})
+	m.embedTokens = prometheus.NewCounter(prometheus.CounterOpts{Name: "rerankd_embedded_tokens_total",
+		Help: "Tokens embedded for /v1/embeddings and /embed (prompts and template included)."})
+	m.embedQueue = prometheus.NewGauge(prometheus.GaugeOpts{Name: "rerankd_embed_queue_texts",
+		Help: "Texts waiting or being embedded (served routes and the memory search together)."})
+	m.embedWait = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rerankd_embed_queue_wait_seconds",
+		Help: "Time an embedding call waited for the model.", Buckets: lat})
+	m.embedRun = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rerankd_embed_call_duration_seconds",
+		Help: "Duration of one embedding call (all its batches).", Buckets: lat})
+	m.Registry.MustRegister(m.embedTexts, m.embedTokens, m.embedQueue, m.embedWait, m.embedRun)
 	m.Registry.MustRegister(m.requests, m.duration, m.tokenize, m.queue, m.inference, m.pairs, m.queueDepth,
 		m.batchRows, m.batchTokens, m.calls, m.engineCall, m.pairWait)
 	return m
@@ -121,3 +138,19 @@ func (m *Metrics) EngineCall(d time.Duration, _ int, _ error) { m.engineCall.Obs
 
 // PairWait implements scheduler.Observer.
 func (m *Metrics) PairWait(d time.Duration) { m.pairWait.Observe(d.Seconds()) }
+
+func (m *Metrics) observeEmbedded(texts, tokens int) {
+	m.embedTexts.Add(float64(texts))
+	m.embedTokens.Add(float64(tokens))
+}
+
+// EmbedQueued implements embed.QueueObserver.
+func (m *Metrics) EmbedQueued(texts int) { m.embedQueue.Set(float64(texts)) }
+
+// EmbedCall implements embed.QueueObserver.
+func (m *Metrics) EmbedCall(_ int, wait, run time.Duration, err error) {
+	m.embedWait.Observe(wait.Seconds())
+	if err == nil {
+		m.embedRun.Observe(run.Seconds())
+	}
+}

@@ -40,7 +40,7 @@ const (
 // x-api-key: the key sent ("" sends none; absent: an unrestricted key);
 // x-content-type and x-body: a non-JSON content type, or a body sent
 // verbatim instead of value; x-server "no-memory": a server started with
-// --store none.
+// --store none, "embed": one with a test embedder (withFakeEmbedder).
 type oaExample struct {
 	Summary     string            `json:"summary"`
 	Status      int               `json:"x-status"`
@@ -238,6 +238,7 @@ func TestOpenAPIExamples(t *testing.T) {
 	servers := map[string]string{
 		"":          startMemory(t, cfg, &fakeBackend{}, rcfg),
 		"no-memory": start(t, cfg, &fakeBackend{}),
+		"embed":     start(t, cfg, &fakeBackend{}, withFakeEmbedder(t, &fakeEmbedModel{dim: 8, matryoshka: true}, 64)),
 	}
 	checked := map[string]int{}
 	for _, r := range doc.examples() {
@@ -273,6 +274,12 @@ func TestOpenAPIExamples(t *testing.T) {
 		}
 		checked[r.path]++
 		if r.ex.Status >= 300 {
+			if slices.Contains(openAIRoutes, r.path) {
+				if e := openAIErr(t, resp); *e.Code != r.ex.ErrorType {
+					t.Errorf("%s: code %q, documented %q", where, *e.Code, r.ex.ErrorType)
+				}
+				continue
+			}
 			checkError(t, resp, r.ex.Status, Kind(r.ex.ErrorType))
 			continue
 		}
@@ -283,10 +290,13 @@ func TestOpenAPIExamples(t *testing.T) {
 			checkRerankExample(t, where, r.ex, resp)
 			continue
 		}
+		if checkEmbedExample(t, where, r, resp) {
+			continue
+		}
 		ref := documented.Content["application/json"].Schema.Ref
 		checkMemoryExample(t, where, strings.TrimPrefix(ref, "#/components/schemas/"), r, resp, base)
 	}
-	for _, p := range []string{"/rerank", "/v1/memories", "/v1/memories/{namespace}", "/v1/memories/{namespace}/{id}", "/v1/search"} {
+	for _, p := range []string{"/rerank", "/v1/memories", "/v1/memories/{namespace}", "/v1/memories/{namespace}/{id}", "/v1/search", "/v1/embeddings", "/embed", "/tokenize"} {
 		if checked[p] < 4 {
 			t.Errorf("%s: only %d examples checked", p, checked[p])
 		}
@@ -585,8 +595,12 @@ func TestOpenAPIErrors(t *testing.T) {
 			if code >= "400" && !slices.Contains(statuses, code) {
 				t.Errorf("%s %s: %s is no error kind's status", o.method, o.path, code)
 			}
-			if s := resp.Content["application/json"].Schema; code >= "400" && s.Ref != "#/components/schemas/Error" {
-				t.Errorf("%s %s: %s is not an Error", o.method, o.path, code)
+			want := "#/components/schemas/Error"
+			if slices.Contains(openAIRoutes, o.path) {
+				want = "#/components/schemas/OpenAIError"
+			}
+			if s := resp.Content["application/json"].Schema; code >= "400" && s.Ref != want {
+				t.Errorf("%s %s: %s is not %s", o.method, o.path, code, want)
 			}
 		}
 	}
@@ -634,6 +648,12 @@ func TestOpenAPISchemasMirrorAPI(t *testing.T) {
 		{"NamespaceInfo", reflect.TypeFor[api.NamespaceInfo](), true},
 		{"Error", reflect.TypeFor[api.Error](), true},
 		{"MemoryInfo", reflect.TypeFor[api.MemoryInfo](), true},
+		{"EmbeddingsResponse", reflect.TypeFor[api.EmbeddingsResponse](), true},
+		{"ModelList", reflect.TypeFor[api.ModelList](), true},
+		{"ModelCard", reflect.TypeFor[api.ModelCard](), false},
+		{"TokenizeResponse", reflect.TypeFor[api.TokenizeResponse](), true},
+		{"Token", reflect.TypeFor[api.Token](), true},
+		{"EmbedderInfo", reflect.TypeFor[api.EmbedderInfo](), true},
 	}
 	for _, m := range mirror {
 		s, ok := doc.schemas[m.name]
@@ -752,4 +772,56 @@ func TestOpenAPIOperationIDs(t *testing.T) {
 	if len(seen) < 10 {
 		t.Fatalf("only %d operations found", len(seen))
 	}
+}
+
+// checkEmbedExample checks a 2xx answer of the embedding routes against
+// its request; false for other routes.
+func checkEmbedExample(t *testing.T, where string, r exampleRun, resp response) bool {
+	t.Helper()
+	switch r.path {
+	case "/v1/embeddings":
+		var req api.EmbeddingsRequest
+		var out api.EmbeddingsResponse
+		_ = json.Unmarshal(r.ex.Value, &req)
+		decodeStrict(t, resp, &out)
+		dim := 8
+		if req.Dimensions != nil {
+			dim = *req.Dimensions
+		}
+		if out.Object != "list" || out.Model != "fake-embed" || len(out.Data) != len(req.Input.Texts) || out.Usage.TotalTokens < len(req.Input.Texts) {
+			t.Errorf("%s: %s", where, resp.body)
+		}
+		for i, d := range out.Data {
+			if d.Index != i || len(d.Embedding.Values) != dim || d.Embedding.Base64 != (req.EncodingFormat == "base64") {
+				t.Errorf("%s: element %d: %+v", where, i, d)
+			}
+		}
+	case "/embed":
+		var req api.TEIEmbedRequest
+		var out [][]float32
+		_ = json.Unmarshal(r.ex.Value, &req)
+		decodeStrict(t, resp, &out)
+		if len(out) != len(req.Inputs.Texts) {
+			t.Errorf("%s: %d vectors for %d inputs", where, len(out), len(req.Inputs.Texts))
+		}
+	case "/tokenize":
+		var req api.TokenizeRequest
+		_ = json.Unmarshal(r.ex.Value, &req)
+		if req.Prompt != nil {
+			var out api.TokenizeResponse
+			decodeStrict(t, resp, &out)
+			if out.Count != len(out.Tokens) || out.Count == 0 {
+				t.Errorf("%s: %s", where, resp.body)
+			}
+			return true
+		}
+		var out [][]api.Token
+		decodeStrict(t, resp, &out)
+		if len(out) != len(req.Inputs.Texts) {
+			t.Errorf("%s: %d token lists for %d inputs", where, len(out), len(req.Inputs.Texts))
+		}
+	default:
+		return false
+	}
+	return true
 }

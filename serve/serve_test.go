@@ -76,11 +76,12 @@ func TestRerankCohereStyle(t *testing.T) {
 			}
 		})
 	}
-	// return_documents echoes documents with their extra fields.
+	// return_documents echoes documents with their extra fields; the model
+	// named is the one that answered, not the request's "model".
 	r := postJSON(t, url, strings.Replace(body3, `"query"`, `"return_documents":true,"model":"my-model","query"`, 1))
 	var resp api.RerankResponse
 	decodeInto(t, r, &resp)
-	if resp.Model != "my-model" || resp.Results[0].Document == nil || resp.Results[0].Document.Text != "Caroline went to the support group" ||
+	if resp.Model != "fake-model" || resp.Results[0].Document == nil || resp.Results[0].Document.Text != "Caroline went to the support group" ||
 		string(resp.Results[0].Document.Fields["id"]) != `"m2"` {
 		t.Errorf("return_documents: %s", r.body)
 	}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +39,8 @@ type Server struct {
 	keys    *keyring
 	mem     *retrieval.Service // nil: memory API disabled
 	mcp     fiber.Handler      // nil: /mcp disabled
+	emb     *EmbedModel        // nil: no embedding routes
+	started time.Time
 	ready   atomic.Bool
 	tracer  trace.Tracer
 
@@ -60,7 +64,7 @@ func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*S
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{cfg: cfg, backend: b, limits: limits, metrics: m, log: log, keys: newKeyring(cfg.APIKeys, cfg.KeyScopes),
+	s := &Server{cfg: cfg, backend: b, started: time.Now(), limits: limits, metrics: m, log: log, keys: newKeyring(cfg.APIKeys, cfg.KeyScopes),
 		unavailLog: logLimiter{every: 30 * time.Second}}
 	tp := cfg.Tracer
 	if tp == nil {
@@ -89,6 +93,10 @@ func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*S
 		s.app.Post(p, s.handleRerank)
 	}
 	s.routeMemory()
+	s.app.Post("/v1/embeddings", s.handleEmbeddings)
+	s.app.Post("/embed", s.handleTEIEmbed)
+	s.app.Get("/v1/models", s.handleModels)
+	s.app.Post("/tokenize", s.handleTokenize)
 	s.app.Post("/mcp", s.handleMCP)
 	s.app.Get("/info", s.handleInfo)
 	s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
@@ -161,7 +169,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 			// connection and the client never sees this answer.
 			lingerOnClose(c.Context().Conn())
 		}
-		return c.Status(fe.Code).JSON(api.NewError(fe.Message, string(k)))
+		return s.writeError(c, fe.Code, k, fe.Message, "")
 	default:
 		e = classify(err)
 	}
@@ -179,7 +187,36 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if e.Kind == KindOverloaded || e.Kind == KindUnavailable {
 		c.Set(fiber.HeaderRetryAfter, "1")
 	}
-	return c.Status(e.Status()).JSON(api.NewError(e.Msg, string(e.Kind)))
+	return s.writeError(c, e.Status(), e.Kind, e.Msg, e.Param)
+}
+
+// openAIRoutes answer errors in OpenAI's shape, for the OpenAI SDKs.
+var openAIRoutes = []string{"/v1/embeddings", "/v1/models"}
+
+// writeError writes an error body: OpenAI's shape on its routes, the API's
+// one shape (which is also text-embeddings-inference's) elsewhere.
+func (s *Server) writeError(c *fiber.Ctx, status int, k Kind, msg, param string) error {
+	if !slices.Contains(openAIRoutes, strings.TrimRight(c.Path(), "/")) {
+		return c.Status(status).JSON(api.NewError(msg, string(k)))
+	}
+	if status == fiber.StatusUnprocessableEntity {
+		status = fiber.StatusBadRequest // OpenAI answers every unacceptable field 400
+	}
+	typ := "invalid_request_error"
+	switch {
+	case status == fiber.StatusUnauthorized:
+		typ = "authentication_error"
+	case status == fiber.StatusTooManyRequests:
+		typ = "rate_limit_error"
+	case status >= 500 || k == KindBackend:
+		typ = "server_error"
+	}
+	code := string(k)
+	d := api.OpenAIErrorDetail{Message: msg, Type: typ, Code: &code}
+	if param != "" {
+		d.Param = &param
+	}
+	return c.Status(status).JSON(api.OpenAIError{Error: d})
 }
 
 // Serve answers requests on ln until Shutdown.

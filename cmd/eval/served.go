@@ -80,13 +80,15 @@ func (o *servedOptions) validate() error {
 
 func (o *servedOptions) rerankerConfig() remote.RerankerConfig {
 	c := remote.RerankerConfig{Transport: o.transport, API: remote.API(strings.ToLower(o.rerankAPI)), Model: o.rerankModel, MaxDocs: o.maxDocs}
-	c.URL, c.Key = o.rerankURL, os.Getenv(o.rerankKeyEnv)
+	c.URL = o.rerankURL
+	c.Key, _ = paths.LookupEnv(o.rerankKeyEnv)
 	return c
 }
 
 func (o *servedOptions) embedderConfig() remote.EmbedderConfig {
 	c := remote.EmbedderConfig{Transport: o.transport, Model: o.embedModel, QueryPrefix: o.queryPrefix, MaxInputs: o.maxInputs}
-	c.URL, c.Key = o.embedURL, os.Getenv(o.embedKeyEnv)
+	c.URL = o.embedURL
+	c.Key, _ = paths.LookupEnv(o.embedKeyEnv)
 	return c
 }
 

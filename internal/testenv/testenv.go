@@ -15,6 +15,8 @@
 package testenv
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -247,3 +249,45 @@ const PGBinEnv = "RERANKD_PG_BIN"
 
 // PGBin is $RERANKD_PG_BIN, "" when unset.
 func PGBin() string { return os.Getenv(PGBinEnv) }
+
+// ClientsNodePath is where scripts/setup_clients.sh installs the embedding
+// tests' client SDKs ($CLIENTS_NODE_PATH, else the cache, under the first
+// 16 hex digits of scripts/clients/package-lock.json's sha256), for
+// NODE_PATH; "" when the lock cannot be read.
+func ClientsNodePath() string {
+	if p := os.Getenv("CLIENTS_NODE_PATH"); p != "" {
+		return p
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return ""
+	}
+	data, err := os.ReadFile(filepath.Join(root, "scripts", "clients", "package-lock.json"))
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return filepath.Join(CacheDir(), "tools", "clients", hex.EncodeToString(sum[:])[:16], "node_modules")
+}
+
+// EmbedClients is the command line of scripts/clients/embed.mjs (real
+// client SDKs against the embedding routes) with args, and its NODE_PATH;
+// it skips tb (fails it under CI) unless node and the SDKs are installed.
+func EmbedClients(tb testing.TB, args ...string) (argv []string, nodePath string) {
+	tb.Helper()
+	const enable = "run scripts/setup_clients.sh (make test does)"
+	nodePath = ClientsNodePath()
+	for _, p := range []string{"openai", "@langchain/openai", "ai", "@ai-sdk/openai-compatible", "@huggingface/inference"} {
+		if _, err := os.Stat(filepath.Join(nodePath, p, "package.json")); err != nil {
+			SkipUnlessCI(tb, p+" not installed at "+nodePath, enable)
+		}
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		SkipUnlessCI(tb, "no node on PATH", "install Node.js")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return append([]string{"node", filepath.Join(root, "scripts", "clients", "embed.mjs")}, args...), nodePath
+}

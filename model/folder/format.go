@@ -181,7 +181,10 @@ func topLevelValues(data []byte, keys ...string) (map[string]jsonMember, error) 
 type STSettings struct {
 	QueryPrompt, DocPrompt string
 	HasQuery, HasDoc       bool
-	PoolingDim             int // word_embedding_dimension (0: not given)
+	// Prompts is every named prompt of the file ("query" and "document"
+	// included), for requests that name one.
+	Prompts    map[string]string
+	PoolingDim int // word_embedding_dimension (0: not given)
 }
 
 // parseSTConfig reads config_sentence_transformers.json: its "query" and
@@ -193,6 +196,7 @@ func parseSTConfig(data []byte, s *STSettings) error {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return fmt.Errorf("%s: %w", STConfigFile, err)
 	}
+	s.Prompts = c.Prompts
 	s.QueryPrompt, s.HasQuery = c.Prompts["query"]
 	s.DocPrompt, s.HasDoc = c.Prompts["document"]
 	return nil

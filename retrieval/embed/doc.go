@@ -1,10 +1,13 @@
 // Package embed holds rerankd's one vector-validity rule (Check) and its
 // normalisation (Normalize), which every vector passes before it reaches a
-// vector index, whether an embedder made it or a client sent it. It needs
-// no model runtime: the embedders themselves (model.Embedder, over a
-// decoder or an encoder folder) live in model/, the only package allowed
-// cgo, and meet retrieval's Embedder interface; without one, vectors come
-// from the client (retrieval.Config.Dim) or there are none (BM25 only).
+// vector index, whether an embedder made it or a client sent it; the
+// options of one embedding call (Options, Result, Model); and Queue, the
+// one bounded way to the embedding model that the memory search and the
+// server's embedding routes share. It needs no model runtime: the
+// embedders themselves (model.Embedder, over a decoder or an encoder
+// folder) live in model/, the only package allowed cgo, and meet Model and
+// retrieval's Embedder interface; without one, vectors come from the
+// client (retrieval.Config.Dim) or there are none (BM25 only).
 //
 // Check(v, dim) is rerankd's one vector-validity rule: the HNSW and flat
 // indexes (retrieval/hnsw) refuse exactly what it refuses, and retrieval

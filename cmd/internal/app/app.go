@@ -25,6 +25,7 @@ import (
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/embed"
 	"github.com/rerankd/rerankd/scheduler"
 	"github.com/rerankd/rerankd/serve"
 )
@@ -42,6 +43,9 @@ type App struct {
 	Scorer *rerank.Scorer
 	// Memory is the memory service (nil with --store none).
 	Memory *retrieval.Service
+	// Embedder is the queue in front of --embed-model, shared by the
+	// memory search and the embedding routes (nil without one).
+	Embedder *embed.Queue
 	// MCP serves the memory and rerank tools (on /mcp, or over stdio).
 	MCP *mcp.Server
 	// Facts are what /info reports about the build.
@@ -51,6 +55,7 @@ type App struct {
 	Limits serve.Limits
 
 	closeMemory   func()
+	closeEmbedder func()
 	backendClosed bool
 }
 
@@ -80,7 +85,7 @@ func Build(c Config) (*App, error) {
 	if c.Metrics == nil {
 		c.Metrics = serve.NewMetrics()
 	}
-	a := &App{closeMemory: func() {}}
+	a := &App{closeMemory: func() {}, closeEmbedder: func() {}}
 	if err := a.build(c); err != nil {
 		_ = a.Close(context.Background())
 		return nil, err
@@ -111,12 +116,20 @@ func (a *App) build(c Config) error {
 	// /info's facts come from what was opened, here, in one place.
 	scfg.Version, scfg.Tracer, scfg.Runtime = c.Version, c.Tracer, model.RuntimeVersion
 	scfg.Engine, scfg.Template, scfg.Architecture, scfg.SupportedModels = a.Facts.Engine, a.Facts.Template, a.Facts.Architecture, a.Facts.SupportedModels
+	scfg.RerankerNames = rerankerNames(c)
 	srv, err := serve.New(scfg, a.Backend, a.Limits, c.Metrics, c.Log)
 	if err != nil {
 		return err
 	}
 	a.Server = srv
-	mem, closeMem, err := openMemory(c, c.Log, c.Notices)
+	if err := a.attachEmbedder(c); err != nil {
+		return err
+	}
+	var shared retrieval.Embedder
+	if a.Embedder != nil {
+		shared = a.Embedder
+	}
+	mem, closeMem, err := openMemory(c, shared, c.Log, c.Notices)
 	if err != nil {
 		return err
 	}
@@ -146,6 +159,8 @@ func (a *App) Shutdown(ctx context.Context) error {
 func (a *App) Close(ctx context.Context) error {
 	a.closeMemory()
 	a.closeMemory = func() {}
+	a.closeEmbedder() // after the memory search, which embeds through it
+	a.closeEmbedder = func() {}
 	if a.Backend == nil || a.backendClosed {
 		return nil
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/retrieval/embed"
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/scheduler"
 	"github.com/rerankd/rerankd/serve"
@@ -51,6 +52,11 @@ type Config struct {
 	Model ModelConfig
 	// Memory is the memory API's store and indexes.
 	Memory MemoryConfig
+	// Embedding serves Memory.EmbedModel on /v1/embeddings and /embed:
+	// its names and the queue it shares with the memory search. The
+	// reranker's names are Server.RerankerNames ("": the hub id, the
+	// folder's name, or lexical-bm25).
+	Embedding EmbeddingConfig
 	// Calibration is a file from eval calibrate: scores become calibrated
 	// probabilities and its threshold applies when a request sends none.
 	// "": raw scores.
@@ -156,6 +162,16 @@ type MemoryConfig struct {
 	CatchUp, Poll, TombstoneRetention time.Duration
 }
 
+// EmbeddingConfig names the served embedder and bounds its queue.
+type EmbeddingConfig struct {
+	// Names are the embedder's served names (empty: the hub id or the
+	// folder's name); the first is the one responses carry.
+	Names []string
+	// Queue bounds the texts waiting or embedded at once (served requests
+	// and the memory search together).
+	Queue embed.QueueConfig
+}
+
 // DefaultConfig is serve's defaults: the lexical default model, the
 // memory store under the data folder, the runtime files where
 // scripts/setup.sh puts them.
@@ -169,6 +185,7 @@ func DefaultConfig() Config {
 		Memory: MemoryConfig{Store: DefaultStorePath(), Analyzer: string(lexical.DefaultCJK), IndexMemory: "0",
 			SnapshotIdle: def.Owner.SnapshotIdle, Backfill: def.Owner.Backfill, BackfillBatch: def.Owner.BackfillBatch,
 			CatchUp: def.Follow.CatchUp, Poll: def.Follow.Poll, TombstoneRetention: def.Follow.TombstoneRetention},
+		Embedding:    EmbeddingConfig{Queue: embed.DefaultQueueConfig()},
 		MCPNamespace: DefaultMCPNamespace,
 		Version:      "dev",
 		Tuning:       Tuning{Prefetch: true, Prepack: "auto", AttentionForm: true},
@@ -186,6 +203,7 @@ func (c Config) Validate() error {
 	}
 	add(c.Server.Validate())
 	add(c.Scheduler.Validate())
+	add(c.Embedding.Queue.Validate())
 	quant, err := onnx.ParseQuant(c.Model.Quant)
 	if err != nil {
 		add(fmt.Errorf("--quant: %w", err))

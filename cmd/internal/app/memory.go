@@ -135,7 +135,7 @@ func (m MemoryConfig) retrieval() (retrieval.Config, error) {
 // background (searches scan the store until BM25 is built); progress goes
 // to the log every few seconds. It returns nil, nil when disabled. The
 // embedder runs with the reranker's runtime, tokenizer and threads.
-func openMemory(c Config, log *slog.Logger, notices io.Writer) (*retrieval.Service, func(), error) {
+func openMemory(c Config, shared retrieval.Embedder, log *slog.Logger, notices io.Writer) (*retrieval.Service, func(), error) {
 	m := c.Memory
 	if m.Store == "none" || m.Store == "" {
 		return nil, func() {}, nil
@@ -156,7 +156,16 @@ func openMemory(c Config, log *slog.Logger, notices io.Writer) (*retrieval.Servi
 	}
 	var emb retrieval.Embedder
 	closeEmb := func() {}
-	if m.EmbedModel != "" {
+	switch {
+	case shared != nil:
+		// The served embedder's queue (embed.go): one model, one bound.
+		emb = shared
+		if m.VectorDim != 0 && m.VectorDim != emb.Dim() {
+			_ = st.Close()
+			return nil, nil, fmt.Errorf("%w: --vector-dim %d but --embed-model gives %d-dimensional vectors", cli.ErrUsage, m.VectorDim, emb.Dim())
+		}
+		cfg.Dim = 0 // taken from the embedder
+	case m.EmbedModel != "":
 		eo := model.DefaultEmbedderOptions()
 		eo.RuntimeLib, eo.Tokenizer, eo.Session.IntraOpThreads = c.Model.RuntimeLib, c.Model.Tokenizer, c.Model.Threads
 		eo.EncoderTokenizer = c.Tuning.EncoderTokenizer

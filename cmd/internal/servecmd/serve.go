@@ -50,6 +50,7 @@ var Groups = []cli.FlagGroup{
 	{Title: "Server", Flags: []string{"addr", "api-key", "key-scopes", "calibration", "log-level", "request-timeout", "max-documents", "max-tokens-per-doc"}},
 	{Title: "Model", Flags: []string{"model", "quant", "provider", "device", "threads", "max-length"}},
 	{Title: "Memory", Flags: []string{"store", "embed-model", "vector-dim", "analyzer", "snapshot-dir", "backfill"}},
+	{Title: "Embeddings and model names", Note: "with --embed-model; docs/user/api.md", More: true, Flags: []string{"served-model-name", "embed-served-model-name", "strict-model-name", "max-embed-inputs", "embed-queue-size"}},
 	{Title: "Shared store", Note: "with a postgres:// --store", Flags: []string{"index-memory", "catch-up", "tombstone-retention"}},
 	{Title: "Advanced", Flags: []string{"workers", "queue-size", "batch-tokens", "max-batch", "prefix-cache-mb", "max-body-bytes"}},
 	{Title: "Tuning", Note: "rarely changed", More: true, Flags: []string{"tokenizer", "ort-lib", "cuda-tf32", "gpu-mem-limit-mb", "cuda-arena-extend", "max-pad-ratio", "max-wait", "snapshot-idle", "backfill-batch", "follow-poll"}},
@@ -108,7 +109,28 @@ func DefineFlags(fs *flag.FlagSet) *Flags {
 	fs.DurationVar(&m.SnapshotIdle, "snapshot-idle", m.SnapshotIdle, "re-save a namespace's vector index snapshot once its writes have been quiet this long (0: only after the start-up build and at shutdown)")
 	fs.BoolVar(&m.Backfill, "backfill", m.Backfill, "with --embed-model, embed stored memories that have no vector (added before it was configured) in the background after start")
 	fs.IntVar(&m.BackfillBatch, "backfill-batch", m.BackfillBatch, "memories per embedding call during the back-fill")
+
+	// The embedding routes and the served model names.
+	fs.Var((*nameList)(&c.Server.RerankerNames), "served-model-name", "comma-separated names the reranker (--model) is served under: GET /v1/models lists them and every rerank response carries the first (empty: the hub id, the model folder's name, or lexical-bm25 without --model)")
+	fs.Var((*nameList)(&c.Embedding.Names), "embed-served-model-name", "comma-separated names the embedder (--embed-model) is served under on /v1/embeddings and /embed (empty: the hub id, or the model folder's name)")
+	fs.BoolVar(&c.Server.StrictModelName, "strict-model-name", false, "refuse a request whose \"model\" is not a served name (404 model_not_found); off, the served model answers and the response names it")
+	fs.IntVar(&c.Server.MaxEmbedInputs, "max-embed-inputs", c.Server.MaxEmbedInputs, "texts per /v1/embeddings or /embed request (more: 400/422)")
+	fs.IntVar(&c.Embedding.Queue.QueueSize, "embed-queue-size", c.Embedding.Queue.QueueSize, "texts waiting or being embedded (served requests and the memory search together) before embedding requests get 429")
 	return f
+}
+
+// nameList is a comma-separated list flag of served model names; blanks
+// around a name are dropped, an empty name is kept for Validate to refuse.
+type nameList []string
+
+func (l *nameList) String() string { return strings.Join(*l, ",") }
+
+func (l *nameList) Set(v string) error {
+	*l = nil
+	for _, n := range strings.Split(v, ",") {
+		*l = append(*l, strings.TrimSpace(n))
+	}
+	return nil
 }
 
 // Parse parses serve's (or mcp's) command line and environment
