@@ -19,13 +19,23 @@ FUZZTIME ?= 30s
 RERANKD_LOCOMO ?= $(wildcard $(abspath ../shared/locomo))
 export RERANKD_LOCOMO
 
-.PHONY: all setup setup-browser setup-mcp setup-clients setup-postgres build run test test-short vet tidy lint fuzz bench bench-encoders loadtest bench-tokenizer golden pytest clean fresh-check
+.PHONY: all setup setup-gpu gpu-check setup-browser setup-mcp setup-clients setup-postgres build run test test-short vet tidy lint fuzz bench bench-encoders loadtest bench-tokenizer golden pytest clean fresh-check
 
 all: build
 
 ## setup: install the ONNX Runtime library and Qwen3 tokenizer into the cache (idempotent, checksummed)
 setup:
 	scripts/setup.sh
+
+## setup-gpu: the CUDA build of ONNX Runtime 1.29.0 (core + CUDA provider, npm pack, checksummed)
+## into the cache, where `serve --provider cuda` finds it (docs/perf/gpu.md); ~290 MB download
+setup-gpu:
+	scripts/setup_gpu.sh
+
+## gpu-check: rerankd on CUDA vs CPU and vs transformers on the same GPU, generated models, one
+## results file (docs/perf/gpu.md); GPU_CHECK_ARGS=--dry-run checks the script on a CPU machine
+gpu-check:
+	scripts/gpu_check.sh $(GPU_CHECK_ARGS)
 
 ## setup-browser: Debian's Chromium (apt-get when missing) and the pinned playwright-core (npm ci
 ## into the cache) for the browser tests (idempotent)
@@ -89,7 +99,7 @@ fresh-check:
 
 ## pytest: syntax-check the Python scripts and run their stdlib-only unit tests
 pytest: build
-	python3 -m py_compile scripts/export_onnx.py scripts/transformers_check.py
+	python3 -m py_compile scripts/export_onnx.py scripts/transformers_check.py scripts/gpu_check.py
 	python3 -m unittest discover -s scripts -p 'test_*.py'
 
 

@@ -334,6 +334,11 @@ type EngineInfo struct {
 	// while the session built (--prefetch).
 	Prepacked bool `json:"prepacked"`
 	Prefetch  bool `json:"prefetch"`
+	// Provider is the execution provider the sessions run on (cpu, cuda,
+	// tensorrt: a session that cannot enable it fails to open, there is
+	// no silent fallback); Device the GPU's id.
+	Provider string `json:"provider"`
+	Device   int    `json:"device"`
 	// Reason explains the defaults and what to measure before changing
 	// them; Docs names the page with the measurements behind them (one
 	// machine's, so they stay out of the answer).

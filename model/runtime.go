@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -62,10 +63,11 @@ func RuntimeVersion() string {
 // Provider names an execution provider.
 type Provider string
 
-// Execution providers. CUDA and TensorRT need the GPU build of ONNX Runtime
+// Execution providers. CUDA and TensorRT need a GPU build of ONNX Runtime
 // (libonnxruntime_providers_cuda.so etc. of the same release beside the
-// library, CUDA 12, cuDNN 9); without them opening a session fails with an
-// error saying so, never a crash.
+// library: scripts/setup_gpu.sh installs ONNX Runtime 1.29.0's, built for
+// CUDA 13 and cuDNN 9); without them opening a session fails with an error
+// naming what is missing, never a crash.
 const (
 	ProviderCPU      Provider = "cpu"
 	ProviderCUDA     Provider = "cuda"
@@ -78,6 +80,8 @@ type SessionConfig struct {
 	Provider Provider
 	// DeviceID selects the GPU for cuda/tensorrt.
 	DeviceID int
+	// CUDA tunes the cuda provider; ignored by the others.
+	CUDA CUDAOptions
 	// IntraOpThreads is ONNX Runtime's thread count per run; 0 means one
 	// per CPU this process may use (runtime.NumCPU). Not ORT's own default:
 	// on this project's 2-vCPU machines ORT picked one thread, and a
@@ -113,6 +117,42 @@ type SessionConfig struct {
 	ProfilePrefix string
 }
 
+// CUDAOptions are the CUDA execution provider's settings rerankd sets;
+// the rest keep ONNX Runtime's defaults.
+type CUDAOptions struct {
+	// TF32 lets float32 matrix products run in TensorFloat-32 on GPUs that
+	// have it (Ampere and later): faster, with scores that move away from
+	// the CPU's. Off by default (use_tf32=0), so float32 on CUDA scores
+	// like float32 on CPU; ONNX Runtime's own default is on.
+	TF32 bool
+	// MemLimitBytes caps the provider's memory arena on the device
+	// (gpu_mem_limit); 0 leaves ONNX Runtime's default (no cap).
+	MemLimitBytes int64
+	// ArenaExtend is how the arena grows: "" (ONNX Runtime's default,
+	// kNextPowerOfTwo), "next_power_of_two" or "same_as_requested" (grows
+	// by what a run asks for: less memory held, more allocations).
+	ArenaExtend string
+}
+
+// arenaStrategies maps CUDAOptions.ArenaExtend to ORT's option values.
+var arenaStrategies = map[string]string{"next_power_of_two": "kNextPowerOfTwo", "same_as_requested": "kSameAsRequested"}
+
+// providerOptions are the key/value pairs given to the CUDA provider.
+func (c CUDAOptions) providerOptions(device int) map[string]string {
+	tf32 := "0"
+	if c.TF32 {
+		tf32 = "1"
+	}
+	m := map[string]string{"device_id": fmt.Sprint(device), "use_tf32": tf32}
+	if c.MemLimitBytes > 0 {
+		m["gpu_mem_limit"] = fmt.Sprint(c.MemLimitBytes)
+	}
+	if c.ArenaExtend != "" {
+		m["arena_extend_strategy"] = arenaStrategies[c.ArenaExtend]
+	}
+	return m
+}
+
 // DefaultSessionConfig returns CPU, one thread per CPU, spinning.
 func DefaultSessionConfig() SessionConfig {
 	return SessionConfig{Provider: ProviderCPU, Spinning: true}
@@ -131,6 +171,12 @@ func (c SessionConfig) Validate() error {
 	}
 	if c.IntraOpThreads < 0 {
 		errs = append(errs, fmt.Errorf("intra-op threads %d: want >= 0", c.IntraOpThreads))
+	}
+	if c.CUDA.MemLimitBytes < 0 {
+		errs = append(errs, fmt.Errorf("gpu memory limit %d: want >= 0 (0: no limit)", c.CUDA.MemLimitBytes))
+	}
+	if _, ok := arenaStrategies[c.CUDA.ArenaExtend]; !ok && c.CUDA.ArenaExtend != "" {
+		errs = append(errs, fmt.Errorf("arena extend strategy %q: want next_power_of_two or same_as_requested", c.CUDA.ArenaExtend))
 	}
 	return errors.Join(errs...)
 }
@@ -170,7 +216,7 @@ func (c SessionConfig) options() (*ort.SessionOptions, error) {
 	}
 	switch c.Provider {
 	case ProviderCUDA:
-		if err := appendCUDA(o, c.DeviceID); err != nil {
+		if err := appendCUDA(o, c.CUDA.providerOptions(c.DeviceID)); err != nil {
 			return fail(providerError(c.Provider, err))
 		}
 	case ProviderTensorRT:
@@ -181,13 +227,13 @@ func (c SessionConfig) options() (*ort.SessionOptions, error) {
 	return o, nil
 }
 
-func appendCUDA(o *ort.SessionOptions, device int) error {
+func appendCUDA(o *ort.SessionOptions, opts map[string]string) error {
 	cuda, err := ort.NewCUDAProviderOptions()
 	if err != nil {
 		return err
 	}
 	defer release(cuda)
-	if err := cuda.Update(map[string]string{"device_id": fmt.Sprint(device)}); err != nil {
+	if err := cuda.Update(opts); err != nil {
 		return err
 	}
 	return o.AppendExecutionProviderCUDA(cuda)
@@ -209,9 +255,32 @@ func appendTensorRT(o *ort.SessionOptions, device int) error {
 var ErrProviderUnavailable = errors.New("execution provider unavailable")
 
 func providerError(p Provider, err error) error {
-	hint := "the GPU build of ONNX Runtime " + RequiredORT + " (libonnxruntime_providers_shared.so and libonnxruntime_providers_" +
-		strings.ToLower(string(p)) + ".so beside the library), CUDA 12 and cuDNN 9"
-	return fmt.Errorf("%w: %s needs %s: %w", ErrProviderUnavailable, p, hint, err)
+	what := "the GPU build of ONNX Runtime (libonnxruntime_providers_shared.so and libonnxruntime_providers_" +
+		strings.ToLower(string(p)) + ".so beside the library; `make setup-gpu` installs ONNX Runtime " + GPUORT +
+		"'s and serve finds it by default)"
+	if p == ProviderCUDA {
+		what += ", CUDA 13 and cuDNN 9 on the library path"
+	}
+	if lib := missingLibrary(err.Error()); lib != "" {
+		return fmt.Errorf("%w: %s: %s is missing (not on the library path); %s needs %s: %w", ErrProviderUnavailable, p, lib, p, what, err)
+	}
+	return fmt.Errorf("%w: %s needs %s: %w", ErrProviderUnavailable, p, what, err)
+}
+
+// GPUORT is the ONNX Runtime release whose CUDA build scripts/setup_gpu.sh
+// installs (the same C API as RequiredORT's for the binding).
+const GPUORT = ortversion.GPU
+
+// missingLib finds the library a dlopen error names.
+var missingLib = regexp.MustCompile(`([A-Za-z0-9_.+-]+\.so(\.[0-9]+)*): cannot open shared object file`)
+
+// missingLibrary is the shared library a loader message says it could not
+// open, or "".
+func missingLibrary(msg string) string {
+	if m := missingLib.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // release frees an ONNX Runtime object. Its error is dropped on purpose:

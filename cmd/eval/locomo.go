@@ -15,6 +15,7 @@ import (
 	"github.com/rerankd/rerankd/benchmarks/locomo"
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/cmd/internal/cli"
+	"github.com/rerankd/rerankd/cmd/internal/device"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval/lexrank"
@@ -158,7 +159,8 @@ func parseLocomo(args []string, stderr io.Writer) (locomoJob, error) {
 	po := pipelineOptions{fusion: post.DefaultFusionConfig(), recency: post.DefaultRecencyConfig(), mmr: post.DefaultMMRConfig()}
 	fs.StringVar(&po.model, "model", "", "reranker model folder (the rerank stage)")
 	fs.StringVar(&po.embedModel, "embed-model", "", "Qwen3-Embedding-style ONNX folder (dense and hybrid)")
-	fs.StringVar(&po.ortLib, "ort-lib", "", "ONNX Runtime library (default: ORT_LIB or the one setup installs)")
+	fs.StringVar(&po.ortLib, "ort-lib", "", "ONNX Runtime library (default: ORT_LIB or the one setup installs; setup-gpu's for a GPU provider)")
+	po.dev = device.Define(fs)
 	fs.StringVar(&po.tokenizer, "tokenizer", "", "tokenizer for model folders without one (default: the Qwen3 files setup installs)")
 	fs.IntVar(&po.rerankDepth, "rerank-depth", defaultRerankDepth, "retrieved candidates reranked per question (the run keeps only these; /v1/search's default)")
 	served := servedFlags(fs)

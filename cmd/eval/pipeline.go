@@ -14,6 +14,7 @@ import (
 	"github.com/rerankd/rerankd/benchmarks/locomo"
 	"github.com/rerankd/rerankd/benchmarks/metrics"
 	"github.com/rerankd/rerankd/cmd/internal/cli"
+	"github.com/rerankd/rerankd/cmd/internal/device"
 	"github.com/rerankd/rerankd/cmd/internal/paths"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model"
@@ -72,9 +73,12 @@ type pipelineOptions struct {
 	depth, rerankDepth int
 	model, embedModel  string
 	ortLib, tokenizer  string
-	fusion             post.FusionConfig
-	recency            post.RecencyConfig
-	mmr                post.MMRConfig
+	// dev is where the neural stages run (--provider, --device, ...);
+	// nil: the CPU.
+	dev     *device.Flags
+	fusion  post.FusionConfig
+	recency post.RecencyConfig
+	mmr     post.MMRConfig
 	// served are the served stages (--rerank-url, --embed-url).
 	served servedOptions
 }
@@ -141,6 +145,9 @@ func openModels(p pipelineSpec, o pipelineOptions) (m models, err error) {
 		} else {
 			eo := model.DefaultEmbedderOptions()
 			eo.RuntimeLib, eo.Tokenizer = o.ortLib, o.tokenizer
+			if o.dev != nil {
+				o.dev.Apply(&eo.Session)
+			}
 			e, err := model.OpenEmbedder(o.embedModel, eo)
 			if err != nil {
 				return m, fmt.Errorf("--embed-model %s: %w", o.embedModel, err)
@@ -162,6 +169,9 @@ func openModels(p pipelineSpec, o pipelineOptions) (m models, err error) {
 		} else {
 			mo := model.DefaultOptions()
 			mo.RuntimeLib, mo.Tokenizer = o.ortLib, o.tokenizer
+			if o.dev != nil {
+				o.dev.Apply(&mo.Session)
+			}
 			s, _, err := model.Open(o.model, mo)
 			if err != nil {
 				return m, fmt.Errorf("--model %s: %w", o.model, err)
@@ -381,7 +391,9 @@ func safeName(s string) string {
 
 // defaultModelPaths fills the runtime paths from the environment.
 func defaultModelPaths(o *pipelineOptions) {
-	if o.ortLib == "" {
+	if o.ortLib == "" && o.dev != nil {
+		o.ortLib = paths.ORTLibFor(o.dev.Provider)
+	} else if o.ortLib == "" {
 		o.ortLib = paths.ORTLib()
 	}
 	if o.tokenizer == "" {

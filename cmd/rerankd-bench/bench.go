@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/cmd/internal/app"
+	"github.com/rerankd/rerankd/cmd/internal/device"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -198,6 +199,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	cacheMB := fs.Int("prefix-cache-mb", model.DefaultPrefixCacheMB, "our path's cross-request prefix K/V cache in MiB (0: off, to measure without it)")
 	profile := fs.String("ort-profile", "", "write ONNX Runtime's per-node trace of our path to `PREFIX`_<date>.json (slows it slightly)")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library (env ORT_LIB)")
+	dev := device.Define(fs)
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	attnForm := fs.Bool("attention-form", true, "run the folder's CPU attention form of the shared-prefix graph where it has one, as serve does (false: the standard-op form, to compare)")
 	served := fs.Bool("served", true, "also time the same requests through the served composition (HTTP, scheduler, engine), one client")
@@ -232,10 +234,12 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%w: --ort-profile %s: its folder %s does not exist", errUsage, *profile, filepath.Dir(*profile))
 		}
 	}
-	st := servedSettings{dir: *dir, ortLib: *ortLib, tok: *tok, quant: q, threads: *threads, cacheMB: *cacheMB, standardAttn: !*attnForm}
+	*ortLib = dev.ORTLib(*ortLib)
+	st := servedSettings{dev: dev, dir: *dir, ortLib: *ortLib, tok: *tok, quant: q, threads: *threads, cacheMB: *cacheMB, standardAttn: !*attnForm}
 	o := model.DefaultOptions()
 	o.StandardAttention = !*attnForm
 	o.RuntimeLib, o.Tokenizer, o.Session.IntraOpThreads, o.Session.Spinning = *ortLib, *tok, *threads, *spinning
+	dev.Apply(&o.Session)
 	o.Quant = q
 	// Weights packed as serve packs them by default (--prepack auto), so
 	// the direct path runs the session the served one runs.

@@ -13,6 +13,7 @@ import (
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/client"
 	"github.com/rerankd/rerankd/cmd/internal/app"
+	"github.com/rerankd/rerankd/cmd/internal/device"
 	"github.com/rerankd/rerankd/cmd/internal/version"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
@@ -38,6 +39,7 @@ type servedSettings struct {
 	threads, cacheMB int
 	sessionCache     string // --session-cache ("" off)
 	standardAttn     bool   // --attention-form=false
+	dev              *device.Flags
 }
 
 // benchRequestTimeout is the served path's time limit per request.
@@ -47,6 +49,7 @@ func (st servedSettings) config() app.Config {
 	c := labConfig()
 	c.Model.Path, c.Model.Quant, c.Model.Threads, c.Model.PrefixCacheMB, c.Model.RuntimeLib, c.Model.Tokenizer = st.dir, st.quant.String(), st.threads, st.cacheMB, st.ortLib, st.tok
 	c.Tuning.AttentionForm = !st.standardAttn
+	withDevice(&c, st.dev)
 	// A full-size model on two cores takes longer than a served request
 	// may: the bench times requests, it does not limit them.
 	c.Server.RequestTimeout = benchRequestTimeout
@@ -64,10 +67,10 @@ func labConfig() app.Config {
 
 // args are the same settings as `rerankd serve` arguments.
 func (st servedSettings) args() []string {
-	return []string{"serve", "--model", st.dir, "--quant", st.quant.String(), "--threads", strconv.Itoa(st.threads),
+	return append([]string{"serve", "--model", st.dir, "--quant", st.quant.String(), "--threads", strconv.Itoa(st.threads),
 		"--prefix-cache-mb", strconv.Itoa(st.cacheMB), "--ort-lib", st.ortLib, "--tokenizer", st.tok,
 		"--store", "none", "--addr", "127.0.0.1:0", "--log-level", "warn", "--session-cache", st.sessionCache,
-		"--request-timeout", benchRequestTimeout.String()}
+		"--request-timeout", benchRequestTimeout.String()}, st.dev.Args()...)
 }
 
 func startServed(st servedSettings, stderr io.Writer) (*servedPath, error) {

@@ -19,6 +19,7 @@ import (
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/client"
 	"github.com/rerankd/rerankd/cmd/internal/app"
+	"github.com/rerankd/rerankd/cmd/internal/device"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -66,6 +67,7 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	overloadN := fs.Int("overload-requests", 256, "requests in the overload phase (64 clients, queue of 2 requests)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library")
+	dev := device.Define(fs)
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	quant := fs.String("quant", "fp32", "model weights: fp32 or int8 (the folder's variant)")
 	noShared := fs.Bool("no-shared-prefix", false, "run model.onnx even when the folder has the shared-prefix graph (the path before it existed, for before/after comparisons)")
@@ -109,10 +111,11 @@ func runLoadtest(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	// as `rerankd serve` composes it (model, scheduler, metrics, limits).
 	flagsFor := func(sc scheduler.Config, timeout time.Duration) app.Config {
 		c := labConfig()
-		c.Model.Path, c.Model.RuntimeLib, c.Model.Tokenizer, c.Model.Quant = *dir, *ortLib, *tok, q.String()
+		c.Model.Path, c.Model.RuntimeLib, c.Model.Tokenizer, c.Model.Quant = *dir, dev.ORTLib(*ortLib), *tok, q.String()
 		c.Model.Threads, c.Model.PrefixCacheMB, c.Tuning.NoSharedPrefix = *threads, *cacheMB, *noShared
 		c.Scheduler = sc
 		c.Scheduler.Workers = *workers
+		withDevice(&c, dev)
 		if timeout > 0 {
 			c.Server.RequestTimeout = timeout
 		}

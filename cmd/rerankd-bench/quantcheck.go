@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rerankd/rerankd/cmd/internal/device"
 	"github.com/rerankd/rerankd/cmd/internal/graphflags"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -169,6 +170,7 @@ func runQuantCheck(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	perProj := fs.Int("per-projection", 0, "also measure every projection's int8 error on the activations of the first N prompts, "+
 		"through the plain-Go reference pass (slow: ~1 min per 100 tokens at 0.6B; 0: skip)")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library (env ORT_LIB)")
+	dev := device.Define(fs)
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -218,7 +220,8 @@ func runQuantCheck(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 
 	open := func(q onnx.Quant) (*rerank.Scorer, error) {
 		o := model.DefaultOptions()
-		o.RuntimeLib, o.Tokenizer, o.Session.IntraOpThreads, o.Quant = *ortLib, *tok, *threads, q
+		o.RuntimeLib, o.Tokenizer, o.Session.IntraOpThreads, o.Quant = dev.ORTLib(*ortLib), *tok, *threads, q
+		dev.Apply(&o.Session)
 		s, _, err := model.Open(*dir, o)
 		if err != nil {
 			return nil, fmt.Errorf("open %v: %w", q, err)

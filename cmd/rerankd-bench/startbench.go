@@ -21,6 +21,7 @@ import (
 
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/client"
+	"github.com/rerankd/rerankd/cmd/internal/device"
 	"github.com/rerankd/rerankd/internal/pagecache"
 	"github.com/rerankd/rerankd/model/onnx"
 )
@@ -138,6 +139,7 @@ func runStartBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	cacheRoot := fs.String("session-cache-dir", "", "folder for the session-cache variants' entries (default: a temporary folder, removed at the end)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library (env ORT_LIB)")
+	dev := device.Define(fs)
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -199,7 +201,7 @@ func runStartBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	b := &startBench{exe: exe, dir: *dir, ortLib: *ortLib, tok: *tok, threads: *threads, candidates: *candidates}
+	b := &startBench{dev: dev, exe: exe, dir: *dir, ortLib: dev.ORTLib(*ortLib), tok: *tok, threads: *threads, candidates: *candidates}
 	r := startBenchResult{Model: *dir, Rounds: *rounds, Threads: *threads, Candidates: *candidates, Base: specs[0].name,
 		WeightFilesMB: float64(weightFileBytes(*dir)) / (1 << 20),
 		Note: "first: the model folder's files (and a session-cache entry's) dropped from the page cache before the start; " +
@@ -388,6 +390,7 @@ func printStartBench(w io.Writer, r startBenchResult) error {
 // in through RERANKD_TEST_AS_CLI) for one model folder.
 type startBench struct {
 	exe, dir, ortLib, tok string
+	dev                   *device.Flags
 	threads, candidates   int
 }
 
@@ -420,7 +423,7 @@ func (b *startBench) start(q onnx.Quant, flags []string, first bool, cacheDir st
 	}
 	s.resident = u.Fraction()
 	args := append([]string{"serve", "--model", b.dir, "--quant", q.String(), "--threads", strconv.Itoa(b.threads),
-		"--ort-lib", b.ortLib, "--tokenizer", b.tok, "--store", "none", "--addr", "127.0.0.1:0", "--log-level", "warn"}, flags...)
+		"--ort-lib", b.ortLib, "--tokenizer", b.tok, "--store", "none", "--addr", "127.0.0.1:0", "--log-level", "warn"}, append(b.dev.Args(), flags...)...)
 	reqs := benchWorkload(2, b.candidates, 7)
 	err = timeServeStart(context.Background(), b.exe, args, func(pid int, url string, ready float64) error {
 		s.ready = ready

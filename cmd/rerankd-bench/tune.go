@@ -15,6 +15,7 @@ import (
 
 	"github.com/rerankd/rerankd/client"
 	"github.com/rerankd/rerankd/cmd/internal/app"
+	"github.com/rerankd/rerankd/cmd/internal/device"
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
@@ -54,10 +55,11 @@ func tuneSettings(cores int) []tuneSetting {
 
 // flags are serve's flags for st over the model folder dir, the rest
 // serve's defaults.
-func (st tuneSetting) flags(dir, ortLib, tok string, q onnx.Quant) app.Config {
+func (st tuneSetting) flags(dir, ortLib, tok string, q onnx.Quant, dev *device.Flags) app.Config {
 	c := labConfig()
 	c.Model.Path, c.Model.RuntimeLib, c.Model.Tokenizer, c.Model.Quant = dir, ortLib, tok, q.String()
 	c.Model.Threads, c.Scheduler.Workers, c.Tuning.NoSpinning = st.Threads, st.Sessions, !st.Spinning
+	withDevice(&c, dev)
 	if st.Prepack != "" {
 		c.Tuning.Prepack = st.Prepack
 	}
@@ -79,6 +81,7 @@ func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	prepackCompare := fs.Bool("prepack-compare", false, "compare serve's --prepack=true and --prepack=false (default threads) instead of the thread layouts: what packing the weights once at start gains per request")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library (env ORT_LIB)")
+	dev := device.Define(fs)
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -113,7 +116,7 @@ func runTune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 	}()
 	for i, st := range settings {
-		ls, err := startComposed(st.flags(*dir, *ortLib, *tok, q), stderr)
+		ls, err := startComposed(st.flags(*dir, dev.ORTLib(*ortLib), *tok, q, dev), stderr)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rerankd/rerankd/cmd/internal/device"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/rerank"
 )
@@ -24,8 +25,7 @@ func runScore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	engine := fs.String("engine", "onnx", "onnx (ONNX Runtime) or reference (plain Go, slow, same weights)")
 	ortLib := fs.String("ort-lib", defaultORTLib(), "ONNX Runtime shared library (env ORT_LIB)")
 	tok := fs.String("tokenizer", defaultTokenizer(), "tokenizer used when the model folder has none (env RERANKD_TOKENIZER)")
-	provider := fs.String("provider", "cpu", "execution provider: cpu, cuda or tensorrt")
-	device := fs.Int("device", 0, "GPU device id for cuda/tensorrt")
+	dev := device.Define(fs)
 	threads := fs.Int("threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
 	maxLen := fs.Int("max-length", rerank.DefaultPromptConfig().MaxLength, "most tokens per prompt; documents are cut to fit")
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -42,8 +42,9 @@ func runScore(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: %v required", errUsage, missing)
 	}
 	o := model.DefaultOptions()
-	o.Engine, o.RuntimeLib, o.Tokenizer = model.EngineKind(*engine), *ortLib, *tok
-	o.Session.Provider, o.Session.DeviceID, o.Session.IntraOpThreads = model.Provider(*provider), *device, *threads
+	o.Engine, o.RuntimeLib, o.Tokenizer = model.EngineKind(*engine), dev.ORTLib(*ortLib), *tok
+	dev.Apply(&o.Session)
+	o.Session.IntraOpThreads = *threads
 	o.Scorer.Prompt.MaxLength = *maxLen
 	o.Scorer.BatchTokens = max(o.Scorer.BatchTokens, *maxLen)
 	if err := o.Validate(); err != nil {

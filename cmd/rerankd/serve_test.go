@@ -123,7 +123,7 @@ func TestServePrefixCacheMetrics(t *testing.T) {
 		// /info's engine section says what runs and why.
 		if e := a.Facts.Engine; e == nil || e.Quant != "fp32" || e.Threads != 2 || e.Workers != 1 || !e.SharedPrefix ||
 			fmt.Sprint(e.PrefixCacheMB) != cacheMB || e.SessionCache || !strings.Contains(e.Reason, "int8") || e.Docs != "docs/perf/int8-precision.md" ||
-			e.Prepacked || !e.Prefetch || !e.FusedAttention { // float32 under --prepack auto: unpacked, read ahead; the folder's attention form
+			e.Prepacked || !e.Prefetch || !e.FusedAttention || e.Provider != "cpu" || e.Device != 0 { // float32 under --prepack auto: unpacked, read ahead; the folder's attention form; the provider in use
 			t.Errorf("engine info %+v", e)
 		}
 		if err := a.Close(t.Context()); err != nil {

@@ -7,3 +7,8 @@ package ortversion
 // (scripts/setup.sh installs it). Other 1.2x+ releases usually work: the
 // binding needs C API version 24 or newer. model.RequiredORT is this.
 const Required = "1.30.0"
+
+// GPU is the ONNX Runtime release whose CUDA build scripts/setup_gpu.sh
+// (make setup-gpu) installs: core and CUDA provider of one release, the
+// same C API for the binding. model.GPUORT is this.
+const GPU = "1.29.0"

@@ -208,6 +208,7 @@ func (a *App) openBackend(c Config) error {
 	o.Quant, o.PrefixCacheMB, o.NoSharedPrefix, o.StandardAttention = quant, c.Model.PrefixCacheMB, c.Tuning.NoSharedPrefix, !c.Tuning.AttentionForm
 	o.RuntimeLib, o.Tokenizer, o.EncoderTokenizer = c.Model.RuntimeLib, c.Model.Tokenizer, c.Tuning.EncoderTokenizer
 	o.Session.Provider, o.Session.DeviceID, o.Session.IntraOpThreads = model.Provider(c.Model.Provider), c.Model.Device, c.Model.Threads
+	o.Session.CUDA = c.Model.CUDA
 	o.Session.SessionCacheDir = c.Tuning.SessionCache
 	o.Session.Prefetch, o.Session.DisablePrepacking = c.Tuning.Prefetch, !prepack
 	o.Session.Spinning = o.Session.Spinning && !c.Tuning.NoSpinning
@@ -241,7 +242,7 @@ func (a *App) openBackend(c Config) error {
 	}
 	a.Facts.Engine = &api.EngineInfo{Quant: quant.String(), Threads: threads, Workers: c.Scheduler.Workers, SharedPrefix: info.SharedPrefix,
 		PrefixCacheMB: cacheMB, FusedAttention: info.FusedAttention, SessionCache: o.Session.SessionCacheDir != "",
-		Prepacked: prepack, Prefetch: c.Tuning.Prefetch, Reason: engineReason, Docs: engineDocs}
+		Prepacked: prepack, Prefetch: c.Tuning.Prefetch, Provider: string(o.Session.Provider), Device: o.Session.DeviceID, Reason: engineReason, Docs: engineDocs}
 	maxLen := c.Model.MaxLength
 	if info.Encoder != nil { // a cross-encoder: no template; pairs cut at the model's positions
 		maxLen = info.MaxLength

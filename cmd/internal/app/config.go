@@ -99,6 +99,8 @@ type ModelConfig struct {
 	Provider string
 	// Device is the GPU device id.
 	Device int
+	// CUDA is the cuda provider's settings (TF32 off by default).
+	CUDA model.CUDAOptions
 	// Threads is ONNX Runtime's intra-op threads (0: one per core).
 	Threads int
 	// MaxLength is the most tokens per prompt, template included.

@@ -10,7 +10,8 @@
 //     scripts/setup.sh installs run-time files and converted models and
 //     hub downloads are kept.
 //   - ORT_LIB: ORTLib, the ONNX Runtime library (else the one beside the
-//     executable, as release archives and the image ship it, else setup's).
+//     executable, as release archives and the image ship it, else setup's;
+//     ORTLibFor a GPU provider: setup-gpu's CUDA build first).
 //   - RERANKD_TOKENIZER: Tokenizer, the default tokenizer folder (else
 //     tokenizers/qwen3 beside the executable, else setup's).
 //   - RERANKD_DATA, else XDG_DATA_HOME, else HOME: DataDir, the memories.
@@ -68,6 +69,28 @@ func ORTLib() string {
 		return p
 	}
 	return filepath.Join(CacheDir(), "onnxruntime", ortversion.Required, ORTLibName)
+}
+
+// ORTGPULib is the CUDA build of ONNX Runtime that scripts/setup_gpu.sh
+// (make setup-gpu) installs, release ortversion.GPU, with its CUDA provider
+// beside it.
+func ORTGPULib() string {
+	return filepath.Join(CacheDir(), "onnxruntime-gpu", ortversion.GPU, ORTLibName)
+}
+
+// ORTLibFor is the default ONNX Runtime library for an execution provider:
+// $ORT_LIB when set; for a GPU provider (cuda, tensorrt) the CUDA build
+// setup-gpu installs when it is there; else ORTLib.
+func ORTLibFor(provider string) string {
+	if p := os.Getenv("ORT_LIB"); p != "" {
+		return p
+	}
+	if provider != "" && provider != "cpu" {
+		if _, err := os.Stat(ORTGPULib()); err == nil {
+			return ORTGPULib()
+		}
+	}
+	return ORTLib()
 }
 
 // Tokenizer is $RERANKD_TOKENIZER, else tokenizers/qwen3 beside the

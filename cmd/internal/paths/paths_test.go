@@ -68,3 +68,35 @@ func TestBeside(t *testing.T) {
 		}
 	}
 }
+
+// TestORTLibFor: a GPU provider gets setup-gpu's CUDA build when it is
+// installed, the CPU library otherwise; ORT_LIB wins for every provider.
+func TestORTLibFor(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("RERANKD_CACHE", cache)
+	t.Setenv("ORT_LIB", "")
+	cpu := ORTLib()
+	gpu := filepath.Join(cache, "onnxruntime-gpu", model.GPUORT, ORTLibName)
+	if ORTGPULib() != gpu {
+		t.Fatalf("ORTGPULib %s, want %s", ORTGPULib(), gpu)
+	}
+	check := func(when, provider, want string) {
+		t.Helper()
+		if got := ORTLibFor(provider); got != want {
+			t.Errorf("%s: ORTLibFor(%q) = %s, want %s", when, provider, got, want)
+		}
+	}
+	check("not installed", "cuda", cpu)
+	if err := os.MkdirAll(filepath.Dir(gpu), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gpu, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("installed", "cuda", gpu)
+	check("installed", "tensorrt", gpu)
+	check("installed", "cpu", cpu)
+	check("installed", "", cpu)
+	t.Setenv("ORT_LIB", "/mine.so")
+	check("ORT_LIB set", "cuda", "/mine.so")
+}

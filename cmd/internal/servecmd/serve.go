@@ -18,6 +18,7 @@ import (
 
 	"github.com/rerankd/rerankd/cmd/internal/app"
 	"github.com/rerankd/rerankd/cmd/internal/cli"
+	"github.com/rerankd/rerankd/cmd/internal/device"
 	"github.com/rerankd/rerankd/cmd/internal/paths"
 	"github.com/rerankd/rerankd/cmd/internal/version"
 	"github.com/rerankd/rerankd/tracing"
@@ -29,6 +30,7 @@ import (
 type Flags struct {
 	Cfg                     app.Config
 	Addr, apiKeys, logLevel string
+	dev                     *device.Flags
 }
 
 // envHelp ends serve -h: the variables that are not flags.
@@ -51,7 +53,7 @@ var Groups = []cli.FlagGroup{
 	{Title: "Embeddings and model names", Note: "with --embed-model; docs/user/api.md", More: true, Flags: []string{"served-model-name", "embed-served-model-name", "strict-model-name", "max-embed-inputs", "embed-queue-size"}},
 	{Title: "Shared store", Note: "with a postgres:// --store", Flags: []string{"index-memory", "catch-up", "tombstone-retention"}},
 	{Title: "Advanced", Flags: []string{"workers", "queue-size", "batch-tokens", "max-batch", "prefix-cache-mb", "max-body-bytes"}},
-	{Title: "Tuning", Note: "rarely changed", More: true, Flags: []string{"tokenizer", "ort-lib", "max-pad-ratio", "max-wait", "snapshot-idle", "backfill-batch", "follow-poll"}},
+	{Title: "Tuning", Note: "rarely changed", More: true, Flags: []string{"tokenizer", "ort-lib", "cuda-tf32", "gpu-mem-limit-mb", "cuda-arena-extend", "max-pad-ratio", "max-wait", "snapshot-idle", "backfill-batch", "follow-poll"}},
 	{Title: "Guards", Note: "against web pages and prompt injection; the defaults are the safe choice (docs/user/guards.md)", More: true,
 		Flags: []string{"allowed-hosts", "allowed-origins", "control-tokens-in-text"}},
 	{Title: "Engine experiments", Note: "the defaults are the measured choice; docs/perf/", More: true, Flags: []string{"attention-form", "prepack", "prefetch", "session-cache"}},
@@ -76,8 +78,7 @@ func DefineFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&c.Model.Path, "model", "", "model folder, or a Hugging Face repo id converted on first use; empty: the embedded lexical default")
 	fs.StringVar(&c.Model.Quant, "quant", c.Model.Quant, "weights to run: fp32, or a quantised variant the folder has (int8, int8-block32, ...); int8 is faster on CPU but moves scores: "+
 		"measure the error on your model and texts with 'rerankd-bench quant-check' first (docs/perf/int8-precision.md)")
-	fs.StringVar(&c.Model.Provider, "provider", c.Model.Provider, "execution provider: cpu, cuda or tensorrt")
-	fs.IntVar(&c.Model.Device, "device", 0, "GPU device id")
+	f.dev = device.Define(fs) // --provider, --device and the CUDA provider's settings
 	fs.IntVar(&c.Model.Threads, "threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
 	fs.IntVar(&c.Model.MaxLength, "max-length", c.Model.MaxLength, "most tokens per prompt, template included; longer documents are cut (truncated: true). The default bounds latency on CPU; the model card scores up to 8192")
 	fs.IntVar(&c.Model.PrefixCacheMB, "prefix-cache-mb", c.Model.PrefixCacheMB, "MiB of prefix keys/values (system prompt, instruction, query) kept across requests by the shared-prefix engine; 0: off")
@@ -144,6 +145,9 @@ func Parse(fs *flag.FlagSet, f *Flags, args []string, stderr io.Writer) (*slog.L
 	if err := paths.ApplyFlagEnv(fs); err != nil {
 		return nil, fmt.Errorf("%w: %w", cli.ErrUsage, err)
 	}
+	m := &f.Cfg.Model
+	m.Provider, m.Device, m.CUDA = f.dev.Provider, f.dev.Device, f.dev.CUDA()
+	m.RuntimeLib = f.dev.ORTLib(m.RuntimeLib) // a GPU provider: setup-gpu's CUDA build unless --ort-lib/ORT_LIB
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return nil, fmt.Errorf("%w: --log-level: %w", cli.ErrUsage, err)
