@@ -77,7 +77,10 @@ func TestUpdateForgetCrash(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	path := filepath.Join(t.TempDir(), "crash.db")
-	updated, forgot := map[string]bool{}, map[string]bool{}
+	// mayGo holds the namespaces the child forgets next (i%3 == 0): a
+	// kill between the forget's commit and its acknowledgement leaves
+	// them legitimately empty.
+	updated, forgot, mayGo := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for round := range rounds {
 		tag := strconv.Itoa(round)
 		for _, id := range crashtest.Run(t, "TestUpdateForgetCrashChild", path, round, time.Duration(50+rng.IntN(400))*time.Millisecond) {
@@ -88,11 +91,12 @@ func TestUpdateForgetCrash(t *testing.T) {
 			ns := crashtest.ID(tag, n/2)
 			if n%2 == 0 {
 				updated[ns] = true
+				mayGo[ns] = (n/2)%3 == 0
 			} else {
 				forgot[ns] = true
 			}
 		}
-		verifyUpdateForget(t, path, updated, forgot)
+		verifyUpdateForget(t, path, updated, forgot, mayGo)
 		t.Logf("round %d: %d updates, %d forgets acknowledged so far, all held", round, len(updated), len(forgot))
 	}
 	if len(updated) == 0 || len(forgot) == 0 {
@@ -100,7 +104,7 @@ func TestUpdateForgetCrash(t *testing.T) {
 	}
 }
 
-func verifyUpdateForget(t *testing.T, path string, updated, forgot map[string]bool) {
+func verifyUpdateForget(t *testing.T, path string, updated, forgot, mayGo map[string]bool) {
 	t.Helper()
 	st, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
@@ -116,6 +120,9 @@ func verifyUpdateForget(t *testing.T, path string, updated, forgot map[string]bo
 	for ns := range updated {
 		if forgot[ns] {
 			continue
+		}
+		if n, err := st.Count(ns); err == nil && n == 0 && mayGo[ns] {
+			continue // forgotten whole, not yet acknowledged when killed
 		}
 		rec, err := e.Get(ns, "a")
 		if err != nil || rec.Memory.Text != updatedText(ns) || rec.Vector == nil {
