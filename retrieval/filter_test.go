@@ -2,7 +2,9 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -105,7 +107,89 @@ func TestFilteredRecall(t *testing.T) {
 						}
 					}
 				}
+				var want []string
+				for i := range n {
+					if c.match(i) {
+						want = append(want, fmt.Sprintf("m%05d", i))
+					}
+				}
+				checkListed(t, e, "f", m, c.name, want)
 			}
+			// The indexes follow updates and deletes: m00500 leaves the
+			// range by an update, m00501 by a delete, m00600 enters it.
+			rng := &filter.Filter{Must: []filter.Condition{{Key: "n", Range: &filter.Range{GTE: 500.0, LT: 507.0}}}}
+			m, err := filter.Compile(rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			for id, n := range map[string]float64{"m00500": 5000, "m00600": 503.5} {
+				if _, err := e.Update(ctx, "f", id, Patch{Metadata: memory.Metadata{"n": memory.Number(n)}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := e.Delete("f", "m00501"); err != nil {
+				t.Fatal(err)
+			}
+			checkListed(t, e, "f", m, "range after writes", []string{"m00502", "m00503", "m00504", "m00505", "m00506", "m00600"})
+			res, err := e.Search(ctx, SearchRequest{TopK: 10, Query: Query{Namespace: "f", Text: "paris trip note", Filter: m}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := candIDs(res.Results); len(got) != 6 || slices.Contains(got, "m00500") || slices.Contains(got, "m00501") || !slices.Contains(got, "m00600") {
+				t.Errorf("range after writes: search found %v", got)
+			}
+			if _, err := e.Forget("f"); err != nil {
+				t.Fatal(err)
+			}
+			checkListed(t, e, "f", m, "range after forget", nil)
 		})
+	}
+}
+
+// checkListed lists ns with filter m in pages of 7, from the indexes and
+// from the store, and checks that both list want in ID order, every page
+// but the last full.
+func checkListed(t *testing.T, e *Service, ns string, m *filter.Matcher, name string, want []string) {
+	t.Helper()
+	paths := []struct {
+		name string
+		list func(after string) ([]store.Record, string, error)
+	}{
+		{"indexes", func(after string) ([]store.Record, string, error) {
+			recs, next, ok, err := e.listIndexed(ns, after, 7, m)
+			if err == nil && !ok && want != nil {
+				err = errors.New("the indexes were not used")
+			}
+			return recs, next, err
+		}},
+		{"store", func(after string) ([]store.Record, string, error) { return e.listScan(ns, after, 7, m) }},
+		{"List", func(after string) ([]store.Record, string, error) { return e.List(ns, after, 7, m) }},
+	}
+	for _, p := range paths {
+		var got []string
+		after := ""
+		for pages := 0; ; pages++ {
+			recs, next, err := p.list(after)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", name, p.name, err)
+			}
+			if next != "" && len(recs) < 7 {
+				t.Errorf("%s, %s: a page of %d before the end", name, p.name, len(recs))
+			}
+			for _, r := range recs {
+				got = append(got, r.Memory.ID)
+			}
+			if next == "" {
+				break
+			}
+			if pages > len(want)+1 {
+				t.Fatalf("%s, %s: more pages than matching memories", name, p.name)
+			}
+			after = next
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s, %s: listed %v, want %v", name, p.name, got, want)
+		}
 	}
 }

@@ -314,9 +314,11 @@ func (e *Service) Get(ns, id string) (store.Record, error) {
 
 // List returns up to limit memories of ns after the ID `after`, in ID
 // order, with their vectors, and the cursor for the next page ("" at the
-// end). With a filter f only matching memories are returned: the store is
-// read page by page until limit match or it ends, and the cursor is the
-// last memory read.
+// end). With a filter f only matching memories are returned, limit of
+// them unless the end is reached: the filter's indexes name the matching
+// memories when the namespace's indexes are built (see listIndexed);
+// otherwise the store is read page by page until limit match or it ends,
+// and the cursor is the last memory read.
 func (e *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.Record, string, error) {
 	if err := memory.ValidateNamespace(ns); err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -328,6 +330,14 @@ func (e *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.
 		}
 		return recs, next, nil
 	}
+	if recs, next, ok, err := e.listIndexed(ns, after, limit, f); ok || err != nil {
+		return recs, next, err
+	}
+	return e.listScan(ns, after, limit, f)
+}
+
+// listScan is List with a filter, from the store alone.
+func (e *Service) listScan(ns, after string, limit int, f *filter.Matcher) ([]store.Record, string, error) {
 	var out []store.Record
 	for {
 		recs, next, err := e.b.St.Page(ns, after, limit, true)
@@ -350,6 +360,51 @@ func (e *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.
 		}
 		after = next
 	}
+}
+
+// listIndexed is List with a filter, from ns's indexes: the IDs the
+// filter's allow-list holds after `after`, in ID order, then their records
+// from the store, each matched again (a memory changed since the indexes
+// answered is judged by its stored state; one deleted is skipped). The
+// cursor is the last memory returned while matching IDs remain. ok is
+// false when ns's indexes are not built (during a start-up build, or a
+// shared namespace's first build): the caller reads the store.
+func (e *Service) listIndexed(ns, after string, limit int, f *filter.Matcher) (_ []store.Record, next string, ok bool, _ error) {
+	if e.b.Closed() {
+		return nil, "", false, ErrClosed
+	}
+	sp, err := e.k.Open(context.Background(), ns)
+	if err != nil {
+		return nil, "", false, err
+	}
+	if sp == nil || !sp.LexReady() {
+		return nil, "", false, nil
+	}
+	var ids []string
+	for _, id := range sp.Indexes().Allowed(f).IDs {
+		if id > after {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	out := make([]store.Record, 0, min(limit, len(ids)))
+	for len(ids) > 0 && len(out) < limit {
+		chunk := ids[:min(len(ids), limit-len(out))]
+		ids = ids[len(chunk):]
+		recs, err := e.b.St.GetMany(ns, chunk, true)
+		if err != nil {
+			return nil, "", false, mapStoreErr(err)
+		}
+		for _, r := range recs {
+			if f.Match(filter.Of(r.Memory)) {
+				out = append(out, r)
+			}
+		}
+	}
+	if len(ids) > 0 && len(out) > 0 {
+		next = out[len(out)-1].Memory.ID
+	}
+	return out, next, true, nil
 }
 
 func keysValid(ns, id string) error {
