@@ -24,7 +24,7 @@ import (
 // unfiltered p50 measured in the same run (target <= 2), and the least
 // share of top_k that a filtered search filled with matching memories (1
 // when every search returned 10 matching). Results and commands:
-// docs/perf/filters.md.
+// docs/perf/measurements.md, "Filtered memory search".
 func BenchmarkFilter_Search(b *testing.B) {
 	benchFilterSearch(b, openStore(b, ""), DefaultConfig(), nil)
 }

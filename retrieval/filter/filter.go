@@ -6,9 +6,11 @@
 //
 // A Filter is compiled once per request (Compile validates it, reporting
 // every problem at once) into a Matcher, which says whether one memory
-// matches. The indexes (retrieval/index) use the Matcher to build an
-// allow-list before any stage cuts its candidates, so a search returns
-// the k best matching memories whenever k match.
+// matches, and names its top-level equalities (Equalities) and ranges
+// (Intervals). The indexes (retrieval/index) build an allow-list from the
+// memories the most selective of those selects, or from every memory,
+// before any stage cuts its candidates, so a search returns the k best
+// matching memories whenever k match.
 //
 // Keys: "time", "source" and "id" are the memory's own fields;
 // "metadata.K" is metadata key K; any other key is a metadata key too
