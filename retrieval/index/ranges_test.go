@@ -143,3 +143,68 @@ func TestAllowedRanges(t *testing.T) {
 		t.Errorf("%d sorted entries left after removing every memory", n)
 	}
 }
+
+// TestAllowedRangesConcurrent: allow-lists built while a writer puts and
+// removes memories (the Set's writers are serialised by its keeper;
+// readers take no lock of their own) hold no ID twice, and once the
+// writer is done the allow-list is the final state's. Run under -race.
+func TestAllowedRangesConcurrent(t *testing.T) {
+	s, err := New(Config{BM25: bm25.DefaultConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := filter.Compile(&filter.Filter{Must: []filter.Condition{
+		{Key: "n", Range: &filter.Range{GTE: 10.0, LT: 20.0}},
+		{Key: "time", Range: &filter.Range{GTE: day0.Format(time.RFC3339)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := map[string]memory.Memory{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 3000 {
+			id := fmt.Sprintf("m%02d", i%50)
+			if i%7 == 0 {
+				s.Remove(id)
+				delete(final, id)
+				continue
+			}
+			mem := memory.Memory{ID: id, Text: "x", Time: day0.Add(time.Duration(i%3-1) * time.Hour),
+				Metadata: memory.Metadata{"n": memory.Number(float64(i % 30))}}
+			s.PutText(mem)
+			final[id] = mem
+		}
+	}()
+	reads := 0
+	for running := true; running; reads++ {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		ids := s.Allowed(m).IDs
+		if len(ids) != len(uniq(ids)) {
+			t.Fatalf("an allow-list holds an ID twice: %v", ids)
+		}
+	}
+	var want []string
+	for id, mem := range final {
+		if m.Match(filter.Of(mem)) {
+			want = append(want, id)
+		}
+	}
+	got := slices.Clone(s.Allowed(m).IDs)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("after the writes: allowed %v, want %v", got, want)
+	}
+	t.Logf("%d allow-lists built during the writes", reads)
+}
+
+func uniq(ids []string) []string {
+	c := slices.Clone(ids)
+	slices.Sort(c)
+	return slices.Compact(c)
+}
