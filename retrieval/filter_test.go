@@ -50,7 +50,9 @@ func TestFilteredRecall(t *testing.T) {
 	}
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
-			e, err := New(open(t), &hashEmbedder{N: 32}, DefaultConfig())
+			cfg := DefaultConfig()
+			cfg.Follow.CatchUp = time.Minute // a busy machine, the race detector
+			e, err := New(open(t), &hashEmbedder{N: 32}, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,6 +64,17 @@ func TestFilteredRecall(t *testing.T) {
 			items := filterItems("f", n)
 			for i := 0; i < n; i += MaxBatch {
 				mustAdd(t, e, items[i:min(i+MaxBatch, n)]...)
+			}
+			// A replica builds a namespace's vector index in the
+			// background on its first use; dense mode fails until then.
+			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+				_, err := e.Search(context.Background(), SearchRequest{Query: Query{Namespace: "f", Text: "paris", Mode: ModeDense}})
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, ErrUnavailable) || time.Now().After(deadline) {
+					t.Fatalf("dense search before the cases: %v", err)
+				}
 			}
 			rare := &filter.Filter{Must: []filter.Condition{{Key: "kind", Match: &filter.Match{Value: "rare"}}}}
 			cases := []struct {

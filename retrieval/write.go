@@ -368,16 +368,22 @@ func (e *Service) listScan(ns, after string, limit int, f *filter.Matcher) ([]st
 // answered is judged by its stored state; one deleted is skipped). The
 // cursor is the last memory returned while matching IDs remain. ok is
 // false when ns's indexes are not built (during a start-up build, or a
-// shared namespace's first build): the caller reads the store.
+// shared namespace's first build) or cannot be brought up to date now:
+// the caller reads the store.
 func (e *Service) listIndexed(ns, after string, limit int, f *filter.Matcher) (_ []store.Record, next string, ok bool, _ error) {
 	if e.b.Closed() {
 		return nil, "", false, ErrClosed
 	}
 	sp, err := e.k.Open(context.Background(), ns)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrUnavailable):
+		// Indexes that cannot answer now (a replica still catching up
+		// with the shared store, say) are no reason to fail a listing:
+		// the store can.
+		return nil, "", false, nil
+	case err != nil:
 		return nil, "", false, err
-	}
-	if sp == nil || !sp.LexReady() {
+	case sp == nil || !sp.LexReady():
 		return nil, "", false, nil
 	}
 	var ids []string
