@@ -23,7 +23,10 @@ import (
 // sorted times), interleaved. Reported: each filter's p50 over the
 // unfiltered p50 measured in the same run (target <= 2), and the least
 // share of top_k that a filtered search filled with matching memories (1
-// when every search returned 10 matching). Results and commands:
+// when every search returned 10 matching). Then a filtered listing (a
+// page of 100 of the time range) from the indexes against the store read
+// page by page, alternately: reported as the store read's p50 over the
+// indexes'. Results and commands:
 // docs/perf/measurements.md, "Filtered memory search".
 func BenchmarkFilter_Search(b *testing.B) {
 	benchFilterSearch(b, openStore(b, ""), DefaultConfig(), nil)
@@ -120,10 +123,37 @@ func benchFilterSearch(b *testing.B, st Store, cfg Config, loaded func()) {
 		}
 	}
 	b.StopTimer()
+	// Listing: the first page (100) of the time range's memories, from
+	// the indexes (List) and by reading the store page by page
+	// (listScan, the way before), alternately; both must list the same.
+	var listed [2][]time.Duration
+	for i := range 10 {
+		var ids [2][]string
+		for w := range 2 {
+			w = (w + i) % 2
+			t0 := time.Now()
+			list := e.List
+			if w == 1 {
+				list = e.listScan
+			}
+			recs, _, err := list("bench", "", 100, tr)
+			listed[w] = append(listed[w], time.Since(t0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, r := range recs {
+				ids[w] = append(ids[w], r.Memory.ID)
+			}
+		}
+		if len(ids[0]) != min(100, n/100) || !slices.Equal(ids[0], ids[1]) {
+			b.Fatalf("listing: %d from the indexes, %d from the store, or different", len(ids[0]), len(ids[1]))
+		}
+	}
 	p50 := func(ds []time.Duration) float64 {
 		slices.Sort(ds)
 		return float64(ds[len(ds)/2].Microseconds()) / 1000
 	}
+	b.ReportMetric(p50(listed[1])/p50(listed[0]), "list_scan_over_indexed_p50")
 	pp := p50(lat[0])
 	b.ReportMetric(pp, "unfiltered_p50_ms")
 	b.ReportMetric(p50(lat[1])/pp, "eq_over_unfiltered_p50")
