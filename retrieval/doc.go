@@ -74,7 +74,8 @@
 // Forget deletes a namespace in one store transaction and empties its
 // indexes (every replica's, through the change sequence). List with a
 // filter reads the matching IDs from the same allow-list once the
-// namespace's indexes are built, and the store page by page before.
+// namespace's indexes are built (the store page by page before, and when
+// most memories match).
 //
 // # Vectors
 //

@@ -368,8 +368,9 @@ func (e *Service) listScan(ns, after string, limit int, f *filter.Matcher) ([]st
 // answered is judged by its stored state; one deleted is skipped). The
 // cursor is the last memory returned while matching IDs remain. ok is
 // false when ns's indexes are not built (during a start-up build, or a
-// shared namespace's first build) or cannot be brought up to date now:
-// the caller reads the store.
+// shared namespace's first build) or cannot be brought up to date now, or
+// when at least 1/listDense of the namespace matches: the caller reads
+// the store.
 func (e *Service) listIndexed(ns, after string, limit int, f *filter.Matcher) (_ []store.Record, next string, ok bool, _ error) {
 	if e.b.Closed() {
 		return nil, "", false, ErrClosed
@@ -386,8 +387,14 @@ func (e *Service) listIndexed(ns, after string, limit int, f *filter.Matcher) (_
 	case sp == nil || !sp.LexReady():
 		return nil, "", false, nil
 	}
+	allowed := sp.Indexes().Allowed(f)
+	if allowed.Len() >= allowed.Live/listDense {
+		// Most memories match: a page of the store holds about as many
+		// matches as it has memories, cheaper than sorting them all.
+		return nil, "", false, nil
+	}
 	var ids []string
-	for _, id := range sp.Indexes().Allowed(f).IDs {
+	for _, id := range allowed.IDs {
 		if id > after {
 			ids = append(ids, id)
 		}
@@ -412,6 +419,11 @@ func (e *Service) listIndexed(ns, after string, limit int, f *filter.Matcher) (_
 	}
 	return out, next, true, nil
 }
+
+// listDense: a filtered listing reads the store page by page when at
+// least 1/listDense of the namespace's memories match (a page of the
+// store then holds about limit/listDense matches or more).
+const listDense = 8
 
 func keysValid(ns, id string) error {
 	if err := memory.ValidateNamespace(ns); err != nil {
