@@ -75,7 +75,7 @@
 // indexes (every replica's, through the change sequence). List with a
 // filter reads the matching IDs from the same allow-list once the
 // namespace's indexes are built (the store page by page before, and when
-// most memories match).
+// an eighth or more of its memories match).
 //
 // # Vectors
 //

@@ -389,8 +389,8 @@ func (e *Service) listIndexed(ns, after string, limit int, f *filter.Matcher) (_
 	}
 	allowed := sp.Indexes().Allowed(f)
 	if allowed.Len() >= allowed.Live/listDense {
-		// Most memories match: a page of the store holds about as many
-		// matches as it has memories, cheaper than sorting them all.
+		// Many memories match: a page of the store holds an eighth of
+		// its size in matches or more, cheaper than sorting them all.
 		return nil, "", false, nil
 	}
 	var ids []string
