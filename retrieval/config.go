@@ -65,6 +65,11 @@ type Config struct {
 	// nil discards.
 	Logger *slog.Logger
 
+	// Rerank is how the API's searches rerank (SearchRequestOf): the
+	// scheduled scorer handed down by the composition root, and the
+	// server's defaults around it. The zero value cannot rerank.
+	Rerank Reranking
+
 	// Owner configures the keeper of a store of this process alone (a
 	// bbolt file); Follow the keeper of a store shared with other
 	// processes (PostgreSQL). Only the one New picks is used.
@@ -125,6 +130,7 @@ func (c Config) Validate() error {
 	if c.PageSize < 1 || c.PageSize > store.MaxPage {
 		errs = append(errs, fieldErr("PageSize", c.PageSize, fmt.Sprintf("in 1..%d", store.MaxPage)))
 	}
+	errs = append(errs, c.Rerank.validate()...)
 	if err := c.Owner.Validate(); err != nil {
 		errs = append(errs, err)
 	}

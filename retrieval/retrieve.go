@@ -107,9 +107,17 @@ var vecOnly = post.FusionConfig{Method: post.WeightedSum, VectorWeight: 1, BM25W
 const tracerName = "github.com/rerankd/rerankd/retrieval"
 
 // Retrieve proposes candidates for q at the best level available.
-func (e *Service) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
+func (s *Service) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
+	if err := problemsErr(s.queryProblems(q)); err != nil {
+		return Retrieved{}, err
+	}
+	return s.retrieveChecked(ctx, q)
+}
+
+// retrieveChecked is Retrieve of a query already checked.
+func (s *Service) retrieveChecked(ctx context.Context, q Query) (Retrieved, error) {
 	ctx, rsp := span.Start(ctx, tracerName, "rerankd.retrieve", attribute.String("rerankd.mode", string(q.Mode)))
-	got, err := e.retrieve(ctx, q)
+	got, err := s.retrieve(ctx, q)
 	if err == nil {
 		rsp.SetAttributes(attribute.String("rerankd.level", string(got.Level)), attribute.Int("rerankd.candidates", len(got.Candidates)))
 	}
@@ -120,9 +128,6 @@ func (e *Service) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
 func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	if e.b.Closed() {
 		return Retrieved{}, ErrClosed
-	}
-	if err := e.checkQuery(q); err != nil {
-		return Retrieved{}, err
 	}
 	depth := q.Depth
 	if depth <= 0 {
@@ -242,40 +247,42 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	return Retrieved{Candidates: cands, Level: level, Vectors: vstate, Why: why}, nil
 }
 
-func (e *Service) checkQuery(q Query) error {
+// queryProblems reports every problem of q, each naming its request
+// field, and whether one is a vector mode or a vector the service has no
+// index for.
+func (s *Service) queryProblems(q Query) (probs []string, noVectors bool) {
+	bad := func(format string, a ...any) { probs = append(probs, fmt.Sprintf(format, a...)) }
 	if err := memory.ValidateNamespace(q.Namespace); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+		bad("namespace: %s", Describe(err))
 	}
 	if strings.TrimSpace(q.Text) == "" {
-		return fmt.Errorf("%w: query text must not be blank", ErrInvalid)
+		bad("query: must not be blank")
 	}
 	switch q.Mode {
 	case ModeAuto, ModeBM25, ModeDense, ModeHybrid:
 	default:
-		return fmt.Errorf("%w: mode %q: want bm25, dense or hybrid", ErrInvalid, q.Mode)
+		bad("mode %q: want bm25, dense or hybrid", q.Mode)
 	}
-	if (q.Mode == ModeDense || q.Mode == ModeHybrid) && e.b.Dim == 0 {
-		return fmt.Errorf("%w: %s mode: no embedder and no vector dimension configured", ErrNoVectors, q.Mode)
+	if (q.Mode == ModeDense || q.Mode == ModeHybrid) && s.b.Dim == 0 {
+		bad("mode %s: %s (no embedder and no vector dimension configured)", q.Mode, ErrNoVectors)
+		noVectors = true
 	}
 	if q.Depth < 0 {
-		return fmt.Errorf("%w: depth %d must be >= 0", ErrInvalid, q.Depth)
+		bad("depth %d: want >= 1 (0: the configured depth)", q.Depth)
 	}
 	if q.Ranking != nil {
-		if err := q.Ranking.Validate(); err != nil {
-			return fmt.Errorf("%w: ranking: %w", ErrInvalid, err)
-		}
+		probs = append(probs, fieldProblems("ranking", q.Ranking.Validate())...)
 	}
 	if q.Fusion != nil {
-		if err := q.Fusion.Validate(); err != nil {
-			return fmt.Errorf("%w: fusion: %w", ErrInvalid, err)
-		}
+		probs = append(probs, fieldProblems("fusion", q.Fusion.Validate())...)
 	}
 	if q.Vector != nil {
-		if err := e.checkVector(q.Vector); err != nil {
-			return fmt.Errorf("%w: query %w", ErrInvalid, err)
+		if err := s.checkVector(q.Vector); err != nil {
+			bad("vector: %s", Describe(err))
+			noVectors = noVectors || errors.Is(err, ErrNoVectors)
 		}
 	}
-	return nil
+	return probs, noVectors
 }
 
 // queryVector returns the client's vector, else the embedded query text,

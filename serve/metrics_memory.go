@@ -24,9 +24,9 @@ func (m *Metrics) register(cs ...prometheus.Collector) {
 	}
 }
 
-// watchEngine exports the memory service's index totals
+// watchService exports the memory service's index totals
 // (retrieval.Service.Totals), read at scrape time, for either store.
-func (m *Metrics) watchEngine(read func() retrieval.Totals) {
+func (m *Metrics) watchService(read func() retrieval.Totals) {
 	gauge := func(name, help string, v func(retrieval.Totals) int) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(v(read())) })
 	}
@@ -63,16 +63,16 @@ func (s *Server) memoryInfo() *api.MemoryInfo {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := e.Ping(ctx); err != nil {
-			mi.StoreError = trimPrefix(err)
+			mi.StoreError = retrieval.Describe(err)
 		}
 	}
 	return mi
 }
 
-// watchMemory exports a shared-store engine's follower (retrieval.Service.
+// watchFollower exports a shared-store service's follower (retrieval.Service.
 // Follow), read at scrape time: what this replica caches and how much work
 // following the database costs it.
-func (m *Metrics) watchMemory(read func() retrieval.FollowStats) {
+func (m *Metrics) watchFollower(read func() retrieval.FollowStats) {
 	gauge := func(name, help string, v func(retrieval.FollowStats) float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return v(read()) })
 	}

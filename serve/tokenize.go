@@ -7,7 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/rerank"
-	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval"
 )
 
 // pairTokenizer is a reranker backend that can say which tokens it scores
@@ -93,7 +93,7 @@ func (s *Server) handleTokenize(c *fiber.Ctx) error {
 		if len(pairs) > 0 {
 			return newError(KindValidation, "inputs: the embedder %q tokenizes texts, not pairs; pairs are for the reranker", m.Names[0])
 		}
-		o := embed.Options{}
+		o := retrieval.EmbedOptions{}
 		if req.PromptName != nil {
 			switch *req.PromptName {
 			case "query":
