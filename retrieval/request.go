@@ -234,6 +234,13 @@ func (s *Service) SearchRequestOf(r *api.SearchRequest, now time.Time) (SearchRe
 	return out, problemsErr(probs, noVectors)
 }
 
+// keyProblem is the text of a namespace's or ID's problem (from
+// memory.ValidateNamespace or ValidateID), which names the key first:
+// `namespace "../x": starts with '.'`.
+func keyProblem(err error) string {
+	return strings.TrimPrefix(Describe(err), memory.ErrInvalid.Error()+": ")
+}
+
 // problemsErr is the error of a request with problems probs (nil for
 // none): KindNoVectors when one of them is a vector the service has no
 // index for, else KindInvalid; the field is the first problem's.
@@ -448,7 +455,7 @@ func ListPage(limit *int, after string) (int, error) {
 	}
 	if after != "" {
 		if err := memory.ValidateID(after); err != nil {
-			probs = append(probs, "after: "+Describe(err))
+			probs = append(probs, "after: "+keyProblem(err))
 		}
 	}
 	if len(probs) > 0 {

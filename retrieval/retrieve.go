@@ -253,7 +253,7 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 func (s *Service) queryProblems(q Query) (probs []string, noVectors bool) {
 	bad := func(format string, a ...any) { probs = append(probs, fmt.Sprintf(format, a...)) }
 	if err := memory.ValidateNamespace(q.Namespace); err != nil {
-		bad("namespace: %s", Describe(err))
+		bad("%s", keyProblem(err)) // namespace "x": ...
 	}
 	if strings.TrimSpace(q.Text) == "" {
 		bad("query: must not be blank")

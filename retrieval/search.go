@@ -2,7 +2,7 @@ package retrieval
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"math"
 	"time"
 
