@@ -142,7 +142,7 @@ func TestSearchRequestOf(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.Rerank = c.rr
-			s := newEngine(t, openStore(t, ""), nil, cfg)
+			s := newService(t, openStore(t, ""), nil, cfg)
 			r, err := s.SearchRequestOf(&c.req, now)
 			if c.kind == "" {
 				if err != nil {

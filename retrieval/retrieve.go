@@ -54,7 +54,7 @@ type Query struct {
 	Namespace string
 	// Text is the query; required, not blank.
 	Text string
-	// Vector is an optional client-supplied query vector (of the engine's
+	// Vector is an optional client-supplied query vector (of the service's
 	// dimension). Without it the Embedder, if any, embeds Text.
 	Vector []float32
 	// Depth is how many hits each retriever contributes (0: Config.Depth).
@@ -125,19 +125,19 @@ func (s *Service) retrieveChecked(ctx context.Context, q Query) (Retrieved, erro
 	return got, err
 }
 
-func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
-	if e.b.Closed() {
+func (s *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
+	if s.b.Closed() {
 		return Retrieved{}, ErrClosed
 	}
 	depth := q.Depth
 	if depth <= 0 {
-		depth = e.cfg.Depth
+		depth = s.cfg.Depth
 	}
-	fusion := e.cfg.Fusion
+	fusion := s.cfg.Fusion
 	if q.Fusion != nil {
 		fusion = *q.Fusion
 	}
-	sp, err := e.k.Open(ctx, q.Namespace)
+	sp, err := s.k.Open(ctx, q.Namespace)
 	if err != nil {
 		return Retrieved{}, err
 	}
@@ -149,7 +149,7 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	wantVec := q.Mode == ModeDense || q.Mode == ModeHybrid
 	if !sp.LexReady() && !wantVec {
 		sctx, ssp := span.Start(ctx, tracerName, "rerankd.scan")
-		got, err := e.scan(sctx, q.Namespace, q.Text, depth, q.ranking(), q.Filter)
+		got, err := s.scan(sctx, q.Namespace, q.Text, depth, q.ranking(), q.Filter)
 		span.End(ssp, err)
 		return got, err
 	}
@@ -190,7 +190,7 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	case ix.Vec.Len() == 0:
 		vstate = VectorsNoneStored
 	default:
-		qv, err := e.queryVector(ctx, q)
+		qv, err := s.queryVector(ctx, q)
 		if err != nil {
 			return Retrieved{}, err
 		}
@@ -288,11 +288,11 @@ func (s *Service) queryProblems(q Query) (probs []string, noVectors bool) {
 // queryVector returns the client's vector, else the embedded query text,
 // else nil. A zero vector (embed.ErrZeroVector) has no direction and is
 // treated as absent.
-func (e *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
+func (s *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	v := q.Vector
-	if v == nil && e.b.Emb != nil {
+	if v == nil && s.b.Emb != nil {
 		ectx, sp := span.Start(ctx, tracerName, "rerankd.embed_query")
-		vs, err := e.b.Emb.Embed(ectx, []string{q.Text}, true)
+		vs, err := s.b.Emb.Embed(ectx, []string{q.Text}, true)
 		span.End(sp, err)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -308,7 +308,7 @@ func (e *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	if v == nil {
 		return nil, nil
 	}
-	switch err := embed.Check(v, e.b.Dim); {
+	switch err := embed.Check(v, s.b.Dim); {
 	case errors.Is(err, embed.ErrZeroVector):
 		return nil, nil
 	case err != nil:
@@ -322,12 +322,12 @@ func (e *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
 // scan scores up to ScanLimit memories of ns with per-request BM25 (the
 // ranking's k1 and b; its other stages need the index): the level used
 // while the namespace's index is still being built.
-func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexrank.Ranking, f *filter.Matcher) (Retrieved, error) {
+func (s *Service) scan(ctx context.Context, ns, text string, depth int, r lexrank.Ranking, f *filter.Matcher) (Retrieved, error) {
 	var recs []store.Record
 	if err := ctx.Err(); err != nil {
 		return Retrieved{}, err
 	}
-	for pg, err := range store.Pages(e.b.St, ns, min(e.cfg.PageSize, e.cfg.ScanLimit), true) {
+	for pg, err := range store.Pages(s.b.St, ns, min(s.cfg.PageSize, s.cfg.ScanLimit), true) {
 		if err != nil {
 			return Retrieved{}, fmt.Errorf("retrieval: scan: %w", mapStoreErr(err))
 		}
@@ -340,8 +340,8 @@ func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexran
 				}
 			}
 		}
-		recs = append(recs, page[:min(len(page), e.cfg.ScanLimit-len(recs))]...)
-		if len(recs) >= e.cfg.ScanLimit {
+		recs = append(recs, page[:min(len(page), s.cfg.ScanLimit-len(recs))]...)
+		if len(recs) >= s.cfg.ScanLimit {
 			break
 		}
 		if err := ctx.Err(); err != nil {
@@ -354,7 +354,7 @@ func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexran
 	}
 	lcfg := lexical.DefaultConfig()
 	lcfg.K1, lcfg.B = r.K1, r.B
-	lcfg.CJK = e.cfg.BM25.Analysis().Mode() // the index's analysis, so both levels agree
+	lcfg.CJK = s.cfg.BM25.Analysis().Mode() // the index's analysis, so both levels agree
 	scorer, err := lexical.New(lcfg)
 	if err != nil {
 		// checkQuery validated the ranking by the same rule; this is a
@@ -376,7 +376,7 @@ func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexran
 		byID[r.Memory.ID] = r
 	}
 	for i := range cands {
-		keep.Complete(&cands[i], byID[cands[i].ID], e.b.Dim)
+		keep.Complete(&cands[i], byID[cands[i].ID], s.b.Dim)
 	}
 	return Retrieved{Candidates: cands, Level: LevelScan, Vectors: VectorsBuilding, Why: "index still building; scanned the store"}, nil
 }

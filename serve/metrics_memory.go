@@ -12,7 +12,7 @@ import (
 )
 
 // register adds collectors, once: a second server given the same Metrics
-// and engine would only register the same series again.
+// and memory service would only register the same series again.
 func (m *Metrics) register(cs ...prometheus.Collector) {
 	for _, c := range cs {
 		if err := m.Registry.Register(c); err != nil {
