@@ -28,11 +28,12 @@ type (
 	// Matcher is a compiled filter (retrieval/filter): what List and a
 	// Query take.
 	Matcher = filter.Matcher
-	// EmbedOptions and EmbedResult are one call of the embedding queue
+	// EmbedOptions are the options of one call of the embedding queue
 	// the memory search embeds with (retrieval/embed), which the
 	// embedding routes share.
 	EmbedOptions = embed.Options
-	EmbedResult  = embed.Result
+	// EmbedResult is the answer of one such call.
+	EmbedResult = embed.Result
 )
 
 // ValidateNamespace checks a namespace name against the rules every call
