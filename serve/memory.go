@@ -61,11 +61,12 @@ func (s *Server) handleAddMemories(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(resp)
 }
 
-// addMemories validates and writes one request's memories; the HTTP and
+// addMemories writes one request's memories (mapped and checked by the
+// memory service, the key's scope checked here); the HTTP and
 // MCP fronts both call it, so they answer the same input the same way.
 func (s *Server) addMemories(ctx context.Context, sc scope, req *api.AddMemoriesRequest) (api.AddMemoriesResponse, error) {
 	var resp api.AddMemoriesResponse
-	e, err := s.memory()
+	svc, err := s.memory()
 	if err != nil {
 		return resp, err
 	}
@@ -80,7 +81,7 @@ func (s *Server) addMemories(ctx context.Context, sc scope, req *api.AddMemories
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
-	added, err := e.Add(ctx, items)
+	added, err := svc.Add(ctx, items)
 	if err != nil {
 		return resp, err
 	}
@@ -125,14 +126,14 @@ func (s *Server) handleGetMemory(c *fiber.Ctx) error {
 
 // getMemory reads one memory; the HTTP and MCP fronts both call it.
 func (s *Server) getMemory(sc scope, ns, id string) (api.Memory, error) {
-	e, err := s.memory()
+	svc, err := s.memory()
 	if err != nil {
 		return api.Memory{}, err
 	}
 	if err := sc.check(ns); err != nil {
 		return api.Memory{}, err
 	}
-	rec, err := e.Get(ns, id)
+	rec, err := svc.Get(ns, id)
 	if err != nil {
 		return api.Memory{}, err
 	}
@@ -155,14 +156,14 @@ func (s *Server) handleDeleteMemory(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteMemory(sc scope, ns, id string) (api.DeleteResponse, error) {
-	e, err := s.memory()
+	svc, err := s.memory()
 	if err != nil {
 		return api.DeleteResponse{}, err
 	}
 	if err := sc.check(ns); err != nil {
 		return api.DeleteResponse{}, err
 	}
-	if err := e.Delete(ns, id); err != nil {
+	if err := svc.Delete(ns, id); err != nil {
 		return api.DeleteResponse{}, err
 	}
 	return api.DeleteResponse{Deleted: true}, nil
@@ -189,7 +190,7 @@ func (s *Server) handleUpdateMemory(c *fiber.Ctx) error {
 
 // updateMemory applies a PATCH; the HTTP and MCP fronts both call it.
 func (s *Server) updateMemory(ctx context.Context, sc scope, ns, id string, req *api.UpdateMemoryRequest) (api.UpdateMemoryResponse, error) {
-	e, err := s.memory()
+	svc, err := s.memory()
 	if err != nil {
 		return api.UpdateMemoryResponse{}, err
 	}
@@ -202,11 +203,11 @@ func (s *Server) updateMemory(ctx context.Context, sc scope, ns, id string, req 
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
-	added, err := e.Update(ctx, ns, id, p)
+	added, err := svc.Update(ctx, ns, id, p)
 	if err != nil {
 		return api.UpdateMemoryResponse{}, err
 	}
-	rec, err := e.Get(ns, id)
+	rec, err := svc.Get(ns, id)
 	if err != nil {
 		return api.UpdateMemoryResponse{}, err
 	}
@@ -230,14 +231,14 @@ func (s *Server) handleForget(c *fiber.Ctx) error {
 
 // forget deletes a whole namespace; the HTTP and MCP fronts both call it.
 func (s *Server) forget(sc scope, ns string) (api.ForgetResponse, error) {
-	e, err := s.memory()
+	svc, err := s.memory()
 	if err != nil {
 		return api.ForgetResponse{}, err
 	}
 	if err := sc.check(ns); err != nil {
 		return api.ForgetResponse{}, err
 	}
-	n, err := e.Forget(ns)
+	n, err := svc.Forget(ns)
 	if err != nil {
 		return api.ForgetResponse{}, err
 	}
@@ -254,11 +255,11 @@ func (s *Server) handleNamespaces(c *fiber.Ctx) error {
 
 // namespaces lists the namespaces sc may read.
 func (s *Server) namespaces(sc scope) (api.NamespacesResponse, error) {
-	e, err := s.memory()
+	svc, err := s.memory()
 	if err != nil {
 		return api.NamespacesResponse{}, err
 	}
-	nss, err := e.Namespaces(sc.allows)
+	nss, err := svc.Namespaces(sc.allows)
 	if err != nil {
 		return api.NamespacesResponse{}, err
 	}
@@ -304,7 +305,7 @@ func (s *Server) handleListMemories(c *fiber.Ctx) error {
 // page); the HTTP and MCP fronts both call it.
 func (s *Server) listMemories(sc scope, ns, after string, limit *int, f *api.Filter) (api.ListMemoriesResponse, error) {
 	var resp api.ListMemoriesResponse
-	e, err := s.memory()
+	svc, err := s.memory()
 	if err != nil {
 		return resp, err
 	}
@@ -319,7 +320,7 @@ func (s *Server) listMemories(sc scope, ns, after string, limit *int, f *api.Fil
 	if err != nil {
 		return resp, err
 	}
-	recs, next, err := e.List(ns, after, n, m)
+	recs, next, err := svc.List(ns, after, n, m)
 	if err != nil {
 		return resp, err
 	}
@@ -358,18 +359,18 @@ func (s *Server) handleSearch(c *fiber.Ctx) error {
 // its defaults and validates it), under ctx's deadline; /v1/search and
 // MCP's memory_search are this one function.
 func (s *Server) search(ctx context.Context, sc scope, req *api.SearchRequest) (api.SearchResponse, error) {
-	e, err := s.memory()
+	svc, err := s.memory()
 	if err != nil {
 		return api.SearchResponse{}, err
 	}
 	if err := sc.check(req.Namespace); err != nil {
 		return api.SearchResponse{}, err
 	}
-	sr, err := e.SearchRequestOf(req, time.Now().UTC())
+	sr, err := svc.SearchRequestOf(req, time.Now().UTC())
 	if err != nil {
 		return api.SearchResponse{}, err
 	}
-	res, err := e.Search(ctx, sr)
+	res, err := svc.Search(ctx, sr)
 	if err != nil {
 		return api.SearchResponse{}, err
 	}

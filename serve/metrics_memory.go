@@ -54,15 +54,15 @@ func (m *Metrics) watchService(read func() retrieval.Totals) {
 
 // memoryInfo is /info's memory section.
 func (s *Server) memoryInfo() *api.MemoryInfo {
-	e := s.mem
-	mi := &api.MemoryInfo{Shared: e.Shared(), VectorDim: e.Dim()}
+	svc := s.mem
+	mi := &api.MemoryInfo{Shared: svc.Shared(), VectorDim: svc.Dim()}
 	if mi.Shared {
-		cfg, f := e.Config(), e.Follow()
+		cfg, f := svc.Config(), svc.Follow()
 		mi.IndexMemoryBytes, mi.CatchUpS = cfg.Follow.IndexMemory, cfg.Follow.CatchUp.Seconds()
 		mi.ResidentNamespaces, mi.IndexBytes = f.Loaded, f.Bytes
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		if err := e.Ping(ctx); err != nil {
+		if err := svc.Ping(ctx); err != nil {
 			mi.StoreError = retrieval.Describe(err)
 		}
 	}
