@@ -110,7 +110,7 @@ func verifyUpdateForgetPG(t *testing.T, url string, updated, forgot, mayGo map[s
 		t.Fatalf("reopen: %v", err)
 	}
 	defer st.Close()
-	e := newEngine(t, st, &hashEmbedder{N: 16}, crashPGConfig())
+	e := newService(t, st, &hashEmbedder{N: 16}, crashPGConfig())
 	defer e.Close()
 	if _, err := st.Check(func(p store.Problem) { t.Errorf("store check after kill: %v", p) }); err != nil {
 		t.Fatalf("store check after kill: %v", err)

@@ -58,7 +58,7 @@ func benchFilterSearch(b *testing.B, st Store, cfg Config, loaded func()) {
 			b.Fatalf("RERANKD_FILTER_N=%q: want an integer >= 1000", v)
 		}
 	}
-	e := newEngine(b, st, &hashEmbedder{N: 64}, cfg)
+	e := newService(b, st, &hashEmbedder{N: 64}, cfg)
 	words := []string{"paris", "tea", "meeting", "deploy", "garden", "music", "budget", "travel", "code", "doctor"}
 	items := make([]store.Item, 0, MaxBatch)
 	for i := range n {
