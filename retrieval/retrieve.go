@@ -254,7 +254,7 @@ func (e *Service) checkQuery(q Query) error {
 	default:
 		return fmt.Errorf("%w: mode %q: want bm25, dense or hybrid", ErrInvalid, q.Mode)
 	}
-	if (q.Mode == ModeDense || q.Mode == ModeHybrid) && e.b.Dim == 0 {
+	if (q.Mode == ModeDense || q.Mode == ModeHybrid) && e.b.Dim() == 0 {
 		return fmt.Errorf("%w: %s mode: no embedder and no vector dimension configured", ErrNoVectors, q.Mode)
 	}
 	if q.Depth < 0 {
@@ -283,9 +283,9 @@ func (e *Service) checkQuery(q Query) error {
 // treated as absent.
 func (e *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	v := q.Vector
-	if v == nil && e.b.Emb != nil {
+	if v == nil && e.b.Embedder() != nil {
 		ectx, sp := span.Start(ctx, tracerName, "rerankd.embed_query")
-		vs, err := e.b.Emb.Embed(ectx, []string{q.Text}, true)
+		vs, err := e.b.Embedder().Embed(ectx, []string{q.Text}, true)
 		span.End(sp, err)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -301,7 +301,7 @@ func (e *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	if v == nil {
 		return nil, nil
 	}
-	switch err := embed.Check(v, e.b.Dim); {
+	switch err := embed.Check(v, e.b.Dim()); {
 	case errors.Is(err, embed.ErrZeroVector):
 		return nil, nil
 	case err != nil:
@@ -320,7 +320,7 @@ func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexran
 	if err := ctx.Err(); err != nil {
 		return Retrieved{}, err
 	}
-	for pg, err := range store.Pages(e.b.St, ns, min(e.cfg.PageSize, e.cfg.ScanLimit), true) {
+	for pg, err := range store.Pages(e.b.Store(), ns, min(e.cfg.PageSize, e.cfg.ScanLimit), true) {
 		if err != nil {
 			return Retrieved{}, fmt.Errorf("retrieval: scan: %w", mapStoreErr(err))
 		}
@@ -369,7 +369,7 @@ func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexran
 		byID[r.Memory.ID] = r
 	}
 	for i := range cands {
-		keep.Complete(&cands[i], byID[cands[i].ID], e.b.Dim)
+		keep.Complete(&cands[i], byID[cands[i].ID], e.b.Dim())
 	}
 	return Retrieved{Candidates: cands, Level: LevelScan, Vectors: VectorsBuilding, Why: "index still building; scanned the store"}, nil
 }

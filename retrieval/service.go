@@ -99,10 +99,10 @@ func newKeeper(b *keep.Base, st Store, cfg Config) (keep.Keeper, error) {
 	// nothing is saved beside this process: the indexes follow the
 	// database, so Config.Owner is not used.
 	if cfg.Owner.SnapshotDir != "" {
-		b.Log.Info("memory index snapshot files off: the store is shared, and keeps the snapshots itself")
+		b.Logger().Info("memory index snapshot files off: the store is shared, and keeps the snapshots itself")
 	}
-	if cfg.Owner.Backfill && b.Emb != nil {
-		b.Log.Info("memory back-fill off: the store is shared; vectors come with each write")
+	if cfg.Owner.Backfill && b.Embedder() != nil {
+		b.Logger().Info("memory back-fill off: the store is shared; vectors come with each write")
 	}
 	return follow.New(b, f, cfg.Follow), nil
 }
@@ -145,25 +145,47 @@ func (e *Service) Close() error {
 func (e *Service) Keeper() keep.Keeper { return e.k }
 
 // Dim is the vector dimension (0: no vector index).
-func (e *Service) Dim() int { return e.b.Dim }
+func (e *Service) Dim() int { return e.b.Dim() }
 
 // HasEmbedder reports whether the engine embeds texts itself.
-func (e *Service) HasEmbedder() bool { return e.b.Emb != nil }
+func (e *Service) HasEmbedder() bool { return e.b.Embedder() != nil }
 
 // Config returns the engine's configuration, defaults applied.
 func (e *Service) Config() Config { return e.cfg }
 
+// follower is what the keeper of a shared store (retrieval/follow) also
+// answers; the owner of a store of this process alone does not.
+type follower interface {
+	FollowStats() FollowStats
+	Ping(ctx context.Context) error
+}
+
+var _ follower = (*follow.Follower)(nil)
+
 // Shared reports whether the engine's store is shared with other
 // processes (its indexes follow the store's change sequence).
-func (e *Service) Shared() bool { return e.k.Shared() }
+func (e *Service) Shared() bool {
+	_, ok := e.k.(follower)
+	return ok
+}
 
 // Follow reports the shared-store follower's counters (zero for a store
 // of this process alone).
-func (e *Service) Follow() FollowStats { return e.k.FollowStats() }
+func (e *Service) Follow() FollowStats {
+	if f, ok := e.k.(follower); ok {
+		return f.FollowStats()
+	}
+	return FollowStats{}
+}
 
 // Ping checks that a shared store can be reached; nil for a store of this
 // process alone.
-func (e *Service) Ping(ctx context.Context) error { return e.k.Ping(ctx) }
+func (e *Service) Ping(ctx context.Context) error {
+	if f, ok := e.k.(follower); ok {
+		return f.Ping(ctx)
+	}
+	return nil
+}
 
 // SnapshotsAt says where the vector index snapshots are kept: a
 // directory, "in the database", or "off".

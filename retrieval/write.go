@@ -66,7 +66,7 @@ func (e *Service) Add(ctx context.Context, items []store.Item) ([]Added, error) 
 	for i := range items {
 		out[i] = Added{Namespace: items[i].Memory.Namespace, ID: items[i].Memory.ID, Vector: VectorNone}
 		if items[i].Vector != nil {
-			if embed.Check(items[i].Vector, e.b.Dim) == nil {
+			if embed.Check(items[i].Vector, e.b.Dim()) == nil {
 				out[i].Vector = VectorIndexed
 			} else {
 				items[i].Vector, out[i].Vector = nil, VectorZero
@@ -75,7 +75,7 @@ func (e *Service) Add(ctx context.Context, items []store.Item) ([]Added, error) 
 	}
 
 	err := e.k.Write(ctx, items, func() error {
-		if err := e.b.St.PutBatch(items); err != nil {
+		if err := e.b.Store().PutBatch(items); err != nil {
 			return addErr(err)
 		}
 		return nil
@@ -123,10 +123,10 @@ func (e *Service) validateItems(items []store.Item) error {
 // at most embed.MinNorm) is not, it is stored without a vector and
 // answered VectorZero.
 func (e *Service) checkVector(v []float32) error {
-	if e.b.Dim == 0 {
+	if e.b.Dim() == 0 {
 		return ErrNoVectors
 	}
-	if err := embed.Check(v, e.b.Dim); err != nil && !errors.Is(err, embed.ErrZeroVector) {
+	if err := embed.Check(v, e.b.Dim()); err != nil && !errors.Is(err, embed.ErrZeroVector) {
 		return err
 	}
 	return nil
@@ -134,7 +134,7 @@ func (e *Service) checkVector(v []float32) error {
 
 // embedMissing fills in the vectors of items that have none, in one call.
 func (e *Service) embedMissing(ctx context.Context, items []store.Item) error {
-	if e.b.Emb == nil {
+	if e.b.Embedder() == nil {
 		return nil
 	}
 	var idx []int
@@ -148,7 +148,7 @@ func (e *Service) embedMissing(ctx context.Context, items []store.Item) error {
 	if len(texts) == 0 {
 		return nil
 	}
-	vecs, err := e.b.Emb.Embed(ctx, texts, false)
+	vecs, err := e.b.Embedder().Embed(ctx, texts, false)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -177,7 +177,7 @@ func (e *Service) Delete(ns, id string) error {
 		return err
 	}
 	return e.k.Remove(ns, id, func() error {
-		if err := e.b.St.Delete(ns, id); err != nil {
+		if err := e.b.Store().Delete(ns, id); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("memory %s/%s: %w", ns, id, ErrNotFound)
 			}
@@ -260,7 +260,7 @@ func (e *Service) Forget(ns string) (int, error) {
 		return 0, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return e.k.Forget(ns, func() (int, error) {
-		n, err := e.b.St.DeleteNamespace(ns)
+		n, err := e.b.Store().DeleteNamespace(ns)
 		if err != nil {
 			return 0, mapStoreErr(err)
 		}
@@ -277,7 +277,7 @@ type Namespace struct {
 // Namespaces lists the namespaces holding memories that allow accepts
 // (nil: all), sorted, with their counts.
 func (e *Service) Namespaces(allow func(string) bool) ([]Namespace, error) {
-	names, err := e.b.St.Namespaces()
+	names, err := e.b.Store().Namespaces()
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
@@ -286,7 +286,7 @@ func (e *Service) Namespaces(allow func(string) bool) ([]Namespace, error) {
 		if allow != nil && !allow(ns) {
 			continue
 		}
-		n, err := e.b.St.Count(ns)
+		n, err := e.b.Store().Count(ns)
 		if err != nil {
 			return nil, mapStoreErr(err)
 		}
@@ -302,7 +302,7 @@ func (e *Service) Get(ns, id string) (store.Record, error) {
 	if err := keysValid(ns, id); err != nil {
 		return store.Record{}, err
 	}
-	recs, err := e.b.St.GetMany(ns, []string{id}, true)
+	recs, err := e.b.Store().GetMany(ns, []string{id}, true)
 	if err != nil {
 		return store.Record{}, mapStoreErr(err)
 	}
@@ -322,7 +322,7 @@ func (e *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.
 		return nil, "", fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if f == nil {
-		recs, next, err := e.b.St.Page(ns, after, limit, true)
+		recs, next, err := e.b.Store().Page(ns, after, limit, true)
 		if err != nil {
 			return nil, "", mapStoreErr(err)
 		}
@@ -330,7 +330,7 @@ func (e *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.
 	}
 	var out []store.Record
 	for {
-		recs, next, err := e.b.St.Page(ns, after, limit, true)
+		recs, next, err := e.b.Store().Page(ns, after, limit, true)
 		if err != nil {
 			return nil, "", mapStoreErr(err)
 		}

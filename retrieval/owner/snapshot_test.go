@@ -105,7 +105,7 @@ func agrees(t *testing.T, e *retrieval.Service, ns string) {
 	if err != nil || len(rep.Disagreements) != 0 {
 		t.Fatalf("check: %+v, %v", rep, err)
 	}
-	ids := vectorIDs(t, ownerOf(e).St, ns, e.Dim())
+	ids := vectorIDs(t, ownerOf(e).Store(), ns, e.Dim())
 	sp, _ := space(e, ns)
 	if got := sp.Indexes().Vec.Len(); got != len(ids) {
 		t.Fatalf("vector index has %d vectors, the store %d", got, len(ids))
