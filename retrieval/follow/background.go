@@ -78,7 +78,7 @@ func (f *Follower) startFollowing() {
 	})
 }
 
-// purgeEvery is how often a shared-store engine purges old tombstones.
+// purgeEvery is how often a follower purges old tombstones.
 const purgeEvery = time.Hour
 
 // purgeTombstones removes, at most every purgeEvery, the store's

@@ -29,7 +29,7 @@ type Follower struct {
 // the store's change sequence.
 type space struct {
 	keep.Space
-	dim     int           // the engine's, for Fill
+	dim     int           // the memory service's, for Fill
 	loaded  chan struct{} // closed when the first build ends
 	loadErr error         // set before loaded is closed
 	// applied is the position of the last change applied; guarded by Mu.
@@ -251,7 +251,7 @@ func (f *Follower) loadLocked(ns string, sp *space) (bool, error) {
 			f.Logger().Warn("memory vector index snapshot in the shared store not used; inserting every vector", "why", err.Error())
 			if snap.Kind(err) != "" {
 				// Damaged, or made with another dimension or index
-				// configuration: of no use to this engine, and it would
+				// configuration: of no use to this process, and it would
 				// keep a newer one of ours out. A store error leaves it.
 				if err := snaps.DeleteSnapshot(f.Context(), ns); err != nil {
 					f.Logger().Warn("removing an unusable memory vector index snapshot", "err", err)

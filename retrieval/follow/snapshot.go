@@ -35,7 +35,7 @@ func (f *Follower) SnapshotsAt() string {
 	return "in the database"
 }
 
-// dbSnaps returns the store's snapshot keeping, or nil when the engine
+// dbSnaps returns the store's snapshot keeping, or nil when the follower
 // keeps none (no vectors, or switched off).
 func (f *Follower) dbSnaps() store.Snapshots {
 	if f.Dim() == 0 || !f.conf.SharedSnapshots {

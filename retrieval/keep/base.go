@@ -20,7 +20,7 @@ type Embedder interface {
 	Dim() int
 }
 
-// Store is what the engine needs of a memory store. Both backends meet it:
+// Store is what the memory service needs of a memory store. Both backends meet it:
 // *bolt.Store (bbolt) and pgstore.Store (PostgreSQL); a store that also
 // implements store.Shared is shared with other processes, and its keeper
 // is the follower.
@@ -38,10 +38,10 @@ type Store interface {
 	BumpVectorGen(ns string) (store.VectorGen, error)
 }
 
-// Common is what both keepers take of the engine's configuration.
+// Common is what both keepers take of the memory service's configuration.
 type Common struct {
 	// Index is the configuration of every namespace's indexes; its
-	// Vectors.Dim is the engine's dimension (0: no vector index).
+	// Vectors.Dim is the memory service's dimension (0: no vector index).
 	Index index.Config
 	// PageSize is how many records one store read returns.
 	PageSize int

@@ -45,7 +45,7 @@ type space struct {
 	// atStart: the namespace was in the store at New (immutable).
 	atStart bool
 	// startGen is the store's vector generation of the namespace at New,
-	// before any write through this engine: a snapshot saved at it holds
+	// before any write through this owner: a snapshot saved at it holds
 	// exactly the vectors the store had then.
 	startGen store.VectorGen
 	// snapGen is the generation of the namespace's snapshot file, zero
@@ -75,7 +75,7 @@ func New(b *keep.Base, conf Config) (*Owner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("retrieval.New: %w", err)
 	}
-	// Read before any write through this engine can move them: a snapshot
+	// Read before any write through this owner can move them: a snapshot
 	// at these generations is exact, and writes from now on are replayed
 	// onto it (they are in touched).
 	gens, err := o.Store().VectorGens()
@@ -95,7 +95,7 @@ func New(b *keep.Base, conf Config) (*Owner, error) {
 	return o, nil
 }
 
-// initSnapshots decides whether the engine keeps snapshots: only with a
+// initSnapshots decides whether the owner keeps snapshots: only with a
 // SnapshotDir and a vector dimension.
 // A SnapshotDir that exists but is not a directory is a configuration
 // error; anything else wrong with it is found, logged and survived later.

@@ -16,7 +16,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// snapshotsOn reports whether the engine loads and saves snapshots.
+// snapshotsOn reports whether the owner loads and saves snapshots.
 func (o *Owner) snapshotsOn() bool {
 	return o.conf.SnapshotDir != "" && o.Dim() > 0
 }
@@ -92,7 +92,7 @@ func (o *Owner) logVectorSources(names []string, start time.Time) {
 }
 
 // adoptSnapshot makes idx, loaded at the namespace's start generation,
-// its vector index. Writes made through the engine since New (touched)
+// its vector index. Writes made through the owner since New (touched)
 // are not in the snapshot: under sp.Mu, where the store and the live
 // index agree on them, each is re-applied from the store.
 func (o *Owner) adoptSnapshot(ns string, sp *space, idx snap.Savable, gen store.VectorGen) error {
@@ -173,7 +173,7 @@ func (o *Owner) saveSnapshots(why string) error {
 // whether it wrote one.
 //
 // The generation is read under sp.Mu, where every write through the
-// engine has reached both the store and the index, so the index holds at
+// owner has reached both the store and the index, so the index holds at
 // least the vectors of that generation. The index is saved after the lock
 // is released, so writes may add to it meanwhile; each of those moves the
 // store's generation past the recorded one, so such a snapshot is only
@@ -227,10 +227,10 @@ func (o *Owner) removeSnapshot(ns string) error {
 	return nil
 }
 
-// removeLeftovers deletes, once per engine, the temporary files of saves
+// removeLeftovers deletes, once per owner, the temporary files of saves
 // cut short by a crash and the snapshots of namespaces that are not in
-// the store (deleted while no engine ran). Snapshots of namespaces
-// deleted through this engine are removed by saveSnapshot.
+// the store (deleted while no owner ran). Snapshots of namespaces
+// deleted through this owner are removed by saveSnapshot.
 func (o *Owner) removeLeftovers(names []string) {
 	keep := make(map[string]bool, len(names))
 	for _, ns := range names {
