@@ -98,3 +98,22 @@ func TestCheckRepairsDisagreement(t *testing.T) {
 		t.Fatalf("repaired memory not found: %v", servicetest.CandIDs(res.Candidates))
 	}
 }
+
+// TestOwnedStoreIsNotShared: over a store of this process alone the
+// service's keeper is the owner, which answers none of the follower's
+// questions: not shared, zero follow counters, nothing to ping.
+func TestOwnedStoreIsNotShared(t *testing.T) {
+	svc := newService(t, servicetest.OpenStore(t, ""), nil, retrieval.DefaultConfig())
+	if _, ok := svc.Keeper().(interface{ FollowStats() retrieval.FollowStats }); ok {
+		t.Errorf("the owner %T answers FollowStats", svc.Keeper())
+	}
+	if svc.Shared() {
+		t.Error("Shared() = true over a bbolt store")
+	}
+	if f := svc.Follow(); f != (retrieval.FollowStats{}) {
+		t.Errorf("Follow() = %+v, want zero", f)
+	}
+	if err := svc.Ping(context.Background()); err != nil {
+		t.Errorf("Ping() = %v, want nil", err)
+	}
+}
