@@ -263,7 +263,7 @@ func (s *Service) queryProblems(q Query) (probs []string, noVectors bool) {
 	default:
 		bad("mode %q: want bm25, dense or hybrid", q.Mode)
 	}
-	if (q.Mode == ModeDense || q.Mode == ModeHybrid) && s.b.Dim == 0 {
+	if (q.Mode == ModeDense || q.Mode == ModeHybrid) && s.b.Dim() == 0 {
 		bad("mode %s: %s (no embedder and no vector dimension configured)", q.Mode, ErrNoVectors)
 		noVectors = true
 	}
@@ -290,9 +290,9 @@ func (s *Service) queryProblems(q Query) (probs []string, noVectors bool) {
 // treated as absent.
 func (s *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	v := q.Vector
-	if v == nil && s.b.Emb != nil {
+	if v == nil && s.b.Embedder() != nil {
 		ectx, sp := span.Start(ctx, tracerName, "rerankd.embed_query")
-		vs, err := s.b.Emb.Embed(ectx, []string{q.Text}, true)
+		vs, err := s.b.Embedder().Embed(ectx, []string{q.Text}, true)
 		span.End(sp, err)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -308,7 +308,7 @@ func (s *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	if v == nil {
 		return nil, nil
 	}
-	switch err := embed.Check(v, s.b.Dim); {
+	switch err := embed.Check(v, s.b.Dim()); {
 	case errors.Is(err, embed.ErrZeroVector):
 		return nil, nil
 	case err != nil:
@@ -327,7 +327,7 @@ func (s *Service) scan(ctx context.Context, ns, text string, depth int, r lexran
 	if err := ctx.Err(); err != nil {
 		return Retrieved{}, err
 	}
-	for pg, err := range store.Pages(s.b.St, ns, min(s.cfg.PageSize, s.cfg.ScanLimit), true) {
+	for pg, err := range store.Pages(s.b.Store(), ns, min(s.cfg.PageSize, s.cfg.ScanLimit), true) {
 		if err != nil {
 			return Retrieved{}, fmt.Errorf("retrieval: scan: %w", mapStoreErr(err))
 		}
@@ -376,7 +376,7 @@ func (s *Service) scan(ctx context.Context, ns, text string, depth int, r lexran
 		byID[r.Memory.ID] = r
 	}
 	for i := range cands {
-		keep.Complete(&cands[i], byID[cands[i].ID], s.b.Dim)
+		keep.Complete(&cands[i], byID[cands[i].ID], s.b.Dim())
 	}
 	return Retrieved{Candidates: cands, Level: LevelScan, Vectors: VectorsBuilding, Why: "index still building; scanned the store"}, nil
 }

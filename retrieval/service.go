@@ -99,10 +99,10 @@ func newKeeper(b *keep.Base, st Store, cfg Config) (keep.Keeper, error) {
 	// nothing is saved beside this process: the indexes follow the
 	// database, so Config.Owner is not used.
 	if cfg.Owner.SnapshotDir != "" {
-		b.Log.Info("memory index snapshot files off: the store is shared, and keeps the snapshots itself")
+		b.Logger().Info("memory index snapshot files off: the store is shared, and keeps the snapshots itself")
 	}
-	if cfg.Owner.Backfill && b.Emb != nil {
-		b.Log.Info("memory back-fill off: the store is shared; vectors come with each write")
+	if cfg.Owner.Backfill && b.Embedder() != nil {
+		b.Logger().Info("memory back-fill off: the store is shared; vectors come with each write")
 	}
 	return follow.New(b, f, cfg.Follow), nil
 }
@@ -145,25 +145,47 @@ func (s *Service) Close() error {
 func (s *Service) Keeper() keep.Keeper { return s.k }
 
 // Dim is the vector dimension (0: no vector index).
-func (s *Service) Dim() int { return s.b.Dim }
+func (s *Service) Dim() int { return s.b.Dim() }
 
 // HasEmbedder reports whether the service embeds texts itself.
-func (s *Service) HasEmbedder() bool { return s.b.Emb != nil }
+func (s *Service) HasEmbedder() bool { return s.b.Embedder() != nil }
 
 // Config returns the service's configuration, defaults applied.
 func (s *Service) Config() Config { return s.cfg }
 
+// follower is what the keeper of a shared store (retrieval/follow) also
+// answers; the owner of a store of this process alone does not.
+type follower interface {
+	FollowStats() FollowStats
+	Ping(ctx context.Context) error
+}
+
+var _ follower = (*follow.Follower)(nil)
+
 // Shared reports whether the service's store is shared with other
 // processes (its indexes follow the store's change sequence).
-func (s *Service) Shared() bool { return s.k.Shared() }
+func (s *Service) Shared() bool {
+	_, ok := s.k.(follower)
+	return ok
+}
 
 // Follow reports the shared-store follower's counters (zero for a store
 // of this process alone).
-func (s *Service) Follow() FollowStats { return s.k.FollowStats() }
+func (s *Service) Follow() FollowStats {
+	if f, ok := s.k.(follower); ok {
+		return f.FollowStats()
+	}
+	return FollowStats{}
+}
 
 // Ping checks that a shared store can be reached; nil for a store of this
 // process alone.
-func (s *Service) Ping(ctx context.Context) error { return s.k.Ping(ctx) }
+func (s *Service) Ping(ctx context.Context) error {
+	if f, ok := s.k.(follower); ok {
+		return f.Ping(ctx)
+	}
+	return nil
+}
 
 // SnapshotsAt says where the vector index snapshots are kept: a
 // directory, "in the database", or "off".

@@ -66,7 +66,7 @@ func TestAddRejectsBadBatchAtomically(t *testing.T) {
 			t.Errorf("error %q does not report %s", err, want)
 		}
 	}
-	if n, _ := e.b.St.Count("a"); n != 0 {
+	if n, _ := e.b.Store().Count("a"); n != 0 {
 		t.Fatalf("a rejected batch wrote %d memories", n)
 	}
 	if _, err := e.Add(context.Background(), nil); !errors.Is(err, ErrInvalid) {
@@ -185,7 +185,7 @@ func TestEmbedderErrors(t *testing.T) {
 	if _, err := e.Add(context.Background(), []store.Item{item("a", "1", "x")}); !errors.Is(err, ErrEmbed) {
 		t.Fatalf("Add with failing embedder: %v, want ErrEmbed", err)
 	}
-	if n, _ := e.b.St.Count("a"); n != 0 {
+	if n, _ := e.b.Store().Count("a"); n != 0 {
 		t.Fatal("a failed embedding still wrote the memory")
 	}
 	if _, err := New(openStore(t, ""), emb, Config{Dim: 9, BM25: DefaultConfig().BM25,

@@ -66,7 +66,7 @@ func (s *Service) Add(ctx context.Context, items []store.Item) ([]Added, error) 
 	for i := range items {
 		out[i] = Added{Namespace: items[i].Memory.Namespace, ID: items[i].Memory.ID, Vector: VectorNone}
 		if items[i].Vector != nil {
-			if embed.Check(items[i].Vector, s.b.Dim) == nil {
+			if embed.Check(items[i].Vector, s.b.Dim()) == nil {
 				out[i].Vector = VectorIndexed
 			} else {
 				items[i].Vector, out[i].Vector = nil, VectorZero
@@ -75,7 +75,7 @@ func (s *Service) Add(ctx context.Context, items []store.Item) ([]Added, error) 
 	}
 
 	err := s.k.Write(ctx, items, func() error {
-		if err := s.b.St.PutBatch(items); err != nil {
+		if err := s.b.Store().PutBatch(items); err != nil {
 			return addErr(err)
 		}
 		return nil
@@ -123,10 +123,10 @@ func (s *Service) validateItems(items []store.Item) error {
 // at most embed.MinNorm) is not, it is stored without a vector and
 // answered VectorZero.
 func (s *Service) checkVector(v []float32) error {
-	if s.b.Dim == 0 {
+	if s.b.Dim() == 0 {
 		return ErrNoVectors
 	}
-	if err := embed.Check(v, s.b.Dim); err != nil && !errors.Is(err, embed.ErrZeroVector) {
+	if err := embed.Check(v, s.b.Dim()); err != nil && !errors.Is(err, embed.ErrZeroVector) {
 		return err
 	}
 	return nil
@@ -134,7 +134,7 @@ func (s *Service) checkVector(v []float32) error {
 
 // embedMissing fills in the vectors of items that have none, in one call.
 func (s *Service) embedMissing(ctx context.Context, items []store.Item) error {
-	if s.b.Emb == nil {
+	if s.b.Embedder() == nil {
 		return nil
 	}
 	var idx []int
@@ -148,7 +148,7 @@ func (s *Service) embedMissing(ctx context.Context, items []store.Item) error {
 	if len(texts) == 0 {
 		return nil
 	}
-	vecs, err := s.b.Emb.Embed(ctx, texts, false)
+	vecs, err := s.b.Embedder().Embed(ctx, texts, false)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -177,7 +177,7 @@ func (s *Service) Delete(ns, id string) error {
 		return err
 	}
 	return s.k.Remove(ns, id, func() error {
-		if err := s.b.St.Delete(ns, id); err != nil {
+		if err := s.b.Store().Delete(ns, id); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("memory %s/%s: %w", ns, id, ErrNotFound)
 			}
@@ -260,7 +260,7 @@ func (s *Service) Forget(ns string) (int, error) {
 		return 0, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return s.k.Forget(ns, func() (int, error) {
-		n, err := s.b.St.DeleteNamespace(ns)
+		n, err := s.b.Store().DeleteNamespace(ns)
 		if err != nil {
 			return 0, mapStoreErr(err)
 		}
@@ -277,7 +277,7 @@ type Namespace struct {
 // Namespaces lists the namespaces holding memories that allow accepts
 // (nil: all), sorted, with their counts.
 func (s *Service) Namespaces(allow func(string) bool) ([]Namespace, error) {
-	names, err := s.b.St.Namespaces()
+	names, err := s.b.Store().Namespaces()
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
@@ -286,7 +286,7 @@ func (s *Service) Namespaces(allow func(string) bool) ([]Namespace, error) {
 		if allow != nil && !allow(ns) {
 			continue
 		}
-		n, err := s.b.St.Count(ns)
+		n, err := s.b.Store().Count(ns)
 		if err != nil {
 			return nil, mapStoreErr(err)
 		}
@@ -302,7 +302,7 @@ func (s *Service) Get(ns, id string) (store.Record, error) {
 	if err := keysValid(ns, id); err != nil {
 		return store.Record{}, err
 	}
-	recs, err := s.b.St.GetMany(ns, []string{id}, true)
+	recs, err := s.b.Store().GetMany(ns, []string{id}, true)
 	if err != nil {
 		return store.Record{}, mapStoreErr(err)
 	}
@@ -324,7 +324,7 @@ func (s *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.
 		return nil, "", fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if f == nil {
-		recs, next, err := s.b.St.Page(ns, after, limit, true)
+		recs, next, err := s.b.Store().Page(ns, after, limit, true)
 		if err != nil {
 			return nil, "", mapStoreErr(err)
 		}
@@ -340,7 +340,7 @@ func (s *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.
 func (s *Service) listScan(ns, after string, limit int, f *filter.Matcher) ([]store.Record, string, error) {
 	var out []store.Record
 	for {
-		recs, next, err := s.b.St.Page(ns, after, limit, true)
+		recs, next, err := s.b.Store().Page(ns, after, limit, true)
 		if err != nil {
 			return nil, "", mapStoreErr(err)
 		}

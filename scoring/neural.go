@@ -54,11 +54,8 @@ func (n *Neural) Score(ctx context.Context, r rerank.Request) (Scored, error) {
 		return Scored{}, err
 	}
 	tokenize := time.Since(start)
-	seqs := make([][]int, len(prompts))
-	for i, p := range prompts {
-		seqs[i] = p.IDs
-	}
-	res, err := n.sched.Submit(ctx, seqs)
+	seqs, types := rerank.Seqs(prompts, nil)
+	res, err := n.sched.Submit(ctx, seqs, types)
 	if err != nil {
 		return Scored{}, err
 	}

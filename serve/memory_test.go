@@ -412,7 +412,7 @@ func TestInfoMemory(t *testing.T) {
 	if info.Memory == nil || info.Memory.Shared || info.Memory.VectorDim != 8 || info.Memory.CatchUpS != 0 || info.Memory.ResidentNamespaces != 0 {
 		t.Fatalf("embedded store: %+v", info.Memory)
 	}
-	// The engine's totals are in /metrics.
+	// The memory service's totals are in /metrics.
 	if r := postJSON(t, url+"/v1/memories", `{"namespace":"a","memories":[{"id":"1","text":"one"},{"id":"2","text":"two"}]}`); r.code != http.StatusCreated {
 		t.Fatalf("add: %d %s", r.code, r.body)
 	}
