@@ -404,7 +404,7 @@ func (s *Service) listIndexed(ns, after string, limit int, f *filter.Matcher) (_
 	for len(ids) > 0 && len(out) < limit {
 		chunk := ids[:min(len(ids), limit-len(out))]
 		ids = ids[len(chunk):]
-		recs, err := s.b.St.GetMany(ns, chunk, true)
+		recs, err := s.b.Store().GetMany(ns, chunk, true)
 		if err != nil {
 			return nil, "", false, mapStoreErr(err)
 		}
