@@ -36,6 +36,12 @@ func TestUpdateForgetCrashChild(t *testing.T) {
 		os.Exit(2)
 	}
 	e.Start()
+	updateForgetLoop(e, round)
+}
+
+// updateForgetLoop is the children's loop (TestUpdateForgetCrashChild's
+// doc), until the process is killed.
+func updateForgetLoop(e *Service, round string) {
 	ctx := context.Background()
 	for i := 0; ; i++ {
 		ns := crashtest.ID(round, i)
@@ -113,10 +119,19 @@ func verifyUpdateForget(t *testing.T, path string, updated, forgot, mayGo map[st
 	defer st.Close()
 	e := newService(t, st, &hashEmbedder{N: 16}, crashConfig(path))
 	defer e.Close()
-	ctx := context.Background()
-	if rep, err := e.Check(ctx, false); err != nil || len(rep.Disagreements) != 0 {
+	if rep, err := e.Check(context.Background(), false); err != nil || len(rep.Disagreements) != 0 {
 		t.Fatalf("check after kill: %+v, %v", rep, err)
 	}
+	checkUpdateForget(t, e, st, updated, forgot, mayGo)
+}
+
+// checkUpdateForget checks, with a fresh engine e over the store st the
+// child wrote, that every acknowledged update holds and every
+// acknowledged forget left nothing found (mayGo: see
+// TestUpdateForgetCrash).
+func checkUpdateForget(t *testing.T, e *Service, st Store, updated, forgot, mayGo map[string]bool) {
+	t.Helper()
+	ctx := context.Background()
 	for ns := range updated {
 		if forgot[ns] {
 			continue

@@ -81,14 +81,19 @@
 //
 // A Query's Filter (retrieval/filter, Qdrant's shape) is applied before
 // every stage cuts its candidates: the namespace's indexes keep what
-// filters read of each memory, a search builds the allow-list once, BM25
+// filters read of each memory, a search builds the allow-list once
+// (from the memories a top-level equality or range selects, when the
+// filter has one: retrieval/index), BM25
 // keeps the depth best allowed memories, the vector index scans the
 // allowed vectors exactly when they are few and walks its graph with the
 // allow-list otherwise, and context adds no refused neighbour; so a
 // search returns the k best matching memories whenever k match. Prefer is
 // a score term, not a filter. Update rewrites one memory through Add;
 // Forget deletes a namespace in one store transaction and empties its
-// indexes (every replica's, through the change sequence).
+// indexes (every replica's, through the change sequence). List with a
+// filter reads the matching IDs from the same allow-list once the
+// namespace's indexes are built (the store page by page before, and when
+// an eighth or more of its memories match).
 //
 // # Vectors
 //

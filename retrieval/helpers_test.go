@@ -10,7 +10,6 @@ import (
 	"github.com/rerankd/rerankd/retrieval/internal/servicetest"
 	"github.com/rerankd/rerankd/retrieval/keep"
 	"github.com/rerankd/rerankd/retrieval/store"
-	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -50,7 +49,7 @@ func (f fixedReranker) Rerank(_ context.Context, _ string, texts []string) ([]fl
 }
 
 // newService opens a service over st, starts it and waits for its build.
-func newService(t testing.TB, st *bolt.Store, emb Embedder, cfg Config) *Service {
+func newService(t testing.TB, st Store, emb Embedder, cfg Config) *Service {
 	t.Helper()
 	e, err := New(st, emb, cfg)
 	if err != nil {

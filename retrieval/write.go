@@ -314,9 +314,11 @@ func (s *Service) Get(ns, id string) (store.Record, error) {
 
 // List returns up to limit memories of ns after the ID `after`, in ID
 // order, with their vectors, and the cursor for the next page ("" at the
-// end). With a filter f only matching memories are returned: the store is
-// read page by page until limit match or it ends, and the cursor is the
-// last memory read.
+// end). With a filter f only matching memories are returned, limit of
+// them unless the end is reached: the filter's indexes name the matching
+// memories when the namespace's indexes are built (see listIndexed);
+// otherwise the store is read page by page until limit match or it ends,
+// and the cursor is the last memory read.
 func (s *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.Record, string, error) {
 	if err := memory.ValidateNamespace(ns); err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -328,6 +330,14 @@ func (s *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.
 		}
 		return recs, next, nil
 	}
+	if recs, next, ok, err := s.listIndexed(ns, after, limit, f); ok || err != nil {
+		return recs, next, err
+	}
+	return s.listScan(ns, after, limit, f)
+}
+
+// listScan is List with a filter, from the store alone.
+func (s *Service) listScan(ns, after string, limit int, f *filter.Matcher) ([]store.Record, string, error) {
 	var out []store.Record
 	for {
 		recs, next, err := s.b.Store().Page(ns, after, limit, true)
@@ -351,6 +361,69 @@ func (s *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.
 		after = next
 	}
 }
+
+// listIndexed is List with a filter, from ns's indexes: the IDs the
+// filter's allow-list holds after `after`, in ID order, then their records
+// from the store, each matched again (a memory changed since the indexes
+// answered is judged by its stored state; one deleted is skipped). The
+// cursor is the last memory returned while matching IDs remain. ok is
+// false when ns's indexes are not built (during a start-up build, or a
+// shared namespace's first build) or cannot be brought up to date now, or
+// when at least 1/listDense of the namespace matches: the caller reads
+// the store.
+func (s *Service) listIndexed(ns, after string, limit int, f *filter.Matcher) (_ []store.Record, next string, ok bool, _ error) {
+	if s.b.Closed() {
+		return nil, "", false, ErrClosed
+	}
+	sp, err := s.k.Open(context.Background(), ns)
+	switch {
+	case errors.Is(err, ErrUnavailable):
+		// Indexes that cannot answer now (a replica still catching up
+		// with the shared store, say) are no reason to fail a listing:
+		// the store can.
+		return nil, "", false, nil
+	case err != nil:
+		return nil, "", false, err
+	case sp == nil || !sp.LexReady():
+		return nil, "", false, nil
+	}
+	allowed := sp.Indexes().Allowed(f)
+	if allowed.Len() >= allowed.Live/listDense {
+		// Many memories match: a page of the store holds an eighth of
+		// its size in matches or more, cheaper than sorting them all.
+		return nil, "", false, nil
+	}
+	var ids []string
+	for _, id := range allowed.IDs {
+		if id > after {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	out := make([]store.Record, 0, min(limit, len(ids)))
+	for len(ids) > 0 && len(out) < limit {
+		chunk := ids[:min(len(ids), limit-len(out))]
+		ids = ids[len(chunk):]
+		recs, err := s.b.Store().GetMany(ns, chunk, true)
+		if err != nil {
+			return nil, "", false, mapStoreErr(err)
+		}
+		for _, r := range recs {
+			if f.Match(filter.Of(r.Memory)) {
+				out = append(out, r)
+			}
+		}
+	}
+	if len(ids) > 0 && len(out) > 0 {
+		next = out[len(out)-1].Memory.ID
+	}
+	return out, next, true, nil
+}
+
+// listDense: a filtered listing reads the store page by page when at
+// least 1/listDense of the namespace's memories match (a page of the
+// store then holds about limit/listDense matches or more).
+const listDense = 8
 
 func keysValid(ns, id string) error {
 	if err := memory.ValidateNamespace(ns); err != nil {
