@@ -53,6 +53,13 @@ type Config struct {
 	Engine *api.EngineInfo
 	// Template, when set, is reported by /info as the prompt template.
 	Template *api.TemplateInfo
+	// ModelMaxLength, when > 0, is the longest input the served model
+	// itself takes (a cross-encoder's position embeddings) and
+	// ModelMaxLengthFrom the file and field it comes from: /info then
+	// says whether the backend's limit is the model's or the operator's,
+	// and reports no model-card length (that figure is Qwen3-Reranker's).
+	ModelMaxLength     int
+	ModelMaxLengthFrom string
 	// Architecture and SupportedModels are reported by /info: the served
 	// model's class and those this build serves.
 	Architecture    string

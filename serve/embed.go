@@ -29,8 +29,10 @@ type EmbedModel struct {
 	// Names are the names it is served under; the first is the one every
 	// response carries (required).
 	Names []string
-	// MaxLength is the most tokens of one input (for /info and /v1/models).
-	MaxLength int
+	// MaxLength is the most tokens of one input (for /info and /v1/models),
+	// and MaxLengthFrom where it came from (/info).
+	MaxLength     int
+	MaxLengthFrom string
 	// QueueSize is the queue's bound on texts (for /info).
 	QueueSize int
 	// Matryoshka: the model is trained for shorter vectors (dimensions).
@@ -363,6 +365,6 @@ func (s *Server) embedderInfo() *api.EmbedderInfo {
 		return nil
 	}
 	m := s.emb
-	return &api.EmbedderInfo{Names: m.Names, Dimensions: m.Queue.Dim(), Matryoshka: m.Matryoshka, MaxInputTokens: m.MaxLength,
+	return &api.EmbedderInfo{Names: m.Names, Dimensions: m.Queue.Dim(), Matryoshka: m.Matryoshka, MaxInputTokens: m.MaxLength, MaxInputTokensFrom: m.MaxLengthFrom,
 		MaxInputs: s.cfg.MaxEmbedInputs, MaxQueueTexts: m.QueueSize, PromptNames: m.PromptNames}
 }

@@ -58,7 +58,7 @@ func (a *App) attachEmbedder(c Config) error {
 	if len(names) == 0 {
 		names = []string{servedName(dir)}
 	}
-	em := serve.EmbedModel{Queue: q, Names: names, MaxLength: e.MaxLength(), QueueSize: c.Embedding.Queue.QueueSize,
+	em := serve.EmbedModel{Queue: q, Names: names, MaxLength: e.MaxLength(), MaxLengthFrom: e.Info().MaxLengthSource, QueueSize: c.Embedding.Queue.QueueSize,
 		Matryoshka: e.Matryoshka(), PromptNames: e.PromptNames(), Tokens: e.TokensWith, TokenText: e.TokenText}
 	if err := a.Server.WithEmbedder(em); err != nil {
 		_ = e.Close()
@@ -69,6 +69,6 @@ func (a *App) attachEmbedder(c Config) error {
 		q.Close()
 		_ = e.Close()
 	}
-	c.Log.Info("serving embeddings", "model", names[0], "dimensions", e.Dim())
+	c.Log.Info("serving embeddings", "model", names[0], "dimensions", e.Dim(), "max_input_tokens", e.MaxLength(), "max_input_tokens_from", e.Info().MaxLengthSource)
 	return nil
 }
