@@ -18,8 +18,8 @@ import (
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model"
-	"github.com/rerankd/rerankd/serve"
 	"github.com/rerankd/rerankd/rerank"
+	"github.com/rerankd/rerankd/serve"
 )
 
 // encoderServer converts `testmodel --arch a` and serves it on a local
