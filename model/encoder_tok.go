@@ -1,6 +1,10 @@
 package model
 
-import "github.com/rerankd/rerankd/tokenizer"
+import (
+	"context"
+
+	"github.com/rerankd/rerankd/tokenizer"
+)
 
 // tokenizerEncoder adapts package tokenizer's post-processed encodings
 // (WordPiece for BERT, Unigram for XLM-R) to EncoderTokenizer.
@@ -10,6 +14,16 @@ type tokenizerEncoder struct{ t *tokenizer.Tokenizer }
 // counted in maxLen.
 func (a tokenizerEncoder) EncodePair(query, doc string, maxLen int) (ids, typeIDs []int, truncated bool, err error) {
 	e, err := a.t.EncodePair(query, doc, maxLen)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return e.IDs, e.TypeIDs, e.Truncated, nil
+}
+
+// EncodePairContext implements rerank.ContextPairEncoder: EncodePair
+// that stops with ctx's error when the request's context is done.
+func (a tokenizerEncoder) EncodePairContext(ctx context.Context, query, doc string, maxLen int) (ids, typeIDs []int, truncated bool, err error) {
+	e, err := a.t.EncodePairContext(ctx, query, doc, maxLen, tokenizer.LongestFirst)
 	if err != nil {
 		return nil, nil, false, err
 	}

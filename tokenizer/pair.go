@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,11 +155,13 @@ func postProcessorFrom(c pipeComponent, t *Tokenizer) (*postProcessor, error) {
 
 // encodeNoSpecial returns the ids of text without special tokens on either
 // path (BPE or pipeline).
-func (t *Tokenizer) encodeNoSpecial(text string) ([]int, error) {
+func (t *Tokenizer) encodeNoSpecial(st *stop, text string) ([]int, error) {
 	if t.pipe == nil {
-		return t.EncodeIDs(text), nil
+		var ids []int
+		err := t.encode(st, text, &ids, nil, nil)
+		return ids, err
 	}
-	return t.pipe.encode(text, nil, nil)
+	return t.pipe.encode(st, text, nil, nil)
 }
 
 func (t *Tokenizer) postProcessor() *postProcessor {
@@ -172,7 +175,13 @@ func (t *Tokenizer) postProcessor() *postProcessor {
 // cutting the text's tokens (from the right) so the whole fits maxLen;
 // maxLen <= 0 means no limit.
 func (t *Tokenizer) EncodeSingle(text string, maxLen int) (Encoded, error) {
-	a, err := t.encodeNoSpecial(text)
+	return t.EncodeSingleContext(context.Background(), text, maxLen)
+}
+
+// EncodeSingleContext is EncodeSingle that stops with ctx's error when
+// ctx is done (see EncodeIDsUserContext).
+func (t *Tokenizer) EncodeSingleContext(ctx context.Context, text string, maxLen int) (Encoded, error) {
+	a, err := t.encodeNoSpecial(newStop(ctx), text)
 	if err != nil {
 		return Encoded{}, err
 	}
@@ -198,11 +207,18 @@ func (t *Tokenizer) EncodePair(a, b string, maxLen int) (Encoded, error) {
 
 // EncodePairTruncate is EncodePair with the truncation strategy named.
 func (t *Tokenizer) EncodePairTruncate(a, b string, maxLen int, strategy Truncation) (Encoded, error) {
-	ia, err := t.encodeNoSpecial(a)
+	return t.EncodePairContext(context.Background(), a, b, maxLen, strategy)
+}
+
+// EncodePairContext is EncodePairTruncate that stops with ctx's error
+// when ctx is done (see EncodeIDsUserContext).
+func (t *Tokenizer) EncodePairContext(ctx context.Context, a, b string, maxLen int, strategy Truncation) (Encoded, error) {
+	st := newStop(ctx)
+	ia, err := t.encodeNoSpecial(st, a)
 	if err != nil {
 		return Encoded{}, err
 	}
-	ib, err := t.encodeNoSpecial(b)
+	ib, err := t.encodeNoSpecial(st, b)
 	if err != nil {
 		return Encoded{}, err
 	}

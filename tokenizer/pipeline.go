@@ -122,10 +122,13 @@ func (p *pipeline) split(text string, plainSpans [][2]int) []segment {
 }
 
 // encode appends the ids of text without special tokens.
-func (p *pipeline) encode(text string, ids []int, plainSpans [][2]int) ([]int, error) {
+func (p *pipeline) encode(st *stop, text string, ids []int, plainSpans [][2]int) ([]int, error) {
 	text = validUTF8(text) // EncodeIDsUser's parts are valid already: their spans hold
 	var words []string
 	for _, seg := range p.split(text, plainSpans) {
+		if err := st.err(); err != nil {
+			return ids, err
+		}
 		if seg.added >= 0 {
 			ids = append(ids, p.added[seg.added].id)
 			continue
@@ -134,6 +137,9 @@ func (p *pipeline) encode(text string, ids []int, plainSpans [][2]int) ([]int, e
 		words = p.preTokenize(s, seg.start == 0, words[:0])
 		var err error
 		for _, w := range words {
+			if err := st.word(); err != nil {
+				return ids, err
+			}
 			if ids, err = p.model.encode(w, ids); err != nil {
 				return ids, fmt.Errorf("encode: %w", err)
 			}
