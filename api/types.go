@@ -196,6 +196,11 @@ func NewError(msg, errorType string) Error {
 type Info struct {
 	Version           string  `json:"version"`
 	ModelID           string  `json:"model_id"`
+	// RandomWeights is set when the reranker's folder carries the test
+	// model generator's random-weights marker; Warnings then says that
+	// its scores mean nothing (and any other warning about the setup).
+	RandomWeights bool     `json:"random_weights,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
 	Backend           string  `json:"backend"`
 	MaxDocuments      int     `json:"max_documents"`
 	MaxTokens         int     `json:"max_tokens"`         // prompt length limit
@@ -246,6 +251,9 @@ type EmbedderInfo struct {
 	// MaxInputTokens is the most tokens of one input, prompt and template
 	// included; longer inputs are cut (or refused, on /embed without truncate).
 	MaxInputTokens int `json:"max_input_tokens"`
+	// RandomWeights: the embedding model carries the random-weights
+	// marker (its vectors mean nothing; /info's warnings say so).
+	RandomWeights bool `json:"random_weights,omitempty"`
 	// MaxInputTokensFrom says where MaxInputTokens came from (BGE-M3:
 	// sentence_bert_config.json max_seq_length).
 	MaxInputTokensFrom string `json:"max_input_tokens_from,omitempty"`

@@ -33,6 +33,9 @@ type EmbedModel struct {
 	// and MaxLengthFrom where it came from (/info).
 	MaxLength     int
 	MaxLengthFrom string
+	// RandomWeights marks an embedding model with random weights (/info
+	// says so).
+	RandomWeights bool
 	// QueueSize is the queue's bound on texts (for /info).
 	QueueSize int
 	// Matryoshka: the model is trained for shorter vectors (dimensions).
@@ -365,6 +368,6 @@ func (s *Server) embedderInfo() *api.EmbedderInfo {
 		return nil
 	}
 	m := s.emb
-	return &api.EmbedderInfo{Names: m.Names, Dimensions: m.Queue.Dim(), Matryoshka: m.Matryoshka, MaxInputTokens: m.MaxLength, MaxInputTokensFrom: m.MaxLengthFrom,
+	return &api.EmbedderInfo{Names: m.Names, Dimensions: m.Queue.Dim(), Matryoshka: m.Matryoshka, MaxInputTokens: m.MaxLength, MaxInputTokensFrom: m.MaxLengthFrom, RandomWeights: m.RandomWeights,
 		MaxInputs: s.cfg.MaxEmbedInputs, MaxQueueTexts: m.QueueSize, PromptNames: m.PromptNames}
 }

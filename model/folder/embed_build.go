@@ -87,7 +87,10 @@ func WriteTestEmbeddingModel(out string, cfg arch.Config, seed uint64, o BuildOp
 	if err != nil {
 		return err
 	}
-	return writeEmbeddingFolder(out, w, cfg, o.Tokenizer, "", o)
+	if err := writeEmbeddingFolder(out, w, cfg, o.Tokenizer, "", o); err != nil {
+		return err
+	}
+	return writeRandomMarker(out, seed)
 }
 
 // convertEmbedding writes a Qwen3-Embedding checkpoint (Qwen3Model names,

@@ -325,6 +325,9 @@ func WriteTestEncoderCheckpoint(out string, cfg arch.EncoderConfig, seed uint64,
 	if err := hf.WriteEncoderCheckpoint(out, w, dtype); err != nil {
 		return err
 	}
+	if err := writeRandomMarker(out, seed); err != nil {
+		return err
+	}
 	if cfg.Classifier() {
 		return nil
 	}

@@ -73,6 +73,9 @@ type Facts struct {
 	// input limit and its source (serve.Config's fields of those names).
 	ModelMaxLength     int
 	ModelMaxLengthFrom string
+	// RandomWeights: the model folder carries the test-model generator's
+	// random-weights marker (folder.RandomWeights).
+	RandomWeights bool
 }
 
 // Build validates c and composes the server from it: the backend, its
@@ -129,6 +132,7 @@ func (a *App) build(c Config) error {
 	scfg.Version, scfg.Tracer, scfg.Runtime = c.Version, c.Tracer, model.RuntimeVersion
 	scfg.Engine, scfg.Template, scfg.Architecture, scfg.SupportedModels = a.Facts.Engine, a.Facts.Template, a.Facts.Architecture, a.Facts.SupportedModels
 	scfg.ModelMaxLength, scfg.ModelMaxLengthFrom = a.Facts.ModelMaxLength, a.Facts.ModelMaxLengthFrom
+	scfg.RandomWeights = a.Facts.RandomWeights
 	scfg.RerankerNames = rerankerNames(c)
 	srv, err := serve.New(scfg, a.Backend, a.Limits, c.Metrics, c.Log)
 	if err != nil {
@@ -242,6 +246,14 @@ func (a *App) openBackend(c Config) error {
 		threads = runtime.NumCPU()
 	}
 	a.Facts.ModelDir = dir
+	random, err := folder.RandomWeights(dir)
+	if err != nil {
+		return err
+	}
+	if a.Facts.RandomWeights = random; random {
+		c.Log.Warn(folder.RandomWeightsWarning, "model", dir)
+		fmt.Fprintf(c.Notices, "rerankd serve: warning: --model %s: %s\n", dir, folder.RandomWeightsWarning)
+	}
 	cacheMB := c.Model.PrefixCacheMB
 	if !info.PrefixCache {
 		cacheMB = 0 // an engine without a prefix cache (cross-encoders, the plain graph) keeps none

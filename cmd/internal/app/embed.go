@@ -7,6 +7,7 @@ import (
 
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/retrieval/embed"
 	"github.com/rerankd/rerankd/serve"
 )
@@ -54,11 +55,20 @@ func (a *App) attachEmbedder(c Config) error {
 		_ = e.Close()
 		return fmt.Errorf("%w: --embed-queue-size: %w", cli.ErrUsage, err)
 	}
+	random, err := folder.RandomWeights(dir)
+	if err != nil {
+		_ = e.Close()
+		return fmt.Errorf("--embed-model %s: %w", dir, err)
+	}
+	if random {
+		c.Log.Warn(folder.RandomWeightsWarning, "embed_model", dir)
+		fmt.Fprintf(c.Notices, "rerankd serve: warning: --embed-model %s: %s\n", dir, folder.RandomWeightsWarning)
+	}
 	names := c.Embedding.Names
 	if len(names) == 0 {
 		names = []string{servedName(dir)}
 	}
-	em := serve.EmbedModel{Queue: q, Names: names, MaxLength: e.MaxLength(), MaxLengthFrom: e.Info().MaxLengthSource, QueueSize: c.Embedding.Queue.QueueSize,
+	em := serve.EmbedModel{Queue: q, Names: names, MaxLength: e.MaxLength(), MaxLengthFrom: e.Info().MaxLengthSource, RandomWeights: random, QueueSize: c.Embedding.Queue.QueueSize,
 		Matryoshka: e.Matryoshka(), PromptNames: e.PromptNames(), Tokens: e.TokensWith, TokenText: e.TokenText}
 	if err := a.Server.WithEmbedder(em); err != nil {
 		_ = e.Close()
