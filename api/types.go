@@ -196,11 +196,6 @@ func NewError(msg, errorType string) Error {
 type Info struct {
 	Version           string  `json:"version"`
 	ModelID           string  `json:"model_id"`
-	// RandomWeights is set when the reranker's folder carries the test
-	// model generator's random-weights marker; Warnings then says that
-	// its scores mean nothing (and any other warning about the setup).
-	RandomWeights bool     `json:"random_weights,omitempty"`
-	Warnings      []string `json:"warnings,omitempty"`
 	Backend           string  `json:"backend"`
 	MaxDocuments      int     `json:"max_documents"`
 	MaxTokens         int     `json:"max_tokens"`         // prompt length limit
@@ -238,6 +233,11 @@ type Info struct {
 	// Embedder describes the embedding model of /v1/embeddings and /embed
 	// (absent when the server runs none).
 	Embedder *EmbedderInfo `json:"embedder,omitempty"`
+	// RandomWeights is set when the reranker's folder carries the test
+	// model generator's random-weights marker; Warnings then says that
+	// its scores mean nothing (and any other warning about the setup).
+	RandomWeights bool     `json:"random_weights,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
 }
 
 // EmbedderInfo is /info's section on the served embedding model.
