@@ -142,9 +142,12 @@ type Embedder struct {
 	docPrefix   string
 	prompts     map[string]string // the folder's named sentence-transformers prompts
 	begin, end  []int             // template ids around every input
-	modelDim    int
-	dim         int
-	info        EmbedderInfo
+	// plainSpecial: special-token strings in input text are plain text
+	// (LoadOptions.ControlTokensInText unset).
+	plainSpecial bool
+	modelDim     int
+	dim          int
+	info         EmbedderInfo
 }
 
 // OpenEmbedder loads an embedding model folder: model.onnx (+ data),
@@ -179,7 +182,7 @@ func OpenEmbedder(dir string, o EmbedderOptions) (*Embedder, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	e := &Embedder{tok: tok, cfg: o.Embed, docPrefix: st.DocPrompt, prompts: st.Prompts}
+	e := &Embedder{tok: tok, cfg: o.Embed, docPrefix: st.DocPrompt, prompts: st.Prompts, plainSpecial: !o.ControlTokensInText}
 	if e.begin, e.end, err = embedTemplate(tok, tokPath); err != nil {
 		return nil, err
 	}
@@ -318,7 +321,7 @@ func NewEmbedder(tok *tokenizer.Tokenizer, engine EmbedEngine, cfg EmbedConfig) 
 		cfg.MaxLength = DefaultDecoderEmbedMaxLength
 		cfg.BatchTokens = max(cfg.BatchTokens, cfg.MaxLength)
 	}
-	e := &Embedder{tok: tok, engine: engine, cfg: cfg, queryPrefix: folder.QueryPrefix(instr), end: []int{id}}
+	e := &Embedder{tok: tok, engine: engine, cfg: cfg, queryPrefix: folder.QueryPrefix(instr), end: []int{id}, plainSpecial: true}
 	e.info = EmbedderInfo{QueryPrefix: e.queryPrefix, EndTokens: e.end}
 	if err := e.resolveDim(nil, 0); err != nil {
 		return nil, err

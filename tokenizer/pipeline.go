@@ -135,12 +135,18 @@ func (p *pipeline) encode(st *stop, text string, ids []int, plainSpans [][2]int)
 		}
 		s := p.normalize(text[seg.start:seg.end])
 		words = p.preTokenize(s, seg.start == 0, words[:0])
+		encode := p.model.encode
+		if pm, ok := p.model.(interface {
+			encodePlain(string, []int) ([]int, error)
+		}); ok && overlaps(plainSpans, seg.start, seg.end) {
+			encode = pm.encodePlain // a model whose vocabulary holds control pieces (Unigram)
+		}
 		var err error
 		for _, w := range words {
 			if err := st.word(); err != nil {
 				return ids, err
 			}
-			if ids, err = p.model.encode(w, ids); err != nil {
+			if ids, err = encode(w, ids); err != nil {
 				return ids, fmt.Errorf("encode: %w", err)
 			}
 		}

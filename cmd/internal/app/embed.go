@@ -46,6 +46,7 @@ func (a *App) attachEmbedder(c Config) error {
 	eo := model.DefaultEmbedderOptions()
 	eo.RuntimeLib, eo.Tokenizer, eo.Session.IntraOpThreads = c.Model.RuntimeLib, c.Model.Tokenizer, c.Model.Threads
 	eo.EncoderTokenizer = c.Tuning.EncoderTokenizer
+	eo.ControlTokensInText = c.Model.ControlTokensInText
 	e, err := model.OpenEmbedder(dir, eo)
 	if err != nil {
 		return fmt.Errorf("--embed-model %s: %w", dir, err)
