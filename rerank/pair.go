@@ -38,40 +38,6 @@ var ErrNoPrompt = errors.New("this model has no prompt: instruction and context 
 // start on a cross-encoder, whose pairs are cut LongestFirst only.
 var ErrPairTruncation = errors.New("this model cuts a (query, document) pair longest side first only")
 
-// TypeShift is where a cross-encoder's token type travels in a sequence:
-// the sequences a pair scorer passes to its engine (and the server's
-// scheduler) are PackTypes(ids, typeIDs), each id with its type id above
-// bit TypeShift, so that a sequence's length is still its token count.
-// An encoder engine unpacks them with UnpackTypes.
-const TypeShift = 30
-
-// PackTypes returns ids with typeIDs (nil: all 0) packed above TypeShift.
-func PackTypes(ids, typeIDs []int) []int {
-	out := make([]int, len(ids))
-	for i, id := range ids {
-		out[i] = id
-		if typeIDs != nil {
-			out[i] |= typeIDs[i] << TypeShift
-		}
-	}
-	return out
-}
-
-// UnpackTypes is PackTypes' inverse; typeIDs is nil when every type is 0.
-func UnpackTypes(seq []int) (ids, typeIDs []int) {
-	ids = make([]int, len(seq))
-	for i, v := range seq {
-		ids[i] = v & (1<<TypeShift - 1)
-		if t := v >> TypeShift; t != 0 {
-			if typeIDs == nil {
-				typeIDs = make([]int, len(seq))
-			}
-			typeIDs[i] = t
-		}
-	}
-	return ids, typeIDs
-}
-
 // NewPairScorer returns a Scorer for a cross-encoder (BERT, XLM-R): each
 // document is one pair enc encodes, cut to cfg.Prompt.MaxLength; there is
 // no template, instruction or context. Batching is as for NewScorer.
@@ -132,7 +98,7 @@ func (s *Scorer) pairPrompts(ctx context.Context, r Request) ([]Prompt, error) {
 		if r.NoTruncate && cut {
 			return nil, fmt.Errorf("%w: document %d and the query need more than %d tokens", ErrDocTooLong, i, s.cfg.Prompt.MaxLength)
 		}
-		prompts[i] = Prompt{IDs: PackTypes(ids, types), Truncated: cut, DocCut: cut}
+		prompts[i] = Prompt{IDs: ids, TypeIDs: types, Truncated: cut, DocCut: cut}
 	}
 	return prompts, nil
 }

@@ -75,7 +75,10 @@ func (c PromptConfig) Validate() error {
 
 // Prompt is one encoded pair.
 type Prompt struct {
-	IDs       []int
+	IDs []int
+	// TypeIDs are a cross-encoder's token type ids, as long as IDs; nil
+	// for all 0 and for every decoder prompt.
+	TypeIDs   []int
 	DocTokens int  // document tokens kept
 	Truncated bool // the document or the query was shortened
 	DocCut    bool // the document itself was shortened

@@ -190,6 +190,31 @@ func Results(prompts []Prompt, logits []float32) []Score {
 	return out
 }
 
+// Seqs returns the token ids and token type ids of prompts[i] for each i
+// of batch (every prompt when batch is nil), as an engine call and the
+// server's scheduler take them: types is nil when no prompt has types.
+func Seqs(prompts []Prompt, batch []int) (seqs, types [][]int) {
+	n := len(prompts)
+	if batch != nil {
+		n = len(batch)
+	}
+	seqs = make([][]int, n)
+	for k := range n {
+		i := k
+		if batch != nil {
+			i = batch[k]
+		}
+		seqs[k] = prompts[i].IDs
+		if t := prompts[i].TypeIDs; t != nil {
+			if types == nil {
+				types = make([][]int, n)
+			}
+			types[k] = t
+		}
+	}
+	return seqs, types
+}
+
 // Engine returns the scorer's engine, for callers that schedule engine
 // calls themselves.
 func (s *Scorer) Engine() Engine { return s.engine }
@@ -199,11 +224,8 @@ func (s *Scorer) Engine() Engine { return s.engine }
 func (s *Scorer) run(ctx context.Context, prompts []Prompt) ([]float32, error) {
 	logits := make([]float32, len(prompts))
 	for _, batch := range s.Batches(prompts) {
-		seqs := make([][]int, 0, len(batch))
-		for _, i := range batch {
-			seqs = append(seqs, prompts[i].IDs)
-		}
-		out, err := s.engine.Logits(ctx, seqs)
+		seqs, types := Seqs(prompts, batch)
+		out, err := s.engine.Logits(ctx, seqs, types)
 		if err != nil {
 			return nil, err
 		}
@@ -222,10 +244,7 @@ func (s *Scorer) run(ctx context.Context, prompts []Prompt) ([]float32, error) {
 // (the engine's cost of the call). Benchmarks use it to count calls and
 // padding.
 func (s *Scorer) Batches(prompts []Prompt) [][]int {
-	seqs := make([][]int, len(prompts))
-	for i, p := range prompts {
-		seqs[i] = p.IDs
-	}
+	seqs, _ := Seqs(prompts, nil)
 	return batching.Plan(seqs, s.cfg.MaxBatch, s.cfg.BatchTokens, s.cfg.MaxPadRatio, batching.CostOf(s.engine), false)
 }
 

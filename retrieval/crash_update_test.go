@@ -32,7 +32,7 @@ func TestUpdateForgetCrashChild(t *testing.T) {
 	}
 	e, err := New(st, &hashEmbedder{N: 16}, crashConfig(path))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child engine:", err)
+		fmt.Fprintln(os.Stderr, "child service:", err)
 		os.Exit(2)
 	}
 	e.Start()
@@ -111,7 +111,7 @@ func verifyUpdateForget(t *testing.T, path string, updated, forgot, mayGo map[st
 		t.Fatalf("reopen: %v", err)
 	}
 	defer st.Close()
-	e := newEngine(t, st, &hashEmbedder{N: 16}, crashConfig(path))
+	e := newService(t, st, &hashEmbedder{N: 16}, crashConfig(path))
 	defer e.Close()
 	ctx := context.Background()
 	if rep, err := e.Check(ctx, false); err != nil || len(rep.Disagreements) != 0 {

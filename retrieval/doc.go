@@ -36,6 +36,24 @@
 // began, or fails with ErrUnavailable. Config holds the common fields and
 // one section per keeper (Owner, Follow), each validated by its package.
 //
+// # The API's requests, validated once
+//
+// The fronts (serve's HTTP routes, MCP) decode and authorize; the service
+// maps the API's requests (package api) onto its calls and checks them,
+// here and nowhere else: SearchRequestOf (every search parameter, its
+// default and its bounds; Search and Retrieve run the same checks for
+// in-process callers), ItemsOf, PatchOf, ListPage and CompileFilter.
+// Every problem of a request is reported at once, each naming its request
+// field ("recency.half_life", "mmr.lambda"). Errors carry their kind as a
+// value (Classify: ErrorKind, the field, a client message), which a front
+// maps to its status in one table; their text needs no editing.
+//
+// Reranking is handed down, never called back up: Config.Rerank holds the
+// Scorer the composition root built once (the model behind its scheduler
+// queue, calibrated when the server is, the one /rerank scores with),
+// whether a search reranks by default, and the calibrated default
+// threshold.
+//
 // # Degradation levels
 //
 // Search answers at the best level available and says which one answered:

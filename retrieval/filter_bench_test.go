@@ -31,7 +31,7 @@ func BenchmarkFilter_Search(b *testing.B) {
 		}
 	}
 	cfg := DefaultConfig()
-	e := newEngine(b, openStore(b, ""), &hashEmbedder{N: 64}, cfg)
+	e := newService(b, openStore(b, ""), &hashEmbedder{N: 64}, cfg)
 	words := []string{"paris", "tea", "meeting", "deploy", "garden", "music", "budget", "travel", "code", "doctor"}
 	items := make([]store.Item, 0, MaxBatch)
 	for i := range n {

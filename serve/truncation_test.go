@@ -12,6 +12,7 @@ import (
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/scheduler"
+	"github.com/rerankd/rerankd/scoring"
 )
 
 // TestConfigMaxTokensPerDocZero: 0 means no per-document cut and is valid;
@@ -41,7 +42,7 @@ func TestDocLimit(t *testing.T) {
 // TestInfoTruncation: /info reports the limits and why: the measured
 // default, the operator's choice, or no limit for a backend without one.
 func TestInfoTruncation(t *testing.T) {
-	info := func(cfg Config, b Backend) api.Info {
+	info := func(cfg Config, b scoring.Backend) api.Info {
 		var in api.Info
 		decodeInto(t, do(t, http.MethodGet, start(t, cfg, b)+"/info", "", ""), &in)
 		return in
@@ -59,7 +60,7 @@ func TestInfoTruncation(t *testing.T) {
 		!strings.Contains(tr.Reason, "documents cut at 300 tokens") {
 		t.Errorf("operator truncation %+v", tr)
 	}
-	tr = info(DefaultConfig(), NewLexical(lexical.Default())).Truncation
+	tr = info(DefaultConfig(), scoring.NewLexical(lexical.Default())).Truncation
 	if tr == nil || tr.MaxLength != 0 || !strings.Contains(tr.Reason, "never cut") || tr.Source != SourceNone {
 		t.Errorf("lexical truncation %+v", tr)
 	}

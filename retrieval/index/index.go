@@ -47,7 +47,7 @@ type Config struct {
 type Set struct {
 	Lex   *bm25.Index
 	Order *Order
-	Vec   VectorIndex // nil when the engine has no vector dimension
+	Vec   VectorIndex // nil when the memory service has no vector dimension
 
 	attrs *attrs // what filters read, by ID
 

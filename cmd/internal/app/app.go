@@ -29,6 +29,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/embed"
 	"github.com/rerankd/rerankd/scheduler"
+	"github.com/rerankd/rerankd/scoring"
 	"github.com/rerankd/rerankd/serve"
 )
 
@@ -38,7 +39,7 @@ type App struct {
 	Server *serve.Server
 	// Backend scores /rerank: neural through the scheduler, or lexical,
 	// with the calibration wrapped around it.
-	Backend serve.Backend
+	Backend scoring.Backend
 	// Scorer is the neural backend's scorer (nil for the lexical
 	// default), on the engine the server runs: the lab scores with it
 	// directly to measure what the server adds.
@@ -112,12 +113,12 @@ func (a *App) build(c Config) error {
 	}
 	if c.Calibration != "" {
 		cal, err := calibrate.Load(c.Calibration)
-		var cb *serve.Calibrated
+		var cb *scoring.Calibrated
 		if err == nil {
 			err = errors.Join(cal.CheckModel(a.Backend.ModelID()), cal.Degenerate())
 		}
 		if err == nil {
-			cb, err = serve.NewCalibrated(a.Backend, cal)
+			cb, err = scoring.NewCalibrated(a.Backend, cal)
 		}
 		if err == nil && cal.Source.Model == "" {
 			c.Log.Warn("calibration file names no model: make sure it was fitted on this model's scores (eval calibrate now records it)", "file", c.Calibration)
@@ -146,7 +147,10 @@ func (a *App) build(c Config) error {
 	if a.Embedder != nil {
 		shared = a.Embedder
 	}
-	mem, closeMem, err := openMemory(c, shared, c.Log, c.Notices)
+	// The one scorer, built above and handed down: /rerank scores with
+	// a.Backend, and so does the memory service's rerank stage.
+	rr := scoring.Reranking(a.Backend, scfg.MaxDocuments, scfg.MaxTokensPerDoc)
+	mem, closeMem, err := openMemory(c, shared, rr, c.Log, c.Notices)
 	if err != nil {
 		return err
 	}
@@ -206,7 +210,7 @@ func (a *App) openBackend(c Config) error {
 		fmt.Fprintln(c.Notices, "no --model: serving the embedded lexical default (BM25 over each request's documents; word overlap, not neural relevance).\n"+
 			"For the neural reranker: rerankd serve --model Qwen/Qwen3-Reranker-0.6B (downloaded and converted on first use),\n"+
 			"or --model DIR with a folder from rerankd convert or scripts/export_onnx.py.")
-		a.Backend = serve.NewLexical(lexical.Default())
+		a.Backend = scoring.NewLexical(lexical.Default())
 		return nil
 	}
 	prepack, _ := ResolvePrepack(c.Tuning.Prepack, quant, c.Tuning.SessionCache != "") // Validate checked it
@@ -272,7 +276,7 @@ func (a *App) openBackend(c Config) error {
 	c.Log.Info("model loaded", "dir", dir, "output", info.Output.String(), "runtime", info.Runtime,
 		"shared_prefix", info.SharedPrefix, "fused_attention", info.FusedAttention, "prefix_cache", info.PrefixCache, "weights", info.Quant.String(),
 		"prepacked", prepack, "prefetch", c.Tuning.Prefetch, "tokenizer_ms", info.TokenizerLoad.Milliseconds(), "session_ms", info.SessionLoad.Milliseconds())
-	a.Backend, a.Scorer, a.Limits = serve.NewNeural(c.Model.Path, scorer, sched, maxLen), scorer, c.Limits()
+	a.Backend, a.Scorer, a.Limits = scoring.NewNeural(c.Model.Path, scorer, sched, maxLen), scorer, c.Limits()
 	return nil
 }
 
