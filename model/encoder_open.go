@@ -102,7 +102,7 @@ func encoderTokenizer(dir string, o LoadOptions) (EncoderTokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tokenizerEncoder{t}, nil
+	return tokenizerEncoder{t: t, plainSpecial: !o.ControlTokensInText}, nil
 }
 
 // checkVocab refuses a tokenizer that can give ids past the model's

@@ -1,6 +1,7 @@
 package rerank
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +14,13 @@ import (
 // typeIDs may be nil (all 0).
 type PairEncoder interface {
 	EncodePair(query, doc string, maxLen int) (ids, typeIDs []int, truncated bool, err error)
+}
+
+// ContextPairEncoder is a PairEncoder whose encoding stops with the
+// context's error once it is done (a request's deadline, a client gone),
+// so a huge document stops costing CPU when nobody waits for it.
+type ContextPairEncoder interface {
+	EncodePairContext(ctx context.Context, query, doc string, maxLen int) (ids, typeIDs []int, truncated bool, err error)
 }
 
 // PairModel describes the cross-encoder a pair scorer runs.
@@ -47,7 +55,7 @@ func NewPairScorer(enc PairEncoder, engine Engine, cfg ScorerConfig, m PairModel
 func (s *Scorer) IsPair() bool { return s.pair != nil }
 
 // pairPrompts is Prompts for a cross-encoder.
-func (s *Scorer) pairPrompts(r Request) ([]Prompt, error) {
+func (s *Scorer) pairPrompts(ctx context.Context, r Request) ([]Prompt, error) {
 	var errs []error
 	if r.Instruction != "" || len(r.Context) > 0 {
 		errs = append(errs, fmt.Errorf("%w (model %s is a cross-encoder: send the query and documents only)", ErrNoPrompt, s.pairModel.Name))
@@ -63,8 +71,24 @@ func (s *Scorer) pairPrompts(r Request) ([]Prompt, error) {
 		return nil, ErrEmptyQuery
 	}
 	prompts := make([]Prompt, len(r.Docs))
+	cp, _ := s.pair.(ContextPairEncoder)
 	for i, d := range r.Docs {
-		ids, types, cut, err := s.pair.EncodePair(r.Query, d, s.cfg.Prompt.MaxLength)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("tokenize: %w", err)
+		}
+		var (
+			ids, types []int
+			cut        bool
+			err        error
+		)
+		if cp != nil {
+			ids, types, cut, err = cp.EncodePairContext(ctx, r.Query, d, s.cfg.Prompt.MaxLength)
+		} else {
+			ids, types, cut, err = s.pair.EncodePair(r.Query, d, s.cfg.Prompt.MaxLength)
+		}
+		if ctx.Err() != nil && err != nil {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", i, err)
 		}

@@ -130,7 +130,7 @@ var ErrEmptyQuery = errors.New("empty query")
 
 // Score scores every document of r against its query.
 func (s *Scorer) Score(ctx context.Context, r Request) ([]Score, error) {
-	prompts, err := s.Prompts(r)
+	prompts, err := s.PromptsContext(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -144,8 +144,16 @@ func (s *Scorer) Score(ctx context.Context, r Request) ([]Score, error) {
 // Prompts builds the token sequences of a request without scoring them, for
 // callers that batch across requests themselves (the server's scheduler).
 func (s *Scorer) Prompts(r Request) ([]Prompt, error) {
+	return s.PromptsContext(context.Background(), r)
+}
+
+// PromptsContext is Prompts that stops with ctx's error (wrapped) once
+// ctx is done: checked before each document and, inside a document's
+// encoding, every few hundred words, so a request past its deadline or
+// whose client left stops tokenizing at once.
+func (s *Scorer) PromptsContext(ctx context.Context, r Request) ([]Prompt, error) {
 	if s.pair != nil {
-		return s.pairPrompts(r)
+		return s.pairPrompts(ctx, r)
 	}
 	if strings.TrimSpace(r.Query) == "" {
 		return nil, ErrEmptyQuery
@@ -160,7 +168,12 @@ func (s *Scorer) Prompts(r Request) ([]Prompt, error) {
 	lim := docLimits{maxTokens: r.MaxDocTokens, keepEnd: r.KeepEnd}
 	prompts := make([]Prompt, len(r.Docs))
 	for i, d := range r.Docs {
-		prompts[i] = s.prompt.encodeDoc(q, d, lim)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("tokenize: %w", err)
+		}
+		if prompts[i], err = s.prompt.encodeDocContext(ctx, q, d, lim); err != nil {
+			return nil, err
+		}
 		if r.NoTruncate && prompts[i].DocCut {
 			return nil, fmt.Errorf("%w: document %d needs more than %d tokens", ErrDocTooLong, i, prompts[i].DocTokens)
 		}

@@ -38,7 +38,7 @@ func (n *Neural) MaxTokens() int { return n.maxLen }
 func (n *Neural) Score(ctx context.Context, r rerank.Request) (Scored, error) {
 	start := time.Now()
 	_, sp := span.Start(ctx, tracerName, "rerankd.tokenize", attribute.Int("rerankd.documents", len(r.Docs)))
-	prompts, err := n.scorer.Prompts(r)
+	prompts, err := n.scorer.PromptsContext(ctx, r)
 	if err == nil {
 		tokens, truncated := 0, 0
 		for _, p := range prompts {

@@ -29,8 +29,13 @@ type EmbedModel struct {
 	// Names are the names it is served under; the first is the one every
 	// response carries (required).
 	Names []string
-	// MaxLength is the most tokens of one input (for /info and /v1/models).
-	MaxLength int
+	// MaxLength is the most tokens of one input (for /info and /v1/models),
+	// and MaxLengthFrom where it came from (/info).
+	MaxLength     int
+	MaxLengthFrom string
+	// RandomWeights marks an embedding model with random weights (/info
+	// says so).
+	RandomWeights bool
 	// QueueSize is the queue's bound on texts (for /info).
 	QueueSize int
 	// Matryoshka: the model is trained for shorter vectors (dimensions).
@@ -343,6 +348,6 @@ func (s *Server) embedderInfo() *api.EmbedderInfo {
 		return nil
 	}
 	m := s.emb
-	return &api.EmbedderInfo{Names: m.Names, Dimensions: m.Queue.Dim(), Matryoshka: m.Matryoshka, MaxInputTokens: m.MaxLength,
+	return &api.EmbedderInfo{Names: m.Names, Dimensions: m.Queue.Dim(), Matryoshka: m.Matryoshka, MaxInputTokens: m.MaxLength, MaxInputTokensFrom: m.MaxLengthFrom, RandomWeights: m.RandomWeights,
 		MaxInputs: s.cfg.MaxEmbedInputs, MaxQueueTexts: m.QueueSize, PromptNames: m.PromptNames}
 }

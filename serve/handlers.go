@@ -292,6 +292,13 @@ func (s *Server) handleInfo(c *fiber.Ctx) error {
 	if s.mem != nil {
 		info.Memory = s.memoryInfo()
 	}
+	info.RandomWeights = s.cfg.RandomWeights
+	if s.cfg.RandomWeights {
+		info.Warnings = append(info.Warnings, "reranker: "+RandomWeightsWarning)
+	}
+	if s.emb != nil && s.emb.RandomWeights {
+		info.Warnings = append(info.Warnings, "embedder: "+RandomWeightsWarning)
+	}
 	if c, ok := s.backend.(*scoring.Calibrated); ok {
 		cal := c.Calibration()
 		info.Calibration = &api.CalibrationInfo{Method: string(cal.Method), Threshold: cal.Threshold, Rule: cal.Rule,

@@ -21,6 +21,7 @@ import (
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -69,6 +70,13 @@ type Facts struct {
 	SupportedModels []api.ModelClass
 	// ModelDir is the folder the model was loaded from ("" lexical).
 	ModelDir string
+	// ModelMaxLength and ModelMaxLengthFrom are a cross-encoder's own
+	// input limit and its source (serve.Config's fields of those names).
+	ModelMaxLength     int
+	ModelMaxLengthFrom string
+	// RandomWeights: the model folder carries the test-model generator's
+	// random-weights marker (folder.RandomWeights).
+	RandomWeights bool
 }
 
 // Build validates c and composes the server from it: the backend, its
@@ -124,6 +132,8 @@ func (a *App) build(c Config) error {
 	// /info's facts come from what was opened, here, in one place.
 	scfg.Version, scfg.Tracer, scfg.Runtime = c.Version, c.Tracer, model.RuntimeVersion
 	scfg.Engine, scfg.Template, scfg.Architecture, scfg.SupportedModels = a.Facts.Engine, a.Facts.Template, a.Facts.Architecture, a.Facts.SupportedModels
+	scfg.ModelMaxLength, scfg.ModelMaxLengthFrom = a.Facts.ModelMaxLength, a.Facts.ModelMaxLengthFrom
+	scfg.RandomWeights = a.Facts.RandomWeights
 	scfg.RerankerNames = rerankerNames(c)
 	srv, err := serve.New(scfg, a.Backend, a.Limits, c.Metrics, c.Log)
 	if err != nil {
@@ -240,6 +250,14 @@ func (a *App) openBackend(c Config) error {
 		threads = runtime.NumCPU()
 	}
 	a.Facts.ModelDir = dir
+	random, err := folder.RandomWeights(dir)
+	if err != nil {
+		return err
+	}
+	if a.Facts.RandomWeights = random; random {
+		c.Log.Warn(folder.RandomWeightsWarning, "model", dir)
+		fmt.Fprintf(c.Notices, "rerankd serve: warning: --model %s: %s\n", dir, folder.RandomWeightsWarning)
+	}
 	cacheMB := c.Model.PrefixCacheMB
 	if !info.PrefixCache {
 		cacheMB = 0 // an engine without a prefix cache (cross-encoders, the plain graph) keeps none
@@ -251,6 +269,7 @@ func (a *App) openBackend(c Config) error {
 	if info.Encoder != nil { // a cross-encoder: no template; pairs cut at the model's positions
 		maxLen = info.MaxLength
 		a.Facts.Architecture = strings.Join(info.Encoder.Architectures, ",")
+		a.Facts.ModelMaxLength, a.Facts.ModelMaxLengthFrom = info.Encoder.MaxTokens(), encoderLimitFrom(*info.Encoder)
 	} else {
 		a.Facts.Template = templateInfo(scorer.Template(), info)
 	}
@@ -259,6 +278,15 @@ func (a *App) openBackend(c Config) error {
 		"prepacked", prepack, "prefetch", c.Tuning.Prefetch, "tokenizer_ms", info.TokenizerLoad.Milliseconds(), "session_ms", info.SessionLoad.Milliseconds())
 	a.Backend, a.Scorer, a.Limits = scoring.NewNeural(c.Model.Path, scorer, sched, maxLen), scorer, c.Limits()
 	return nil
+}
+
+// encoderLimitFrom names where a cross-encoder's input limit comes from:
+// its position embeddings, less XLM-R's offset (pad_token_id + 1).
+func encoderLimitFrom(c arch.EncoderConfig) string {
+	if off := c.PositionOffset(); off > 0 {
+		return fmt.Sprintf("config.json max_position_embeddings %d, less the %d positions XLM-R reserves", c.MaxPositionEmbeddings, off)
+	}
+	return fmt.Sprintf("config.json max_position_embeddings %d", c.MaxPositionEmbeddings)
 }
 
 // ResolvePrepack reads the prepack setting: auto packs quantised weights
