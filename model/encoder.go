@@ -58,10 +58,14 @@ type EncoderSession struct {
 
 // OpenEncoderSession loads an encoder graph (path: model.onnx of a folder)
 // whose architecture is recorded in its metadata. InitRuntime must have
-// been called.
+// been called. cfg.MemPattern left to the engine means off here
+// (SessionConfig.MemPattern).
 func OpenEncoderSession(path string, cfg SessionConfig) (*EncoderSession, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.MemPattern == MemPatternAuto {
+		cfg.MemPattern = MemPatternOff
 	}
 	if !ort.IsInitialized() {
 		return nil, errors.New("onnx runtime not initialised: call InitRuntime first")

@@ -371,3 +371,55 @@ func TestEncoderOldInlineFolder(t *testing.T) {
 		})
 	}
 }
+
+// TestEncoderMemPattern: encoder sessions run with memory patterns off
+// unless told otherwise (SessionConfig.MemPattern), and the setting changes
+// no score: over requests of changing shapes, one session with patterns
+// forced on and one with the encoder default give bit-identical logits.
+func TestEncoderMemPattern(t *testing.T) {
+	reqs := []rerank.Request{
+		{Query: "what did alice say", Docs: []string{"alice said hello", "bob", "the weather was fine on tuesday"}},
+		{Query: "weather", Docs: []string{"rain", "the weather was fine on tuesday and wednesday and thursday too"}},
+		{Query: "what did alice say", Docs: []string{"alice said hello", "bob", "the weather was fine on tuesday"}},
+	}
+	for _, family := range []string{arch.FamilyXLMR, arch.FamilyBERT} {
+		t.Run(family, func(t *testing.T) {
+			cfg := arch.TinyEncoder(family, false)
+			src, dir := t.TempDir(), t.TempDir()
+			if err := folder.WriteTestEncoderCheckpoint(src, cfg, 3, "F32", arch.Pooling{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := folder.Convert(src, dir, folder.BuildOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			scores := map[MemPattern][]rerank.Score{}
+			for _, mp := range []MemPattern{MemPatternAuto, MemPatternOn} {
+				o := DefaultOptions()
+				o.RuntimeLib, o.EncoderTokenizer, o.Session.MemPattern = testenv.ORTLib(), fakeEncoderTokenizer(family, cfg.VocabSize), mp
+				s, _, err := Open(dir, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range reqs {
+					got, err := s.Score(context.Background(), r)
+					if err != nil {
+						t.Fatal(err)
+					}
+					scores[mp] = append(scores[mp], got...)
+				}
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			off, on := scores[MemPatternAuto], scores[MemPatternOn]
+			if len(off) != 8 || len(on) != len(off) {
+				t.Fatalf("%d and %d scores, want 8", len(off), len(on))
+			}
+			for i := range off {
+				if off[i].Logit != on[i].Logit {
+					t.Errorf("pair %d: logit %v with the encoder default, %v with memory patterns on", i, off[i].Logit, on[i].Logit)
+				}
+			}
+		})
+	}
+}

@@ -97,6 +97,14 @@ type SessionConfig struct {
 	// run depends on the kernel (docs/perf/first-start.md: nothing measurable
 	// for float32 MatMul, more for int8 MatMulInteger).
 	DisablePrepacking bool
+	// MemPattern is whether ONNX Runtime plans a run's activations as one
+	// block per input shape and keeps the plan: MemPatternAuto (""), the
+	// engine's choice: off for encoder graphs (OpenEncoderSession), whose
+	// calls change shape nearly every time, so each new plan left a block
+	// of another size behind in the CPU arena and the arena kept growing
+	// (docs/perf/encoders-memory.md); on for the others, ONNX Runtime's
+	// default. MemPatternOn or MemPatternOff force it.
+	MemPattern MemPattern
 	// SessionCacheDir, when set, keeps optimised sessions with their
 	// prepacked weights under this folder (sessioncache.go): the first
 	// open writes an entry (once, slower, about 1.5x the weights on disk),
@@ -116,6 +124,16 @@ type SessionConfig struct {
 	// --ort-profile). Costs a little time per node; off by default.
 	ProfilePrefix string
 }
+
+// MemPattern is SessionConfig.MemPattern's setting.
+type MemPattern string
+
+// MemPattern settings.
+const (
+	MemPatternAuto MemPattern = ""
+	MemPatternOn   MemPattern = "on"
+	MemPatternOff  MemPattern = "off"
+)
 
 // CUDAOptions are the CUDA execution provider's settings rerankd sets;
 // the rest keep ONNX Runtime's defaults.
@@ -172,6 +190,11 @@ func (c SessionConfig) Validate() error {
 	if c.IntraOpThreads < 0 {
 		errs = append(errs, fmt.Errorf("intra-op threads %d: want >= 0", c.IntraOpThreads))
 	}
+	switch c.MemPattern {
+	case MemPatternAuto, MemPatternOn, MemPatternOff:
+	default:
+		errs = append(errs, fmt.Errorf("memory pattern %q: want on, off or empty (the engine's choice)", c.MemPattern))
+	}
 	if c.CUDA.MemLimitBytes < 0 {
 		errs = append(errs, fmt.Errorf("gpu memory limit %d: want >= 0 (0: no limit)", c.CUDA.MemLimitBytes))
 	}
@@ -206,6 +229,11 @@ func (c SessionConfig) options() (*ort.SessionOptions, error) {
 	}
 	if c.DisablePrepacking {
 		if err := o.AddSessionConfigEntry("session.disable_prepacking", "1"); err != nil {
+			return fail(err)
+		}
+	}
+	if c.MemPattern == MemPatternOff {
+		if err := o.SetMemPattern(false); err != nil {
 			return fail(err)
 		}
 	}

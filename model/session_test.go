@@ -70,8 +70,8 @@ func TestProviderUnavailable(t *testing.T) {
 }
 
 func TestSessionConfigValidate(t *testing.T) {
-	err := SessionConfig{Provider: "tpu", DeviceID: -1, IntraOpThreads: -2}.Validate()
-	for _, want := range []string{"tpu", "device id", "threads"} {
+	err := SessionConfig{Provider: "tpu", DeviceID: -1, IntraOpThreads: -2, MemPattern: "sometimes"}.Validate()
+	for _, want := range []string{"tpu", "device id", "threads", "memory pattern"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate error %v should mention %q", err, want)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -100,7 +101,27 @@ func servedMemoryOK(ms []servedMemory, variants []string, requests int) bool {
 		if m.Quant != variants[i] || m.Requests != requests || m.WeightMB <= 0 || m.ReadyPeakMB <= 0 || m.AfterPeakMB < m.ReadyPeakMB ||
 			math.Abs(m.OverWeightsMB-(m.AfterPeakMB-m.WeightMB)) > 1e-9 || m.PairsPerS <= 0 ||
 			b == nil || b.ReadyPeakMB <= 0 || b.AfterPeakMB < b.ReadyPeakMB || b.WeightMB != m.WeightMB ||
-			m.OursOverBaseline <= 0 || m.OursOverBaselineMedian <= 0 || m.MaxAbsLogitDiff == nil || *m.MaxAbsLogitDiff != 0 {
+			m.OursOverBaseline <= 0 || m.OursOverBaselineMedian <= 0 || m.MaxAbsLogitDiff == nil || *m.MaxAbsLogitDiff != 0 ||
+			!stagesOK(m, requests) || !stagesOK(*b, requests) {
+			return false
+		}
+	}
+	return true
+}
+
+// stagesOK: ready, after the first request, after all of them; the peaks
+// agree with the summary's, the resident set is its anonymous and
+// file-backed parts, and the file-backed part holds at least the binary's
+// and the ONNX Runtime library's pages (a tiny model's weights may not be
+// mapped).
+func stagesOK(m servedMemory, requests int) bool {
+	want := []string{"ready", "after 1 request", fmt.Sprintf("after %d requests", requests)}
+	if len(m.Stages) != len(want) || m.Stages[0].PeakMB != m.ReadyPeakMB || m.Stages[2].PeakMB != m.AfterPeakMB {
+		return false
+	}
+	for i, st := range m.Stages {
+		if st.Stage != want[i] || st.RSSMB <= 0 || st.PeakMB < st.RSSMB || math.Abs(st.AnonMB+st.FileMB-st.RSSMB) > 1 ||
+			st.BinaryMB <= 0 || st.RuntimeMB <= 0 || st.BinaryMB+st.RuntimeMB+st.ModelMB+st.OtherFileMB > st.FileMB+1 {
 			return false
 		}
 	}

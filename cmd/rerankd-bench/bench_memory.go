@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/rerankd/rerankd/api"
@@ -32,6 +31,9 @@ type servedMemory struct {
 	AfterPeakMB   float64 `json:"peak_rss_after_requests_mb"`
 	OverWeightsMB float64 `json:"peak_over_weights_mb"`
 	PairsPerS     float64 `json:"pairs_per_s"`
+	// Stages is where the server's resident memory is at ready, after
+	// the first request and after all of them (procMemory).
+	Stages []procMemory `json:"stages,omitempty"`
 	// Baseline is the same measurement of the baseline build's server
 	// (its own folder with --baseline-model); OursOverBaseline is our
 	// pairs/s over its, and the median of the per-request ratios.
@@ -69,7 +71,7 @@ func folderVariants(dir string) []onnx.Quant {
 // measureServedMemory measures every variant of the folder in a server
 // of its own (servedMemory), one after the other.
 func measureServedMemory(ctx context.Context, mb memoryBench, stderr io.Writer) ([]servedMemory, error) {
-	exe, err := os.Executable()
+	exe, err := rerankdExe()
 	if err != nil {
 		return nil, fmt.Errorf("served memory: %w", err)
 	}
@@ -97,21 +99,26 @@ func memoryOfVariant(ctx context.Context, exe string, st servedSettings, mb memo
 	}
 	m.WeightMB = float64(w) / (1 << 20)
 	err = timeServeStart(ctx, exe, st.args(), func(pid int, url string, _ float64) error {
-		m.ReadyPeakMB = statusPeakMB(strconv.Itoa(pid))
+		m.Stages = append(m.Stages, readProcMemory(pid, "ready", st.dir))
+		m.ReadyPeakMB = m.Stages[0].PeakMB
 		ours, err := memoryClient(url)
 		if err != nil {
 			return err
 		}
 		if mb.baselineBin == "" {
 			var oursT []time.Duration
-			for _, r := range mb.requests {
+			for i, r := range mb.requests {
 				_, d, err := rerankOnce(ctx, ours, r)
 				if err != nil {
 					return err
 				}
 				oursT = append(oursT, d)
+				if i == 0 {
+					m.Stages = append(m.Stages, readProcMemory(pid, "after 1 request", st.dir))
+				}
 			}
-			m.AfterPeakMB = statusPeakMB(strconv.Itoa(pid))
+			m.Stages = append(m.Stages, readProcMemory(pid, fmt.Sprintf("after %d requests", len(mb.requests)), st.dir))
+			m.AfterPeakMB = m.Stages[len(m.Stages)-1].PeakMB
 			m.PairsPerS = pairsPerS(mb.requests, oursT)
 			return nil
 		}
@@ -124,7 +131,8 @@ func memoryOfVariant(ctx context.Context, exe string, st servedSettings, mb memo
 			b.WeightMB = float64(w) / (1 << 20)
 		}
 		return timeServeStart(ctx, mb.baselineBin, bst.args(), func(bpid int, burl string, _ float64) error {
-			b.ReadyPeakMB = statusPeakMB(strconv.Itoa(bpid))
+			b.Stages = append(b.Stages, readProcMemory(bpid, "ready", bst.dir))
+			b.ReadyPeakMB = b.Stages[0].PeakMB
 			base, err := memoryClient(burl)
 			if err != nil {
 				return err
@@ -152,9 +160,16 @@ func memoryOfVariant(ctx context.Context, exe string, st servedSettings, mb memo
 				for j := range got {
 					diff = math.Max(diff, math.Abs(got[j].Logit-want[j].Logit))
 				}
+				if i == 0 {
+					m.Stages = append(m.Stages, readProcMemory(pid, "after 1 request", st.dir))
+					b.Stages = append(b.Stages, readProcMemory(bpid, "after 1 request", bst.dir))
+				}
 			}
-			m.AfterPeakMB = statusPeakMB(strconv.Itoa(pid))
-			b.AfterPeakMB = statusPeakMB(strconv.Itoa(bpid))
+			after := fmt.Sprintf("after %d requests", len(mb.requests))
+			m.Stages = append(m.Stages, readProcMemory(pid, after, st.dir))
+			b.Stages = append(b.Stages, readProcMemory(bpid, after, bst.dir))
+			m.AfterPeakMB = m.Stages[len(m.Stages)-1].PeakMB
+			b.AfterPeakMB = b.Stages[len(b.Stages)-1].PeakMB
 			m.PairsPerS, b.PairsPerS = pairsPerS(mb.requests, oursT), pairsPerS(mb.requests, baseT)
 			b.OverWeightsMB = b.AfterPeakMB - b.WeightMB
 			m.Baseline, m.OursOverBaseline, m.OursOverBaselineMedian = &b, m.PairsPerS/b.PairsPerS, medianRatio(baseT, oursT)
@@ -209,10 +224,20 @@ func printServedMemory(w io.Writer, ms []servedMemory) error {
 			m.Quant, m.ReadyPeakMB, m.AfterPeakMB, m.Requests, m.WeightMB, m.OverWeightsMB, m.PairsPerS); err != nil {
 			return err
 		}
+		for _, st := range m.Stages {
+			if _, err := fmt.Fprintf(w, "  %s\n", st); err != nil {
+				return err
+			}
+		}
 		if b := m.Baseline; b != nil {
 			if _, err := fmt.Fprintf(w, "  baseline %s on %s: peak RSS %.0f MB at ready, %.0f MB after (weights %.0f MB, %+.0f MB); pairs/s %.2f: ours over it %.3f (median per request %.3f), max logit difference %.2g\n",
 				b.Binary, b.Model, b.ReadyPeakMB, b.AfterPeakMB, b.WeightMB, b.OverWeightsMB, b.PairsPerS, m.OursOverBaseline, m.OursOverBaselineMedian, *m.MaxAbsLogitDiff); err != nil {
 				return err
+			}
+			for _, st := range b.Stages {
+				if _, err := fmt.Fprintf(w, "    %s\n", st); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -47,6 +47,7 @@ func main() {
 	arena := flag.Bool("arena", true, "")
 	mempat := flag.Bool("mempattern", true, "")
 	envArena := flag.Int("envarena", -1, "register env allocator with this extend strategy")
+	envArenaV2 := flag.String("envarenav2", "", "register env allocator with these k=v,k=v arena settings (CreateArenaCfgV2 keys)")
 	types := flag.Bool("types", false, "token_type_ids")
 	out := flag.String("out", "logits", "")
 	runs := flag.Int("runs", 10, "")
@@ -57,14 +58,31 @@ func main() {
 	abModel := flag.String("ab", "", "B model: alternate with it (B: mempattern per -bmempattern, prepack per -bprepack)")
 	bMempat := flag.Bool("bmempattern", true, "")
 	bPrepack := flag.Bool("bprepack", false, "")
+	shrink := flag.Bool("shrink", false, "run config memory.enable_memory_arena_shrinkage=cpu:0 (runcfg.go)")
+	minRows := flag.Int("minrows", 0, "rows per run drawn from minrows..rows (0: always rows)")
+	spin := flag.Bool("spin", true, "session.intra_op.allow_spinning")
+	seed := flag.Uint64("seed", 1, "")
 	flag.Parse()
 	ort.SetSharedLibraryPath(os.Getenv("ORT_LIB"))
 	if err := ort.InitializeEnvironment(); err != nil {
 		panic(err)
 	}
 	show("init")
+	if *envArenaV2 != "" {
+		*envArena = 0
+	}
 	if *envArena >= 0 {
 		cfg, err := ort.NewArenaCfg(0, *envArena, -1, -1)
+		if *envArenaV2 != "" {
+			kv := map[string]int{}
+			for _, p := range strings.Split(*envArenaV2, ",") {
+				k, v, _ := strings.Cut(p, "=")
+				var n int
+				fmt.Sscan(v, &n)
+				kv[k] = n
+			}
+			cfg, err = ort.NewArenaCfgV2(kv)
+		}
 		if err != nil {
 			panic(err)
 		}
@@ -78,7 +96,11 @@ func main() {
 	}
 	o, _ := ort.NewSessionOptions()
 	o.SetIntraOpNumThreads(2)
-	o.AddSessionConfigEntry("session.intra_op.allow_spinning", "1")
+	if *spin {
+		o.AddSessionConfigEntry("session.intra_op.allow_spinning", "1")
+	} else {
+		o.AddSessionConfigEntry("session.intra_op.allow_spinning", "0")
+	}
 	if !*prepack {
 		o.AddSessionConfigEntry("session.disable_prepacking", "1")
 	}
@@ -147,10 +169,20 @@ func main() {
 		abRun(s, sb, *types, *runs, *rows, *minLen, *maxLen)
 		return
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := rand.New(rand.NewPCG(*seed, 2))
 	var total time.Duration
+	ro, err := ort.NewRunOptions()
+	if err != nil {
+		panic(err)
+	}
+	if *shrink {
+		addRunConfig(ro, "memory.enable_memory_arena_shrinkage", "cpu:0")
+	}
 	for r := 0; r < *runs; r++ {
 		n := *rows
+		if *minRows > 0 {
+			n = *minRows + rng.IntN(*rows-*minRows+1)
+		}
 		w := *minLen + rng.IntN(*maxLen-*minLen+1)
 		ids, mask, tt := make([]int64, n*w), make([]int64, n*w), make([]int64, n*w)
 		for i := range ids {
@@ -166,7 +198,7 @@ func main() {
 		}
 		outs := []ort.Value{nil}
 		t := time.Now()
-		if err := s.Run(vals, outs); err != nil {
+		if err := s.RunWithOptions(vals, outs, ro); err != nil {
 			panic(err)
 		}
 		total += time.Since(t)
