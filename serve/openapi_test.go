@@ -654,6 +654,8 @@ func TestOpenAPISchemasMirrorAPI(t *testing.T) {
 		{"TokenizeResponse", reflect.TypeFor[api.TokenizeResponse](), true},
 		{"Token", reflect.TypeFor[api.Token](), true},
 		{"EmbedderInfo", reflect.TypeFor[api.EmbedderInfo](), true},
+		{"Info", reflect.TypeFor[api.Info](), true},
+		{"TruncationInfo", reflect.TypeFor[api.TruncationInfo](), true},
 	}
 	for _, m := range mirror {
 		s, ok := doc.schemas[m.name]
