@@ -12,14 +12,11 @@ import (
 	"github.com/rerankd/rerankd/model/onnx"
 )
 
-// writeTiny writes a tiny testmodel folder with the given --quant list.
+// writeTiny returns a tiny testmodel folder with the given --quant list
+// (shared, read-only: testModel).
 func writeTiny(t *testing.T, quants string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tiny")
-	if code, _, errs := runCLI(t, "testmodel", "--out", dir, "--seed", "3", "--quant", quants); code != 0 {
-		t.Fatalf("testmodel: %s", errs)
-	}
-	return dir
+	return testModel(t, "--seed", "3", "--quant", quants)
 }
 
 func writeTexts(t *testing.T, name, content string) string {
