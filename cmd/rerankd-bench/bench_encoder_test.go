@@ -21,6 +21,9 @@ func TestBenchEncoder(t *testing.T) {
 		{"xlmr", "unigram/xlmr-current.json", "fp32"},
 		{"bert", "wordpiece/bert-uncased.json", "int8"},
 	} {
+		if c.arch != "bert" && testing.Short() {
+			continue // -short: one architecture
+		}
 		t.Run(c.arch+"/"+c.quant, func(t *testing.T) {
 			tok := filepath.Join("..", "..", "tokenizer", "testdata", filepath.FromSlash(c.tokenizer))
 			dir := convertedModel(t, []string{"--arch", c.arch, "--tokenizer", tok})

@@ -26,6 +26,9 @@ func TestBenchTiny(t *testing.T) {
 		noShared bool
 		quant    string
 	}{{false, "fp32"}, {true, "fp32"}, {false, "int8"}} {
+		if i > 0 && testing.Short() {
+			break // -short: the shared-prefix float32 case only
+		}
 		noShared := c.noShared
 		args := []string{"--seed", "5"}
 		if noShared {

@@ -34,6 +34,9 @@ func writeTexts(t *testing.T, name, content string) string {
 // bounds), rankings compared per request, and speed ratios against the
 // base variant (itself exactly 1).
 func TestQuantCheckTiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: every quantised variant, int8-smooth's calibration included")
+	}
 	dir := writeTiny(t, graphflags.QuantList(onnx.Quants()))
 	texts := writeTexts(t, "texts.jsonl", `{"query": "when did Caroline paint the lake?", "documents": ["Caroline: we painted a sunset over the lake.", "Jon: adopted a cat.", "Gina: camping in July."]}
 
