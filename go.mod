@@ -18,6 +18,7 @@ require (
 
 require (
 	github.com/creack/pty v1.1.24
+	github.com/google/btree v1.1.3
 	github.com/google/go-containerregistry v0.22.1
 	github.com/google/jsonschema-go v0.4.3
 	github.com/jackc/pgx/v5 v5.12.0

@@ -233,6 +233,11 @@ type Info struct {
 	// Embedder describes the embedding model of /v1/embeddings and /embed
 	// (absent when the server runs none).
 	Embedder *EmbedderInfo `json:"embedder,omitempty"`
+	// RandomWeights is set when the reranker's folder carries the test
+	// model generator's random-weights marker; Warnings then says that
+	// its scores mean nothing (and any other warning about the setup).
+	RandomWeights bool     `json:"random_weights,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
 }
 
 // EmbedderInfo is /info's section on the served embedding model.
@@ -246,6 +251,12 @@ type EmbedderInfo struct {
 	// MaxInputTokens is the most tokens of one input, prompt and template
 	// included; longer inputs are cut (or refused, on /embed without truncate).
 	MaxInputTokens int `json:"max_input_tokens"`
+	// RandomWeights: the embedding model carries the random-weights
+	// marker (its vectors mean nothing; /info's warnings say so).
+	RandomWeights bool `json:"random_weights,omitempty"`
+	// MaxInputTokensFrom says where MaxInputTokens came from (BGE-M3:
+	// sentence_bert_config.json max_seq_length).
+	MaxInputTokensFrom string `json:"max_input_tokens_from,omitempty"`
 	// MaxInputs is the most inputs of one request.
 	MaxInputs int `json:"max_inputs"`
 	// MaxQueueTexts is the most texts waiting or embedded at once, shared
@@ -355,8 +366,20 @@ type TruncationInfo struct {
 	MaxTokensPerDoc int `json:"max_tokens_per_doc"`
 	// PerDocCut says whether MaxTokensPerDoc applies.
 	PerDocCut bool `json:"per_doc_cut"`
-	// ModelCardMaxLength is the longest input the model card scores.
+	// ModelCardMaxLength is the longest input the model card scores
+	// (Qwen3-Reranker's 8192); absent for models without such a card
+	// figure (cross-encoders, the lexical backend).
 	ModelCardMaxLength int `json:"model_card_max_length,omitempty"`
+	// ModelMaxLength is the longest input the model itself takes (a
+	// cross-encoder's position embeddings), when it has such a limit;
+	// ModelMaxLengthFrom names the file and field it comes from.
+	ModelMaxLength     int    `json:"model_max_length,omitempty"`
+	ModelMaxLengthFrom string `json:"model_max_length_from,omitempty"`
+	// Source is where MaxLength came from: "default" (rerankd's default
+	// prompt limit), "operator" (--max-length or --max-tokens-per-doc set),
+	// "model" (the model's own limit, below what was asked) or "none"
+	// (a backend that never cuts).
+	Source string `json:"source"`
 	// Reason explains the choice (latency against fidelity); Docs names
 	// the page with the measurements behind the defaults.
 	Reason string `json:"reason"`

@@ -17,6 +17,7 @@ import (
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
+	"github.com/rerankd/rerankd/scoring"
 	"github.com/rerankd/rerankd/serve"
 )
 
@@ -31,22 +32,25 @@ func startServer() (string, func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	eng, err := retrieval.New(st, nil, retrieval.DefaultConfig())
+	cfg := serve.DefaultConfig()
+	cfg.APIKeys = []string{"example-key-1"}
+	backend := scoring.NewLexical(lexical.Default())
+	rcfg := retrieval.DefaultConfig()
+	rcfg.Rerank = scoring.Reranking(backend, cfg.MaxDocuments, cfg.MaxTokensPerDoc) // the scorer /rerank uses
+	svc, err := retrieval.New(st, nil, rcfg)
 	if err != nil {
 		log.Fatal(err)
 	}
-	eng.Start()
-	if err := eng.Wait(context.Background()); err != nil {
+	svc.Start()
+	if err := svc.Wait(context.Background()); err != nil {
 		log.Fatal(err)
 	}
-	cfg := serve.DefaultConfig()
-	cfg.APIKeys = []string{"example-key-1"}
-	srv, err := serve.New(cfg, serve.NewLexical(lexical.Default()), serve.Limits{QueueSize: 64, BatchTokens: 4096, MaxBatch: 8}, nil,
+	srv, err := serve.New(cfg, backend, serve.Limits{QueueSize: 64, BatchTokens: 4096, MaxBatch: 8}, nil,
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv.WithMemory(eng)
+	srv.WithMemory(svc)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
@@ -56,7 +60,7 @@ func startServer() (string, func()) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
-		_ = eng.Close()
+		_ = svc.Close()
 		_ = st.Close()
 		_ = os.RemoveAll(dir)
 	}

@@ -128,7 +128,7 @@
 // engine; Options.Engine reference is EncoderReference) under
 // rerank.NewPairScorer: pairs from the folder's EncoderTokenizer, cut to
 // the asked-for length lowered to the model's positions (Info.MaxLength),
-// token types packed into the sequences (rerank.TypeShift), cost rows ×
+// token types beside the ids (rerank.Prompt.TypeIDs), cost rows ×
 // longest row, a request's pairs split where padding would exceed the
 // MaxPadRatio. A bare encoder runs as an Embedder: the
 // text through EncoderTokenizer.Encode, pooled as its 1_Pooling says,

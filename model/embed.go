@@ -25,10 +25,16 @@ type EmbedConfig struct {
 	// sentence-transformers "query" prompt when it has one, else
 	// folder.DefaultEmbedInstruction. Documents never get an instruction.
 	Instruction string
-	// MaxLength is the most tokens of one input, the appended end-of-text
-	// token included; longer texts are cut at the end, keeping that token
-	// (the vector is read there). The model card uses 8192; 512 keeps CPU
-	// cost (quadratic in attention) predictable for memory-sized texts.
+	// MaxLength is the most tokens of one input, the template's tokens
+	// (Qwen's appended end-of-text, an encoder's [CLS] ... [SEP])
+	// included; longer texts are cut at the end, keeping them. 0, the
+	// default, takes the model's own limit: for an encoder folder (BERT,
+	// XLM-R, BGE-M3) sentence-transformers' (folder.ReadInputLimit:
+	// sentence_bert_config.json max_seq_length, else the tokenizer's
+	// model_max_length and the positions), for a Qwen3-Embedding folder
+	// DefaultDecoderEmbedMaxLength (the model card uses 8192; 512 keeps
+	// CPU cost, quadratic in attention, predictable for memory-sized
+	// texts). A value above an encoder's positions is held to them.
 	MaxLength int
 	// BatchTokens bounds one engine call: rows × longest row (padding
 	// counted, since the engine computes it).
@@ -49,16 +55,20 @@ type EmbedConfig struct {
 	Dim int
 }
 
+// DefaultDecoderEmbedMaxLength is a Qwen3-Embedding folder's input limit
+// when EmbedConfig.MaxLength is 0.
+const DefaultDecoderEmbedMaxLength = 512
+
 // DefaultEmbedConfig returns the defaults.
 func DefaultEmbedConfig() EmbedConfig {
-	return EmbedConfig{MaxLength: 512, BatchTokens: 8192, MaxBatch: 32, MaxPadRatio: batching.DefaultMaxPadRatio}
+	return EmbedConfig{MaxLength: 0, BatchTokens: 8192, MaxBatch: 32, MaxPadRatio: batching.DefaultMaxPadRatio}
 }
 
 // Validate reports every problem at once.
 func (c EmbedConfig) Validate() error {
 	var errs []error
-	if c.MaxLength < 2 {
-		errs = append(errs, fmt.Errorf("max length %d: want >= 2 (a token and the end-of-text token)", c.MaxLength))
+	if c.MaxLength != 0 && c.MaxLength < 2 {
+		errs = append(errs, fmt.Errorf("max length %d: want 0 (the model's limit) or >= 2 (a token and the end-of-text token)", c.MaxLength))
 	}
 	if c.BatchTokens < c.MaxLength {
 		errs = append(errs, fmt.Errorf("batch tokens %d: want >= max length %d (one full input)", c.BatchTokens, c.MaxLength))
@@ -103,6 +113,9 @@ type EmbedderInfo struct {
 	QueryPrefix string          // text placed before every query
 	EndTokens   []int           // ids appended to every input
 	Runtime     string          // ONNX Runtime version (onnx engine)
+	// MaxLengthSource says where the input limit (Embedder.MaxLength)
+	// came from: the model's files (folder.InputLimit) or the caller.
+	MaxLengthSource string
 }
 
 // Errors of Embed and OpenEmbedder.
@@ -129,9 +142,12 @@ type Embedder struct {
 	docPrefix   string
 	prompts     map[string]string // the folder's named sentence-transformers prompts
 	begin, end  []int             // template ids around every input
-	modelDim    int
-	dim         int
-	info        EmbedderInfo
+	// plainSpecial: special-token strings in input text are plain text
+	// (LoadOptions.ControlTokensInText unset).
+	plainSpecial bool
+	modelDim     int
+	dim          int
+	info         EmbedderInfo
 }
 
 // OpenEmbedder loads an embedding model folder: model.onnx (+ data),
@@ -166,7 +182,7 @@ func OpenEmbedder(dir string, o EmbedderOptions) (*Embedder, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	e := &Embedder{tok: tok, cfg: o.Embed, docPrefix: st.DocPrompt, prompts: st.Prompts}
+	e := &Embedder{tok: tok, cfg: o.Embed, docPrefix: st.DocPrompt, prompts: st.Prompts, plainSpecial: !o.ControlTokensInText}
 	if e.begin, e.end, err = embedTemplate(tok, tokPath); err != nil {
 		return nil, err
 	}
@@ -178,10 +194,16 @@ func OpenEmbedder(dir string, o EmbedderOptions) (*Embedder, error) {
 	default:
 		e.queryPrefix = folder.QueryPrefix(folder.DefaultEmbedInstruction)
 	}
-	if fixed := len(e.begin) + len(e.end); o.Embed.MaxLength <= fixed {
-		return nil, fmt.Errorf("max length %d leaves no room for text after the %d template tokens", o.Embed.MaxLength, fixed)
+	source := fmt.Sprintf("set by the caller (max length %d)", e.cfg.MaxLength)
+	if e.cfg.MaxLength == 0 {
+		e.cfg.MaxLength = DefaultDecoderEmbedMaxLength
+		e.cfg.BatchTokens = max(e.cfg.BatchTokens, e.cfg.MaxLength)
+		source = fmt.Sprintf("rerankd's default for Qwen embedding models (%d tokens: CPU cost; the model card scores up to 8192)", DefaultDecoderEmbedMaxLength)
 	}
-	e.info = EmbedderInfo{Dir: dir, Engine: o.Engine, QueryPrefix: e.queryPrefix, EndTokens: e.end}
+	if fixed := len(e.begin) + len(e.end); e.cfg.MaxLength <= fixed {
+		return nil, fmt.Errorf("max length %d leaves no room for text after the %d template tokens", e.cfg.MaxLength, fixed)
+	}
+	e.info = EmbedderInfo{Dir: dir, Engine: o.Engine, QueryPrefix: e.queryPrefix, EndTokens: e.end, MaxLengthSource: source}
 	if e.engine, err = openEmbedEngine(dir, modelPath, tok, o, &e.info); err != nil {
 		return nil, err
 	}
@@ -295,7 +317,11 @@ func NewEmbedder(tok *tokenizer.Tokenizer, engine EmbedEngine, cfg EmbedConfig) 
 	if instr == "" {
 		instr = folder.DefaultEmbedInstruction
 	}
-	e := &Embedder{tok: tok, engine: engine, cfg: cfg, queryPrefix: folder.QueryPrefix(instr), end: []int{id}}
+	if cfg.MaxLength == 0 {
+		cfg.MaxLength = DefaultDecoderEmbedMaxLength
+		cfg.BatchTokens = max(cfg.BatchTokens, cfg.MaxLength)
+	}
+	e := &Embedder{tok: tok, engine: engine, cfg: cfg, queryPrefix: folder.QueryPrefix(instr), end: []int{id}, plainSpecial: true}
 	e.info = EmbedderInfo{QueryPrefix: e.queryPrefix, EndTokens: e.end}
 	if err := e.resolveDim(nil, 0); err != nil {
 		return nil, err
@@ -310,6 +336,10 @@ func NewEmbedder(tok *tokenizer.Tokenizer, engine EmbedEngine, cfg EmbedConfig) 
 func (e *Embedder) WithConfig(cfg EmbedConfig) (*Embedder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.MaxLength == 0 {
+		cfg.MaxLength = e.cfg.MaxLength
+		cfg.BatchTokens = max(cfg.BatchTokens, cfg.MaxLength)
 	}
 	if fixed := len(e.begin) + len(e.end); cfg.MaxLength <= fixed {
 		return nil, fmt.Errorf("max length %d leaves no room for text after the %d template tokens", cfg.MaxLength, fixed)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rerankd/rerankd/internal/batching"
 	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/tokenizer"
 )
 
 // EmbedWith embeds texts as Embed does, under o: a named prompt, the
@@ -148,7 +149,7 @@ func (e *Embedder) tokensWith(text string, o embed.Options) ([]int, bool, error)
 		out := append([]int{ids[0]}, ids[len(ids)-(limit-1):]...)
 		return out, true, nil
 	}
-	body := e.tok.EncodeIDs(prefix + text)
+	body := e.tok.EncodeIDsUser([]tokenizer.Part{{Text: prefix}, {Text: text, User: true}}, e.plainSpecial)
 	room := limit - len(e.begin) - len(e.end)
 	cut := len(body) > room
 	switch {

@@ -41,8 +41,9 @@ func (e *encoderEmbedEngine) SameLengthBatches() bool { return false }
 func (e *encoderEmbedEngine) Close() error            { return e.e.Close() }
 
 // openEncoderEmbedder is OpenEmbedder for an encoder folder
-// (IsEncoderFolder): text through EncoderTokenizer.Encode, cut at the
-// model's positions; the query and document prompts of
+// (IsEncoderFolder): text through EncoderTokenizer.Encode, cut where
+// sentence-transformers cuts it (folder.ReadInputLimit: BGE-M3's
+// max_seq_length 8192) unless EmbedConfig.MaxLength says less; the query and document prompts of
 // config_sentence_transformers.json when it has them, else none (BGE-M3's
 // dense vectors take the text as it is); no instruction.
 func openEncoderEmbedder(dir, modelPath string, o EmbedderOptions) (*Embedder, error) {
@@ -56,7 +57,7 @@ func openEncoderEmbedder(dir, modelPath string, o EmbedderOptions) (*Embedder, e
 	if o.Embed.Instruction != "" {
 		return nil, fmt.Errorf("model %s (%v) has no instruction format: leave the embedding instruction empty", dir, cfg.Architectures)
 	}
-	pool, err := folder.ReadEncoderPooling(dir)
+	pool, poolDim, err := folder.ReadEncoderPoolingDim(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,17 @@ func openEncoderEmbedder(dir, modelPath string, o EmbedderOptions) (*Embedder, e
 		run = s
 	}
 	ec := o.Embed
-	ec.MaxLength = min(ec.MaxLength, cfg.MaxTokens())
+	lim, err := folder.ReadInputLimit(dir, cfg.MaxPositionEmbeddings, cfg.MaxTokens())
+	if err != nil {
+		_ = run.Close()
+		return nil, err
+	}
+	if ec.MaxLength == 0 {
+		ec.MaxLength, info.MaxLengthSource = lim.Tokens, lim.String()
+	} else {
+		ec.MaxLength = min(ec.MaxLength, cfg.MaxTokens())
+		info.MaxLengthSource = fmt.Sprintf("set by the caller (%d tokens; the model's own limit: %s)", ec.MaxLength, lim)
+	}
 	ec.BatchTokens = max(ec.BatchTokens, ec.MaxLength)
 	e := &Embedder{enc: enc, cfg: ec, docPrefix: st.DocPrompt, prompts: st.Prompts, engine: &encoderEmbedEngine{e: run, pool: pool, dim: cfg.HiddenSize}}
 	if st.HasQuery {
@@ -104,7 +115,7 @@ func openEncoderEmbedder(dir, modelPath string, o EmbedderOptions) (*Embedder, e
 	}
 	info.QueryPrefix = e.queryPrefix
 	e.info = info
-	if err := e.resolveDim(nil, 0); err != nil {
+	if err := e.resolveDim(nil, poolDim); err != nil {
 		_ = e.engine.Close()
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func encoderTokenizer(dir string, o LoadOptions) (EncoderTokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tokenizerEncoder{t}, nil
+	return tokenizerEncoder{t: t, plainSpecial: !o.ControlTokensInText}, nil
 }
 
 // checkVocab refuses a tokenizer that can give ids past the model's
@@ -131,8 +131,8 @@ type encoderClassifier interface {
 }
 
 // EncoderEngine is the rerank.Engine (which the scheduler calls) of a
-// cross-encoder: its sequences are rerank.PackTypes(ids, typeIDs), which
-// it unpacks into Encoded rows. Its Cost is rows × longest row, what the
+// cross-encoder: each sequence and its token types (the types argument)
+// become one Encoded row. Its Cost is rows × longest row, what the
 // right-padded graph computes (as text-embeddings-inference budgets); the
 // scheduler and the scorer split a request's pairs where padding would
 // exceed their MaxPadRatio.
@@ -142,10 +142,16 @@ type EncoderEngine struct {
 }
 
 // Logits implements rerank.Engine.
-func (e *EncoderEngine) Logits(ctx context.Context, seqs [][]int) ([]float32, error) {
+func (e *EncoderEngine) Logits(ctx context.Context, seqs, types [][]int) ([]float32, error) {
+	if err := batching.CheckTypes(seqs, types); err != nil {
+		return nil, err
+	}
 	rows := make([]Encoded, len(seqs))
 	for i, s := range seqs {
-		rows[i].IDs, rows[i].TypeIDs = rerank.UnpackTypes(s)
+		rows[i].IDs = s
+		if types != nil {
+			rows[i].TypeIDs = types[i]
+		}
 	}
 	return e.e.Logits(ctx, rows)
 }

@@ -1,15 +1,34 @@
 package model
 
-import "github.com/rerankd/rerankd/tokenizer"
+import (
+	"context"
+
+	"github.com/rerankd/rerankd/tokenizer"
+)
 
 // tokenizerEncoder adapts package tokenizer's post-processed encodings
 // (WordPiece for BERT, Unigram for XLM-R) to EncoderTokenizer.
-type tokenizerEncoder struct{ t *tokenizer.Tokenizer }
+// With plainSpecial (the default: LoadOptions.ControlTokensInText unset)
+// special-token strings in the texts are plain text.
+type tokenizerEncoder struct {
+	t            *tokenizer.Tokenizer
+	plainSpecial bool
+}
 
 // EncodePair implements rerank.PairEncoder: LongestFirst, special tokens
 // counted in maxLen.
 func (a tokenizerEncoder) EncodePair(query, doc string, maxLen int) (ids, typeIDs []int, truncated bool, err error) {
-	e, err := a.t.EncodePair(query, doc, maxLen)
+	e, err := a.t.EncodePairUser(context.Background(), query, doc, maxLen, tokenizer.LongestFirst, a.plainSpecial)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return e.IDs, e.TypeIDs, e.Truncated, nil
+}
+
+// EncodePairContext implements rerank.ContextPairEncoder: EncodePair
+// that stops with ctx's error when the request's context is done.
+func (a tokenizerEncoder) EncodePairContext(ctx context.Context, query, doc string, maxLen int) (ids, typeIDs []int, truncated bool, err error) {
+	e, err := a.t.EncodePairUser(ctx, query, doc, maxLen, tokenizer.LongestFirst, a.plainSpecial)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -18,7 +37,7 @@ func (a tokenizerEncoder) EncodePair(query, doc string, maxLen int) (ids, typeID
 
 // Encode implements EncoderTokenizer: one text cut at its end.
 func (a tokenizerEncoder) Encode(text string, maxLen int) (ids []int, truncated bool, err error) {
-	e, err := a.t.EncodeSingle(text, maxLen)
+	e, err := a.t.EncodeSingleUser(context.Background(), text, maxLen, a.plainSpecial)
 	if err != nil {
 		return nil, false, err
 	}

@@ -197,7 +197,7 @@ func BenchmarkFusion(b *testing.B) {
 	ctx := context.Background()
 	warm := request()
 	for _, s := range sessions { // prepacking, the arena, and the cached system prompt
-		if _, err := s.Logits(ctx, warm); err != nil {
+		if _, err := s.Logits(ctx, warm, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -222,7 +222,7 @@ func BenchmarkFusion(b *testing.B) {
 			for k := range forms {
 				i := (k + r) % len(forms) // each form leads in turn
 				start, cpu0 := time.Now(), cpuSeconds(b)
-				got, err := sessions[i].Logits(ctx, seqs)
+				got, err := sessions[i].Logits(ctx, seqs, nil)
 				d, cpu := time.Since(start), cpuSeconds(b)-cpu0
 				if err != nil {
 					b.Fatal(err)

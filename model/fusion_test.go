@@ -129,7 +129,7 @@ func fusionLogits(t *testing.T, w *arch.Weights, f onnx.Fusion, q onnx.Quant, ye
 			if err != nil {
 				t.Fatalf("%v %v plain: %v", q, f, err)
 			}
-			plain, err = s.Logits(ctx, seqs)
+			plain, err = s.Logits(ctx, seqs, nil)
 			_ = s.Close()
 			if err != nil {
 				t.Fatalf("%v %v plain: %v", q, f, err)
@@ -140,9 +140,9 @@ func fusionLogits(t *testing.T, w *arch.Weights, f onnx.Fusion, q onnx.Quant, ye
 		if err != nil {
 			t.Fatalf("%v %v shared prefix: %v", q, f, err)
 		}
-		first, err := s.Logits(ctx, seqs)
+		first, err := s.Logits(ctx, seqs, nil)
 		if err == nil {
-			shared, err = s.Logits(ctx, seqs)
+			shared, err = s.Logits(ctx, seqs, nil)
 		}
 		st, _ := s.CacheStats()
 		_ = s.Close()
@@ -225,7 +225,7 @@ func TestAttentionBuckets(t *testing.T) {
 			s.keepOrder = keep
 			worst := 0.0
 			for _, n := range []int{1, 2, 3, len(all)} {
-				got, err := s.Logits(ctx, all[:n])
+				got, err := s.Logits(ctx, all[:n], nil)
 				if err != nil {
 					t.Fatalf("%v, %d buckets, %d rows: %v", fk.f, k, n, err)
 				}

@@ -47,6 +47,13 @@ type LoadOptions struct {
 	// (BERT, XLM-R) instead of the folder's tokenizer.json; Tokenizer and
 	// LoadedTokenizer are never used for one.
 	EncoderTokenizer EncoderTokenizer
+	// ControlTokensInText lets special-token strings in user text (a
+	// cross-encoder's query and documents, an embedding model's inputs:
+	// "</s>", "[SEP]", "<|endoftext|>") act as the control tokens they
+	// name, as the Hugging Face reference encodes by default. Off (the
+	// default) they are plain text (docs/special-tokens.md). The Qwen
+	// reranker prompts take rerank.PromptConfig.ControlTokensInText.
+	ControlTokensInText bool
 }
 
 // DefaultLoadOptions returns the defaults; RuntimeLib must still be set for

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/rerankd/rerankd/internal/batching"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
 	ort "github.com/yalue/onnxruntime_go"
@@ -131,7 +132,11 @@ func (s *PrefixSession) CacheStats() (st rerank.PrefixCacheStats, ok bool) {
 }
 
 // Logits scores seqs: one ORT call per group of sequences sharing a prefix.
-func (s *PrefixSession) Logits(ctx context.Context, seqs [][]int) ([]float32, error) {
+// A decoder has no token types: types must be nil.
+func (s *PrefixSession) Logits(ctx context.Context, seqs, types [][]int) ([]float32, error) {
+	if err := batching.CheckNoTypes(types); err != nil {
+		return nil, err
+	}
 	for i, q := range seqs {
 		if len(q) < 2 {
 			// ORT fails (SIGFPE, not an error) on an empty prefix, and a

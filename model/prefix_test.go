@@ -191,11 +191,11 @@ func checkEngineBatches(t *testing.T, s, sharedScorer *rerank.Scorer) {
 	}
 	ctx := context.Background()
 	for _, c := range cases {
-		want, err := plain.Logits(ctx, c.seqs)
+		want, err := plain.Logits(ctx, c.seqs, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := shared.Logits(ctx, c.seqs)
+		got, err := shared.Logits(ctx, c.seqs, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -206,13 +206,13 @@ func checkEngineBatches(t *testing.T, s, sharedScorer *rerank.Scorer) {
 		}
 	}
 	for _, bad := range [][][]int{{{1, 2}, {}}, {{1}}} {
-		if _, err := shared.Logits(ctx, bad); err == nil {
+		if _, err := shared.Logits(ctx, bad, nil); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := shared.Logits(cancelled, mixed); err == nil {
+	if _, err := shared.Logits(cancelled, mixed, nil); err == nil {
 		t.Error("cancelled context: no error")
 	}
 }

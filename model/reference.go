@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/rerankd/rerankd/internal/batching"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/ref"
 )
@@ -24,7 +25,11 @@ func NewReferenceEngine(w *arch.Weights, head []float32) *ReferenceEngine {
 }
 
 // Logits computes each sequence's logit, in parallel across sequences.
-func (e *ReferenceEngine) Logits(ctx context.Context, seqs [][]int) ([]float32, error) {
+// A decoder has no token types: types must be nil.
+func (e *ReferenceEngine) Logits(ctx context.Context, seqs, types [][]int) ([]float32, error) {
+	if err := batching.CheckNoTypes(types); err != nil {
+		return nil, err
+	}
 	out := make([]float32, len(seqs))
 	errs := make([]error, len(seqs))
 	var wg sync.WaitGroup

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/rerankd/rerankd/internal/batching"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -108,8 +109,12 @@ func (s *Session) pickOutput(outs []ort.InputOutputInfo) error {
 func (s *Session) Kind() OutputKind { return s.kind }
 
 // Logits runs one batch. seqs are unpadded token ids; rows are right-padded
-// to the longest. Cancelling ctx terminates a run in progress.
-func (s *Session) Logits(ctx context.Context, seqs [][]int) ([]float32, error) {
+// to the longest. A decoder has no token types: types must be nil
+// (batching.Logiter). Cancelling ctx terminates a run in progress.
+func (s *Session) Logits(ctx context.Context, seqs, types [][]int) ([]float32, error) {
+	if err := batching.CheckNoTypes(types); err != nil {
+		return nil, err
+	}
 	if len(seqs) == 0 {
 		return nil, nil
 	}

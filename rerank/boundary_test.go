@@ -84,22 +84,12 @@ func TestLayering(t *testing.T) {
 	}
 }
 
-// serveRetrievalToday lists the retrieval sub-packages serve still imports
-// (issue 42, item 1: serve is to import the memory service's package only,
-// when its search parameters, validation and error kinds move there). The
-// list only shrinks: TestServeSealing fails on any new one, and on one
-// listed here that serve no longer imports (delete it from the list).
-var serveRetrievalToday = map[string]bool{
-	// embed (the shared embedding queue of /v1/embeddings and /embed) and
-	// filter (the memory API's filter language) came with issues 43 and 44
-	// before the sealing; they move behind package retrieval with it.
-	"github.com/rerankd/rerankd/retrieval/embed":   true,
-	"github.com/rerankd/rerankd/retrieval/filter":  true,
-	"github.com/rerankd/rerankd/retrieval/lexrank": true,
-	"github.com/rerankd/rerankd/retrieval/memory":  true,
-	"github.com/rerankd/rerankd/retrieval/post":    true,
-	"github.com/rerankd/rerankd/retrieval/store":   true,
-}
+// serveRetrievalToday lists the retrieval sub-packages serve may still
+// import: none since issue 42 sealed the memory service (its request
+// mapping, validation and error kinds live in package retrieval). The
+// list only shrinks: TestServeSealing fails on any import not listed, and
+// on one listed here that serve no longer imports.
+var serveRetrievalToday = map[string]bool{}
 
 // TestServeSealing: serve reaches retrieval through its top package, not
 // its parts, beyond the shrinking list above.

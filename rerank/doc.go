@@ -31,8 +31,7 @@
 // encoder cut text tokens". An instruction or conversation context is
 // refused (ErrNoPrompt, naming the model), as are a per-document cut and
 // a cut from the start (ErrPairTruncation). Score = sigmoid(logit) as for
-// every model. Token types travel inside the sequences an Engine and the
-// server's scheduler see: each id carries its type above bit TypeShift
-// (PackTypes / UnpackTypes), so a sequence's length is its token count
-// and the scheduler's cost is unchanged.
+// every model. Token types travel beside the ids (Prompt.TypeIDs, the
+// types argument of an Engine call and of the server's scheduler), so a
+// sequence's ids are its tokens and its cost depends on its length only.
 package rerank

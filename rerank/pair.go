@@ -1,6 +1,7 @@
 package rerank
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +14,13 @@ import (
 // typeIDs may be nil (all 0).
 type PairEncoder interface {
 	EncodePair(query, doc string, maxLen int) (ids, typeIDs []int, truncated bool, err error)
+}
+
+// ContextPairEncoder is a PairEncoder whose encoding stops with the
+// context's error once it is done (a request's deadline, a client gone),
+// so a huge document stops costing CPU when nobody waits for it.
+type ContextPairEncoder interface {
+	EncodePairContext(ctx context.Context, query, doc string, maxLen int) (ids, typeIDs []int, truncated bool, err error)
 }
 
 // PairModel describes the cross-encoder a pair scorer runs.
@@ -29,40 +37,6 @@ var ErrNoPrompt = errors.New("this model has no prompt: instruction and context 
 // ErrPairTruncation is returned for a per-document cut or a cut from the
 // start on a cross-encoder, whose pairs are cut LongestFirst only.
 var ErrPairTruncation = errors.New("this model cuts a (query, document) pair longest side first only")
-
-// TypeShift is where a cross-encoder's token type travels in a sequence:
-// the sequences a pair scorer passes to its engine (and the server's
-// scheduler) are PackTypes(ids, typeIDs), each id with its type id above
-// bit TypeShift, so that a sequence's length is still its token count.
-// An encoder engine unpacks them with UnpackTypes.
-const TypeShift = 30
-
-// PackTypes returns ids with typeIDs (nil: all 0) packed above TypeShift.
-func PackTypes(ids, typeIDs []int) []int {
-	out := make([]int, len(ids))
-	for i, id := range ids {
-		out[i] = id
-		if typeIDs != nil {
-			out[i] |= typeIDs[i] << TypeShift
-		}
-	}
-	return out
-}
-
-// UnpackTypes is PackTypes' inverse; typeIDs is nil when every type is 0.
-func UnpackTypes(seq []int) (ids, typeIDs []int) {
-	ids = make([]int, len(seq))
-	for i, v := range seq {
-		ids[i] = v & (1<<TypeShift - 1)
-		if t := v >> TypeShift; t != 0 {
-			if typeIDs == nil {
-				typeIDs = make([]int, len(seq))
-			}
-			typeIDs[i] = t
-		}
-	}
-	return ids, typeIDs
-}
 
 // NewPairScorer returns a Scorer for a cross-encoder (BERT, XLM-R): each
 // document is one pair enc encodes, cut to cfg.Prompt.MaxLength; there is
@@ -81,7 +55,7 @@ func NewPairScorer(enc PairEncoder, engine Engine, cfg ScorerConfig, m PairModel
 func (s *Scorer) IsPair() bool { return s.pair != nil }
 
 // pairPrompts is Prompts for a cross-encoder.
-func (s *Scorer) pairPrompts(r Request) ([]Prompt, error) {
+func (s *Scorer) pairPrompts(ctx context.Context, r Request) ([]Prompt, error) {
 	var errs []error
 	if r.Instruction != "" || len(r.Context) > 0 {
 		errs = append(errs, fmt.Errorf("%w (model %s is a cross-encoder: send the query and documents only)", ErrNoPrompt, s.pairModel.Name))
@@ -97,8 +71,24 @@ func (s *Scorer) pairPrompts(r Request) ([]Prompt, error) {
 		return nil, ErrEmptyQuery
 	}
 	prompts := make([]Prompt, len(r.Docs))
+	cp, _ := s.pair.(ContextPairEncoder)
 	for i, d := range r.Docs {
-		ids, types, cut, err := s.pair.EncodePair(r.Query, d, s.cfg.Prompt.MaxLength)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("tokenize: %w", err)
+		}
+		var (
+			ids, types []int
+			cut        bool
+			err        error
+		)
+		if cp != nil {
+			ids, types, cut, err = cp.EncodePairContext(ctx, r.Query, d, s.cfg.Prompt.MaxLength)
+		} else {
+			ids, types, cut, err = s.pair.EncodePair(r.Query, d, s.cfg.Prompt.MaxLength)
+		}
+		if ctx.Err() != nil && err != nil {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
@@ -108,7 +98,7 @@ func (s *Scorer) pairPrompts(r Request) ([]Prompt, error) {
 		if r.NoTruncate && cut {
 			return nil, fmt.Errorf("%w: document %d and the query need more than %d tokens", ErrDocTooLong, i, s.cfg.Prompt.MaxLength)
 		}
-		prompts[i] = Prompt{IDs: PackTypes(ids, types), Truncated: cut, DocCut: cut}
+		prompts[i] = Prompt{IDs: ids, TypeIDs: types, Truncated: cut, DocCut: cut}
 	}
 	return prompts, nil
 }

@@ -1,6 +1,7 @@
 package rerank
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -74,7 +75,10 @@ func (c PromptConfig) Validate() error {
 
 // Prompt is one encoded pair.
 type Prompt struct {
-	IDs       []int
+	IDs []int
+	// TypeIDs are a cross-encoder's token type ids, as long as IDs; nil
+	// for all 0 and for every decoder prompt.
+	TypeIDs   []int
 	DocTokens int  // document tokens kept
 	Truncated bool // the document or the query was shortened
 	DocCut    bool // the document itself was shortened
@@ -256,10 +260,20 @@ type docLimits struct {
 // tokens (from the end, or from the start with keepEnd) to fit the maximum
 // length and the request's limit.
 func (p *promptEncoder) encodeDoc(q queryPart, doc string, lim docLimits) Prompt {
+	pr, _ := p.encodeDocContext(context.Background(), q, doc, lim) // never done: no error
+	return pr
+}
+
+// encodeDocContext is encodeDoc that stops with ctx's error once ctx is
+// done.
+func (p *promptEncoder) encodeDocContext(ctx context.Context, q queryPart, doc string, lim docLimits) (Prompt, error) {
 	if p.tmpl.Pieces {
-		return p.piecesDoc(q, doc, lim)
+		return p.piecesDoc(q, doc, lim), nil
 	}
-	d := p.enc(tmplPart(p.docLead), userPart(doc), tmplPart(p.docTail))
+	d, err := p.tok.EncodeIDsUserContext(ctx, []tokenizer.Part{tmplPart(p.docLead), userPart(doc), tmplPart(p.docTail)}, !p.cfg.ControlTokensInText)
+	if err != nil {
+		return Prompt{}, err
+	}
 	room := p.cfg.MaxLength - len(q.ids) - len(p.suffix)
 	if lim.maxTokens > 0 {
 		room = min(room, lim.maxTokens)
@@ -276,7 +290,7 @@ func (p *promptEncoder) encodeDoc(q queryPart, doc string, lim docLimits) Prompt
 	pr.DocTokens = len(d)
 	pr.IDs = make([]int, 0, len(q.ids)+len(d)+len(p.suffix))
 	pr.IDs = append(append(append(pr.IDs, q.ids...), d...), p.suffix...)
-	return pr
+	return pr, nil
 }
 
 // fullPrompt is the prompt as one string, for tests and documentation.

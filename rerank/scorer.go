@@ -130,7 +130,7 @@ var ErrEmptyQuery = errors.New("empty query")
 
 // Score scores every document of r against its query.
 func (s *Scorer) Score(ctx context.Context, r Request) ([]Score, error) {
-	prompts, err := s.Prompts(r)
+	prompts, err := s.PromptsContext(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -144,8 +144,16 @@ func (s *Scorer) Score(ctx context.Context, r Request) ([]Score, error) {
 // Prompts builds the token sequences of a request without scoring them, for
 // callers that batch across requests themselves (the server's scheduler).
 func (s *Scorer) Prompts(r Request) ([]Prompt, error) {
+	return s.PromptsContext(context.Background(), r)
+}
+
+// PromptsContext is Prompts that stops with ctx's error (wrapped) once
+// ctx is done: checked before each document and, inside a document's
+// encoding, every few hundred words, so a request past its deadline or
+// whose client left stops tokenizing at once.
+func (s *Scorer) PromptsContext(ctx context.Context, r Request) ([]Prompt, error) {
 	if s.pair != nil {
-		return s.pairPrompts(r)
+		return s.pairPrompts(ctx, r)
 	}
 	if strings.TrimSpace(r.Query) == "" {
 		return nil, ErrEmptyQuery
@@ -160,7 +168,12 @@ func (s *Scorer) Prompts(r Request) ([]Prompt, error) {
 	lim := docLimits{maxTokens: r.MaxDocTokens, keepEnd: r.KeepEnd}
 	prompts := make([]Prompt, len(r.Docs))
 	for i, d := range r.Docs {
-		prompts[i] = s.prompt.encodeDoc(q, d, lim)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("tokenize: %w", err)
+		}
+		if prompts[i], err = s.prompt.encodeDocContext(ctx, q, d, lim); err != nil {
+			return nil, err
+		}
 		if r.NoTruncate && prompts[i].DocCut {
 			return nil, fmt.Errorf("%w: document %d needs more than %d tokens", ErrDocTooLong, i, prompts[i].DocTokens)
 		}
@@ -177,6 +190,31 @@ func Results(prompts []Prompt, logits []float32) []Score {
 	return out
 }
 
+// Seqs returns the token ids and token type ids of prompts[i] for each i
+// of batch (every prompt when batch is nil), as an engine call and the
+// server's scheduler take them: types is nil when no prompt has types.
+func Seqs(prompts []Prompt, batch []int) (seqs, types [][]int) {
+	n := len(prompts)
+	if batch != nil {
+		n = len(batch)
+	}
+	seqs = make([][]int, n)
+	for k := range n {
+		i := k
+		if batch != nil {
+			i = batch[k]
+		}
+		seqs[k] = prompts[i].IDs
+		if t := prompts[i].TypeIDs; t != nil {
+			if types == nil {
+				types = make([][]int, n)
+			}
+			types[k] = t
+		}
+	}
+	return seqs, types
+}
+
 // Engine returns the scorer's engine, for callers that schedule engine
 // calls themselves.
 func (s *Scorer) Engine() Engine { return s.engine }
@@ -186,11 +224,8 @@ func (s *Scorer) Engine() Engine { return s.engine }
 func (s *Scorer) run(ctx context.Context, prompts []Prompt) ([]float32, error) {
 	logits := make([]float32, len(prompts))
 	for _, batch := range s.Batches(prompts) {
-		seqs := make([][]int, 0, len(batch))
-		for _, i := range batch {
-			seqs = append(seqs, prompts[i].IDs)
-		}
-		out, err := s.engine.Logits(ctx, seqs)
+		seqs, types := Seqs(prompts, batch)
+		out, err := s.engine.Logits(ctx, seqs, types)
 		if err != nil {
 			return nil, err
 		}
@@ -209,10 +244,7 @@ func (s *Scorer) run(ctx context.Context, prompts []Prompt) ([]float32, error) {
 // (the engine's cost of the call). Benchmarks use it to count calls and
 // padding.
 func (s *Scorer) Batches(prompts []Prompt) [][]int {
-	seqs := make([][]int, len(prompts))
-	for i, p := range prompts {
-		seqs[i] = p.IDs
-	}
+	seqs, _ := Seqs(prompts, nil)
 	return batching.Plan(seqs, s.cfg.MaxBatch, s.cfg.BatchTokens, s.cfg.MaxPadRatio, batching.CostOf(s.engine), false)
 }
 

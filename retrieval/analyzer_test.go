@@ -9,7 +9,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval/lexrank"
 )
 
-// TestMemorySearchCJKAnalyzer: the engine's BM25 index, its scan level and
+// TestMemorySearchCJKAnalyzer: the service's BM25 index, its scan level and
 // its query analysis use the configured analyzer, not lexical's default.
 //
 // Query 天气预报 ("weather forecast"), with k1 0 (each matched query term
@@ -47,7 +47,7 @@ func TestMemorySearchCJKAnalyzer(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.BM25.Analyzer = an
 		st := openStore(t, "")
-		e := newEngine(t, st, nil, cfg)
+		e := newService(t, st, nil, cfg)
 		for _, m := range mems {
 			mustAdd(t, e, item("zh", m.id, m.text))
 		}

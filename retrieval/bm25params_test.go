@@ -47,7 +47,7 @@ func TestBM25K1RefusedAtStart(t *testing.T) {
 // the scan level (index not built yet) as at the index level.
 func TestScanWithLargeK1(t *testing.T) {
 	st := openStore(t, "")
-	e0 := newEngine(t, st, nil, DefaultConfig())
+	e0 := newService(t, st, nil, DefaultConfig())
 	mustAdd(t, e0, item("a", "1", "apple apple apple pie"), item("a", "2", "apple tart"))
 	_ = e0.Close()
 	e, err := New(st, nil, DefaultConfig())

@@ -52,7 +52,7 @@ func TestDegradationLevels(t *testing.T) {
 		t.Fatalf("after build: level %s top %v, %v", res.Level, candIDs(res.Candidates[:1]), err)
 	}
 	// The same store without an embedder: BM25 only, saying why.
-	e3 := newEngine(t, st, nil, cfg)
+	e3 := newService(t, st, nil, cfg)
 	res, err = e3.Retrieve(ctx, Query{Namespace: "a", Text: "w17 topic"})
 	if err != nil || res.Level != LevelBM25 || res.Vectors != VectorsNotConfigured || res.Why != "" || res.Candidates[0].ID != "m0017" {
 		t.Fatalf("no embedder: %+v, %v", res.Level, err)

@@ -13,7 +13,7 @@ import (
 // vector index is still being built is "retry shortly" (ErrUnavailable:
 // 503 with Retry-After), not a client error; once built it is answered.
 func TestDenseWhileBuilding(t *testing.T) {
-	e := newEngine(t, openStore(t, ""), nil, Config{Dim: 3, BM25: DefaultConfig().BM25,
+	e := newService(t, openStore(t, ""), nil, Config{Dim: 3, BM25: DefaultConfig().BM25,
 		Fusion: DefaultConfig().Fusion, HNSW: DefaultConfig().HNSW, Follow: DefaultConfig().Follow, Depth: 10, ScanLimit: 100, PageSize: 10})
 	mustAdd(t, e, store.Item{Memory: memory.Memory{Namespace: "u", ID: "a", Text: "paris trip"}, Vector: []float32{1, 0, 0}})
 	sp, err := e.space("u", false)

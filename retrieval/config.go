@@ -25,7 +25,7 @@ type Config struct {
 	// queries at every level, the scan included; choose another
 	// lexical.CJKMode for Chinese or Japanese memories. Its K1 and B (1.2
 	// and 0.75 by default, validated by lexical.CheckK1 and CheckB) are
-	// the index's own, for bm25.Index.Search: the engine's searches rank
+	// the index's own, for bm25.Index.Search: the service's searches rank
 	// with each query's Ranking.
 	BM25 bm25.Config
 	// SpeakerKey is the metadata key whose value is a memory's speaker
@@ -37,12 +37,12 @@ type Config struct {
 	// 0.7 vector / 0.3 BM25 by default, or RRF).
 	Fusion post.FusionConfig
 	// Dim is the vector dimension for client-supplied vectors when there is
-	// no Embedder; 0 means the engine has no vector index unless an Embedder
+	// no Embedder; 0 means the service has no vector index unless an Embedder
 	// gives one. With an Embedder it must be 0 or equal the Embedder's Dim.
 	Dim int
 	// HNSW holds the vector indexes' graph and search parameters
 	// (hnsw.DefaultConfig's by default); its Dim is ignored, every index
-	// takes the engine's dimension. A snapshot built with other graph
+	// takes the service's dimension. A snapshot built with other graph
 	// parameters is refused; other search parameters are applied to it.
 	HNSW hnsw.Config
 	// Depth is how many hits each retriever contributes before fusion when
@@ -60,10 +60,15 @@ type Config struct {
 	// then "vector"), and then during the back-fill ("backfill", memories
 	// looked at so far). It must be fast and must not call the Service.
 	Progress func(phase string, done, total int)
-	// Logger receives what the engine decides on its own: snapshots loaded,
+	// Logger receives what the service decides on its own: snapshots loaded,
 	// refused (and why) or saved, back-fill progress and embedder errors.
 	// nil discards.
 	Logger *slog.Logger
+
+	// Rerank is how the API's searches rerank (SearchRequestOf): the
+	// scheduled scorer handed down by the composition root, and the
+	// server's defaults around it. The zero value cannot rerank.
+	Rerank Reranking
 
 	// Owner configures the keeper of a store of this process alone (a
 	// bbolt file); Follow the keeper of a store shared with other
@@ -125,6 +130,7 @@ func (c Config) Validate() error {
 	if c.PageSize < 1 || c.PageSize > store.MaxPage {
 		errs = append(errs, fieldErr("PageSize", c.PageSize, fmt.Sprintf("in 1..%d", store.MaxPage)))
 	}
+	errs = append(errs, c.Rerank.validate()...)
 	if err := c.Owner.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -157,7 +163,7 @@ func Problems(err error) []error {
 
 var fieldErr = keep.FieldErr
 
-// vectorIndex is the configuration of every vector index of an engine of
+// vectorIndex is the configuration of every vector index of a service of
 // dimension dim.
 func (c Config) vectorIndex(dim int) hnsw.Config {
 	h := c.HNSW

@@ -103,7 +103,7 @@ func verifyService(t *testing.T, path string, acked map[string]bool) {
 		t.Fatalf("reopen: %v", err)
 	}
 	defer st.Close()
-	e := newEngine(t, st, &hashEmbedder{N: 16}, crashConfig(path))
+	e := newService(t, st, &hashEmbedder{N: 16}, crashConfig(path))
 	defer e.Close()
 	t.Logf("vectors from %q (%s)", e.Stats("crash").VectorSource, e.Stats("crash").SnapshotMiss)
 	ctx := context.Background()

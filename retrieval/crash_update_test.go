@@ -32,10 +32,16 @@ func TestUpdateForgetCrashChild(t *testing.T) {
 	}
 	e, err := New(st, &hashEmbedder{N: 16}, crashConfig(path))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child engine:", err)
+		fmt.Fprintln(os.Stderr, "child service:", err)
 		os.Exit(2)
 	}
 	e.Start()
+	updateForgetLoop(e, round)
+}
+
+// updateForgetLoop is the children's loop (TestUpdateForgetCrashChild's
+// doc), until the process is killed.
+func updateForgetLoop(e *Service, round string) {
 	ctx := context.Background()
 	for i := 0; ; i++ {
 		ns := crashtest.ID(round, i)
@@ -111,12 +117,21 @@ func verifyUpdateForget(t *testing.T, path string, updated, forgot, mayGo map[st
 		t.Fatalf("reopen: %v", err)
 	}
 	defer st.Close()
-	e := newEngine(t, st, &hashEmbedder{N: 16}, crashConfig(path))
+	e := newService(t, st, &hashEmbedder{N: 16}, crashConfig(path))
 	defer e.Close()
-	ctx := context.Background()
-	if rep, err := e.Check(ctx, false); err != nil || len(rep.Disagreements) != 0 {
+	if rep, err := e.Check(context.Background(), false); err != nil || len(rep.Disagreements) != 0 {
 		t.Fatalf("check after kill: %+v, %v", rep, err)
 	}
+	checkUpdateForget(t, e, st, updated, forgot, mayGo)
+}
+
+// checkUpdateForget checks, with a fresh engine e over the store st the
+// child wrote, that every acknowledged update holds and every
+// acknowledged forget left nothing found (mayGo: see
+// TestUpdateForgetCrash).
+func checkUpdateForget(t *testing.T, e *Service, st Store, updated, forgot, mayGo map[string]bool) {
+	t.Helper()
+	ctx := context.Background()
 	for ns := range updated {
 		if forgot[ns] {
 			continue

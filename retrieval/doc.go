@@ -36,6 +36,24 @@
 // began, or fails with ErrUnavailable. Config holds the common fields and
 // one section per keeper (Owner, Follow), each validated by its package.
 //
+// # The API's requests, validated once
+//
+// The fronts (serve's HTTP routes, MCP) decode and authorize; the service
+// maps the API's requests (package api) onto its calls and checks them,
+// here and nowhere else: SearchRequestOf (every search parameter, its
+// default and its bounds; Search and Retrieve run the same checks for
+// in-process callers), ItemsOf, PatchOf, ListPage and CompileFilter.
+// Every problem of a request is reported at once, each naming its request
+// field ("recency.half_life", "mmr.lambda"). Errors carry their kind as a
+// value (Classify: ErrorKind, the field, a client message), which a front
+// maps to its status in one table; their text needs no editing.
+//
+// Reranking is handed down, never called back up: Config.Rerank holds the
+// Scorer the composition root built once (the model behind its scheduler
+// queue, calibrated when the server is, the one /rerank scores with),
+// whether a search reranks by default, and the calibrated default
+// threshold.
+//
 // # Degradation levels
 //
 // Search answers at the best level available and says which one answered:
@@ -63,14 +81,19 @@
 //
 // A Query's Filter (retrieval/filter, Qdrant's shape) is applied before
 // every stage cuts its candidates: the namespace's indexes keep what
-// filters read of each memory, a search builds the allow-list once, BM25
+// filters read of each memory, a search builds the allow-list once
+// (from the memories a top-level equality or range selects, when the
+// filter has one: retrieval/index), BM25
 // keeps the depth best allowed memories, the vector index scans the
 // allowed vectors exactly when they are few and walks its graph with the
 // allow-list otherwise, and context adds no refused neighbour; so a
 // search returns the k best matching memories whenever k match. Prefer is
 // a score term, not a filter. Update rewrites one memory through Add;
 // Forget deletes a namespace in one store transaction and empties its
-// indexes (every replica's, through the change sequence).
+// indexes (every replica's, through the change sequence). List with a
+// filter reads the matching IDs from the same allow-list once the
+// namespace's indexes are built (the store page by page before, and when
+// an eighth or more of its memories match).
 //
 // # Vectors
 //

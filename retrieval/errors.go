@@ -10,7 +10,7 @@ var (
 	ErrInvalid = keep.ErrInvalid
 	// ErrNotFound marks a memory that does not exist.
 	ErrNotFound = keep.ErrNotFound
-	// ErrNoVectors marks a vector supplied to an engine that has no vector
+	// ErrNoVectors marks a vector supplied to a service that has no vector
 	// dimension (neither an Embedder nor Config.Dim).
 	ErrNoVectors = keep.ErrNoVectors
 	// ErrClosed is returned after Close.
@@ -30,5 +30,5 @@ var (
 	ErrRerank = keep.ErrRerank
 )
 
-// mapStoreErr adds the engine's error kinds to store errors.
+// mapStoreErr adds the service's error kinds to store errors.
 var mapStoreErr = keep.MapStoreErr

@@ -33,7 +33,7 @@ import (
 // 1.0735 (a first by ID), c = 0.1335.
 func TestSearchFields(t *testing.T) {
 	ctx := context.Background()
-	e := newEngine(t, openStore(t, ""), nil, DefaultConfig())
+	e := newService(t, openStore(t, ""), nil, DefaultConfig())
 	mem := func(id, text, speaker string, at time.Time) store.Item {
 		return store.Item{Memory: memory.Memory{Namespace: "u", ID: id, Text: text, Time: at,
 			Metadata: memory.Strings(map[string]string{"speaker": speaker})}}
@@ -84,7 +84,7 @@ func TestSearchFields(t *testing.T) {
 	// plain BM25's, with the same idf.
 	cfg := DefaultConfig()
 	cfg.SpeakerKey = ""
-	e2 := newEngine(t, openStore(t, ""), nil, cfg)
+	e2 := newService(t, openStore(t, ""), nil, cfg)
 	mustAdd(t, e2,
 		mem("a", "I love pottery", "Caroline", may8),
 		mem("b", "Caroline, your pottery is lovely", "Melanie", may8),

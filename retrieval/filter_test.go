@@ -2,7 +2,9 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -48,7 +50,9 @@ func TestFilteredRecall(t *testing.T) {
 	}
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
-			e, err := New(open(t), &hashEmbedder{N: 32}, DefaultConfig())
+			cfg := DefaultConfig()
+			cfg.Follow.CatchUp = time.Minute // a busy machine, the race detector
+			e, err := New(open(t), &hashEmbedder{N: 32}, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,6 +64,17 @@ func TestFilteredRecall(t *testing.T) {
 			items := filterItems("f", n)
 			for i := 0; i < n; i += MaxBatch {
 				mustAdd(t, e, items[i:min(i+MaxBatch, n)]...)
+			}
+			// A replica builds a namespace's vector index in the
+			// background on its first use; dense mode fails until then.
+			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+				_, err := e.Search(context.Background(), SearchRequest{Query: Query{Namespace: "f", Text: "paris", Mode: ModeDense}})
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, ErrUnavailable) || time.Now().After(deadline) {
+					t.Fatalf("dense search before the cases: %v", err)
+				}
 			}
 			rare := &filter.Filter{Must: []filter.Condition{{Key: "kind", Match: &filter.Match{Value: "rare"}}}}
 			cases := []struct {
@@ -77,6 +92,7 @@ func TestFilteredRecall(t *testing.T) {
 					MustNot: []filter.Condition{{Key: "even", Match: &filter.Match{Value: true}}}},
 					func(i int) bool { return i%3 == 1 && (i < 100 || i >= 1900) && i%2 != 0 }},
 				{"none", &filter.Filter{Must: []filter.Condition{{Key: "kind", Match: &filter.Match{Value: "absent"}}}}, func(int) bool { return false }},
+				{"most (listed from the store)", &filter.Filter{MustNot: []filter.Condition{{Key: "kind", Match: &filter.Match{Value: "rare"}}}}, func(i int) bool { return i%100 != 0 }},
 			}
 			for _, c := range cases {
 				m, err := filter.Compile(c.f)
@@ -105,7 +121,93 @@ func TestFilteredRecall(t *testing.T) {
 						}
 					}
 				}
+				var want []string
+				for i := range n {
+					if c.match(i) {
+						want = append(want, fmt.Sprintf("m%05d", i))
+					}
+				}
+				checkListed(t, e, "f", m, c.name, want, len(want)*listDense < n)
 			}
+			// The indexes follow updates and deletes: m00500 leaves the
+			// range by an update, m00501 by a delete, m00600 enters it.
+			rng := &filter.Filter{Must: []filter.Condition{{Key: "n", Range: &filter.Range{GTE: 500.0, LT: 507.0}}}}
+			m, err := filter.Compile(rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			for id, n := range map[string]float64{"m00500": 5000, "m00600": 503.5} {
+				if _, err := e.Update(ctx, "f", id, Patch{Metadata: memory.Metadata{"n": memory.Number(n)}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := e.Delete("f", "m00501"); err != nil {
+				t.Fatal(err)
+			}
+			checkListed(t, e, "f", m, "range after writes", []string{"m00502", "m00503", "m00504", "m00505", "m00506", "m00600"}, true)
+			res, err := e.Search(ctx, SearchRequest{TopK: 10, Query: Query{Namespace: "f", Text: "paris trip note", Filter: m}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := candIDs(res.Results); len(got) != 6 || slices.Contains(got, "m00500") || slices.Contains(got, "m00501") || !slices.Contains(got, "m00600") {
+				t.Errorf("range after writes: search found %v", got)
+			}
+			if _, err := e.Forget("f"); err != nil {
+				t.Fatal(err)
+			}
+			checkListed(t, e, "f", m, "range after forget", nil, false)
 		})
+	}
+}
+
+// checkListed lists ns with filter m in pages of 7, from the indexes, from
+// the store and by List, and checks that each lists want in ID order,
+// every page but the last full; indexed: the indexes must answer (the
+// filter matches few memories).
+func checkListed(t *testing.T, e *Service, ns string, m *filter.Matcher, name string, want []string, indexed bool) {
+	t.Helper()
+	paths := []struct {
+		name string
+		list func(after string) ([]store.Record, string, error)
+	}{
+		{"indexes", func(after string) ([]store.Record, string, error) {
+			recs, next, ok, err := e.listIndexed(ns, after, 7, m)
+			switch {
+			case err == nil && !ok && indexed:
+				err = errors.New("the indexes were not used")
+			case err == nil && !ok:
+				return e.listScan(ns, after, 7, m) // as List does
+			}
+			return recs, next, err
+		}},
+		{"store", func(after string) ([]store.Record, string, error) { return e.listScan(ns, after, 7, m) }},
+		{"List", func(after string) ([]store.Record, string, error) { return e.List(ns, after, 7, m) }},
+	}
+	for _, p := range paths {
+		var got []string
+		after := ""
+		for pages := 0; ; pages++ {
+			recs, next, err := p.list(after)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", name, p.name, err)
+			}
+			if next != "" && len(recs) < 7 {
+				t.Errorf("%s, %s: a page of %d before the end", name, p.name, len(recs))
+			}
+			for _, r := range recs {
+				got = append(got, r.Memory.ID)
+			}
+			if next == "" {
+				break
+			}
+			if pages > len(want)+1 {
+				t.Fatalf("%s, %s: more pages than matching memories", name, p.name)
+			}
+			after = next
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s, %s: listed %d, first %v; want %d, first %v", name, p.name, len(got), got[:min(len(got), 10)], len(want), want[:min(len(want), 10)])
+		}
 	}
 }

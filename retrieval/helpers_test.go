@@ -10,7 +10,6 @@ import (
 	"github.com/rerankd/rerankd/retrieval/internal/servicetest"
 	"github.com/rerankd/rerankd/retrieval/keep"
 	"github.com/rerankd/rerankd/retrieval/store"
-	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -49,8 +48,8 @@ func (f fixedReranker) Rerank(_ context.Context, _ string, texts []string) ([]fl
 	return out, nil
 }
 
-// newEngine opens an engine over st, starts it and waits for its build.
-func newEngine(t testing.TB, st *bolt.Store, emb Embedder, cfg Config) *Service {
+// newService opens a service over st, starts it and waits for its build.
+func newService(t testing.TB, st Store, emb Embedder, cfg Config) *Service {
 	t.Helper()
 	e, err := New(st, emb, cfg)
 	if err != nil {
@@ -76,6 +75,6 @@ func mustAdd(t testing.TB, e *Service, items ...store.Item) []Added {
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 // space returns ns's indexes as the keeper holds them (nil when none).
-func (e *Service) space(ns string, _ bool) (*keep.Space, error) {
-	return e.k.(interface{ Space(ns string) *keep.Space }).Space(ns), nil
+func (s *Service) space(ns string, _ bool) (*keep.Space, error) {
+	return s.k.(interface{ Space(ns string) *keep.Space }).Space(ns), nil
 }

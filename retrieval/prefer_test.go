@@ -13,7 +13,7 @@ import (
 // TestPrefer: at equal relevance the preferred memory ranks first, the
 // score is the documented blend, and a weight of 0 is refused.
 func TestPrefer(t *testing.T) {
-	e := newEngine(t, openStore(t, ""), nil, DefaultConfig())
+	e := newService(t, openStore(t, ""), nil, DefaultConfig())
 	src := func(it store.Item, s string) store.Item { it.Memory.Source = s; return it }
 	mustAdd(t, e,
 		src(item("n", "a", "deploy with make release"), "/other"),

@@ -28,7 +28,7 @@ import (
 func BenchmarkSearchRanking(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
-			e := newEngine(b, openStore(b, ""), nil, DefaultConfig())
+			e := newService(b, openStore(b, ""), nil, DefaultConfig())
 			rng := rand.New(rand.NewPCG(1, 2))
 			zipf := rand.NewZipf(rand.New(rand.NewPCG(3, 4)), 1.1, 1, 20_000)
 			word := func() string { return fmt.Sprintf("w%d", zipf.Uint64()) }

@@ -21,7 +21,7 @@ import (
 // next turn, "Nice", two places off, stays out at window 1).
 func TestSearchContext(t *testing.T) {
 	ctx := context.Background()
-	e := newEngine(t, openStore(t, ""), nil, DefaultConfig())
+	e := newService(t, openStore(t, ""), nil, DefaultConfig())
 	turn := func(id, source, text string, min int) store.Item {
 		return store.Item{Memory: memory.Memory{Namespace: "u", ID: id, Text: text, Source: source, Time: day0.Add(time.Duration(min) * time.Minute)}}
 	}
@@ -68,7 +68,7 @@ func TestSearchContext(t *testing.T) {
 		t.Errorf("after deleting t2: %v, want t1, t3", got)
 	}
 	_, err = e.Search(ctx, SearchRequest{Query: Query{Namespace: "u", Text: "x", Ranking: &lexrank.Ranking{K1: -1, B: 0.5}}})
-	if err == nil || !strings.Contains(err.Error(), "ranking: k1") {
+	if err == nil || !strings.Contains(err.Error(), "ranking.k1 -1") {
 		t.Errorf("bad ranking: %v", err)
 	}
 }

@@ -89,7 +89,7 @@ func TestOwnerUpdateAndForget(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Owner.SnapshotDir = dir + "/snap"
 	st := openStore(t, path)
-	e := newEngine(t, st, &hashEmbedder{N: 16}, cfg)
+	e := newService(t, st, &hashEmbedder{N: 16}, cfg)
 	ctx := context.Background()
 	mustAdd(t, e, item("n", "m1", "alice lives in paris"), item("n", "m2", "alice drinks tea"), item("o", "x", "other paris"))
 	text := "alice moved to berlin"
@@ -110,7 +110,7 @@ func TestOwnerUpdateAndForget(t *testing.T) {
 		t.Fatal(err)
 	}
 	st2 := openStore(t, path)
-	e2 := newEngine(t, st2, &hashEmbedder{N: 16}, cfg)
+	e2 := newService(t, st2, &hashEmbedder{N: 16}, cfg)
 	for _, q := range []string{"alice", "berlin", "tea"} {
 		res, err := e2.Search(ctx, SearchRequest{Query: Query{Namespace: "n", Text: q, Mode: ModeBM25}})
 		if err != nil || len(res.Results) != 0 {

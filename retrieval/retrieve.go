@@ -54,7 +54,7 @@ type Query struct {
 	Namespace string
 	// Text is the query; required, not blank.
 	Text string
-	// Vector is an optional client-supplied query vector (of the engine's
+	// Vector is an optional client-supplied query vector (of the service's
 	// dimension). Without it the Embedder, if any, embeds Text.
 	Vector []float32
 	// Depth is how many hits each retriever contributes (0: Config.Depth).
@@ -107,9 +107,17 @@ var vecOnly = post.FusionConfig{Method: post.WeightedSum, VectorWeight: 1, BM25W
 const tracerName = "github.com/rerankd/rerankd/retrieval"
 
 // Retrieve proposes candidates for q at the best level available.
-func (e *Service) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
+func (s *Service) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
+	if err := problemsErr(s.queryProblems(q)); err != nil {
+		return Retrieved{}, err
+	}
+	return s.retrieveChecked(ctx, q)
+}
+
+// retrieveChecked is Retrieve of a query already checked.
+func (s *Service) retrieveChecked(ctx context.Context, q Query) (Retrieved, error) {
 	ctx, rsp := span.Start(ctx, tracerName, "rerankd.retrieve", attribute.String("rerankd.mode", string(q.Mode)))
-	got, err := e.retrieve(ctx, q)
+	got, err := s.retrieve(ctx, q)
 	if err == nil {
 		rsp.SetAttributes(attribute.String("rerankd.level", string(got.Level)), attribute.Int("rerankd.candidates", len(got.Candidates)))
 	}
@@ -117,22 +125,19 @@ func (e *Service) Retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	return got, err
 }
 
-func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
-	if e.b.Closed() {
+func (s *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
+	if s.b.Closed() {
 		return Retrieved{}, ErrClosed
-	}
-	if err := e.checkQuery(q); err != nil {
-		return Retrieved{}, err
 	}
 	depth := q.Depth
 	if depth <= 0 {
-		depth = e.cfg.Depth
+		depth = s.cfg.Depth
 	}
-	fusion := e.cfg.Fusion
+	fusion := s.cfg.Fusion
 	if q.Fusion != nil {
 		fusion = *q.Fusion
 	}
-	sp, err := e.k.Open(ctx, q.Namespace)
+	sp, err := s.k.Open(ctx, q.Namespace)
 	if err != nil {
 		return Retrieved{}, err
 	}
@@ -144,7 +149,7 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	wantVec := q.Mode == ModeDense || q.Mode == ModeHybrid
 	if !sp.LexReady() && !wantVec {
 		sctx, ssp := span.Start(ctx, tracerName, "rerankd.scan")
-		got, err := e.scan(sctx, q.Namespace, q.Text, depth, q.ranking(), q.Filter)
+		got, err := s.scan(sctx, q.Namespace, q.Text, depth, q.ranking(), q.Filter)
 		span.End(ssp, err)
 		return got, err
 	}
@@ -185,7 +190,7 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	case ix.Vec.Len() == 0:
 		vstate = VectorsNoneStored
 	default:
-		qv, err := e.queryVector(ctx, q)
+		qv, err := s.queryVector(ctx, q)
 		if err != nil {
 			return Retrieved{}, err
 		}
@@ -242,50 +247,52 @@ func (e *Service) retrieve(ctx context.Context, q Query) (Retrieved, error) {
 	return Retrieved{Candidates: cands, Level: level, Vectors: vstate, Why: why}, nil
 }
 
-func (e *Service) checkQuery(q Query) error {
+// queryProblems reports every problem of q, each naming its request
+// field, and whether one is a vector mode or a vector the service has no
+// index for.
+func (s *Service) queryProblems(q Query) (probs []string, noVectors bool) {
+	bad := func(format string, a ...any) { probs = append(probs, fmt.Sprintf(format, a...)) }
 	if err := memory.ValidateNamespace(q.Namespace); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+		bad("%s", keyProblem(err)) // namespace "x": ...
 	}
 	if strings.TrimSpace(q.Text) == "" {
-		return fmt.Errorf("%w: query text must not be blank", ErrInvalid)
+		bad("query: must not be blank")
 	}
 	switch q.Mode {
 	case ModeAuto, ModeBM25, ModeDense, ModeHybrid:
 	default:
-		return fmt.Errorf("%w: mode %q: want bm25, dense or hybrid", ErrInvalid, q.Mode)
+		bad("mode %q: want bm25, dense or hybrid", q.Mode)
 	}
-	if (q.Mode == ModeDense || q.Mode == ModeHybrid) && e.b.Dim == 0 {
-		return fmt.Errorf("%w: %s mode: no embedder and no vector dimension configured", ErrNoVectors, q.Mode)
+	if (q.Mode == ModeDense || q.Mode == ModeHybrid) && s.b.Dim() == 0 {
+		bad("mode %s: %s (no embedder and no vector dimension configured)", q.Mode, ErrNoVectors)
+		noVectors = true
 	}
 	if q.Depth < 0 {
-		return fmt.Errorf("%w: depth %d must be >= 0", ErrInvalid, q.Depth)
+		bad("depth %d: want >= 1 (0: the configured depth)", q.Depth)
 	}
 	if q.Ranking != nil {
-		if err := q.Ranking.Validate(); err != nil {
-			return fmt.Errorf("%w: ranking: %w", ErrInvalid, err)
-		}
+		probs = append(probs, fieldProblems("ranking", q.Ranking.Validate())...)
 	}
 	if q.Fusion != nil {
-		if err := q.Fusion.Validate(); err != nil {
-			return fmt.Errorf("%w: fusion: %w", ErrInvalid, err)
-		}
+		probs = append(probs, fieldProblems("fusion", q.Fusion.Validate())...)
 	}
 	if q.Vector != nil {
-		if err := e.checkVector(q.Vector); err != nil {
-			return fmt.Errorf("%w: query %w", ErrInvalid, err)
+		if err := s.checkVector(q.Vector); err != nil {
+			bad("vector: %s", Describe(err))
+			noVectors = noVectors || errors.Is(err, ErrNoVectors)
 		}
 	}
-	return nil
+	return probs, noVectors
 }
 
 // queryVector returns the client's vector, else the embedded query text,
 // else nil. A zero vector (embed.ErrZeroVector) has no direction and is
 // treated as absent.
-func (e *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
+func (s *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	v := q.Vector
-	if v == nil && e.b.Emb != nil {
+	if v == nil && s.b.Embedder() != nil {
 		ectx, sp := span.Start(ctx, tracerName, "rerankd.embed_query")
-		vs, err := e.b.Emb.Embed(ectx, []string{q.Text}, true)
+		vs, err := s.b.Embedder().Embed(ectx, []string{q.Text}, true)
 		span.End(sp, err)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -301,7 +308,7 @@ func (e *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
 	if v == nil {
 		return nil, nil
 	}
-	switch err := embed.Check(v, e.b.Dim); {
+	switch err := embed.Check(v, s.b.Dim()); {
 	case errors.Is(err, embed.ErrZeroVector):
 		return nil, nil
 	case err != nil:
@@ -315,12 +322,12 @@ func (e *Service) queryVector(ctx context.Context, q Query) ([]float32, error) {
 // scan scores up to ScanLimit memories of ns with per-request BM25 (the
 // ranking's k1 and b; its other stages need the index): the level used
 // while the namespace's index is still being built.
-func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexrank.Ranking, f *filter.Matcher) (Retrieved, error) {
+func (s *Service) scan(ctx context.Context, ns, text string, depth int, r lexrank.Ranking, f *filter.Matcher) (Retrieved, error) {
 	var recs []store.Record
 	if err := ctx.Err(); err != nil {
 		return Retrieved{}, err
 	}
-	for pg, err := range store.Pages(e.b.St, ns, min(e.cfg.PageSize, e.cfg.ScanLimit), true) {
+	for pg, err := range store.Pages(s.b.Store(), ns, min(s.cfg.PageSize, s.cfg.ScanLimit), true) {
 		if err != nil {
 			return Retrieved{}, fmt.Errorf("retrieval: scan: %w", mapStoreErr(err))
 		}
@@ -333,8 +340,8 @@ func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexran
 				}
 			}
 		}
-		recs = append(recs, page[:min(len(page), e.cfg.ScanLimit-len(recs))]...)
-		if len(recs) >= e.cfg.ScanLimit {
+		recs = append(recs, page[:min(len(page), s.cfg.ScanLimit-len(recs))]...)
+		if len(recs) >= s.cfg.ScanLimit {
 			break
 		}
 		if err := ctx.Err(); err != nil {
@@ -347,7 +354,7 @@ func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexran
 	}
 	lcfg := lexical.DefaultConfig()
 	lcfg.K1, lcfg.B = r.K1, r.B
-	lcfg.CJK = e.cfg.BM25.Analysis().Mode() // the index's analysis, so both levels agree
+	lcfg.CJK = s.cfg.BM25.Analysis().Mode() // the index's analysis, so both levels agree
 	scorer, err := lexical.New(lcfg)
 	if err != nil {
 		// checkQuery validated the ranking by the same rule; this is a
@@ -369,7 +376,7 @@ func (e *Service) scan(ctx context.Context, ns, text string, depth int, r lexran
 		byID[r.Memory.ID] = r
 	}
 	for i := range cands {
-		keep.Complete(&cands[i], byID[cands[i].ID], e.b.Dim)
+		keep.Complete(&cands[i], byID[cands[i].ID], s.b.Dim())
 	}
 	return Retrieved{Candidates: cands, Level: LevelScan, Vectors: VectorsBuilding, Why: "index still building; scanned the store"}, nil
 }

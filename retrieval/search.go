@@ -2,7 +2,6 @@ package retrieval
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -110,8 +109,8 @@ func prefer(cands []post.Candidate, p Prefer) []post.Candidate {
 const DefaultTopK = 10
 
 // Search runs retrieve → rerank → threshold → recency → MMR → top k.
-func (e *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
-	if err := r.validate(); err != nil {
+func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
+	if err := problemsErr(s.searchProblems(r)); err != nil {
 		return SearchResult{}, err
 	}
 	topK := r.TopK
@@ -119,7 +118,7 @@ func (e *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 		topK = DefaultTopK
 	}
 	t0 := time.Now()
-	got, err := e.Retrieve(ctx, r.Query)
+	got, err := s.retrieveChecked(ctx, r.Query)
 	if err != nil {
 		return SearchResult{}, err
 	}
@@ -198,43 +197,45 @@ func rest(ranked, results []post.Candidate) []post.Candidate {
 	return out
 }
 
-func (r SearchRequest) validate() error {
-	var probs []error
+// searchProblems reports every problem of r, each naming its request
+// field (SearchRequestOf's callers see them in their API's terms), and
+// whether one is a vector the service has no index for.
+func (s *Service) searchProblems(r SearchRequest) (probs []string, noVectors bool) {
+	probs, noVectors = s.queryProblems(r.Query)
+	bad := func(format string, a ...any) { probs = append(probs, fmt.Sprintf(format, a...)) }
 	if r.TopK < 0 {
-		probs = append(probs, fmt.Errorf("top_k %d must be >= 0", r.TopK))
+		bad("top_k %d: want >= 1 (0: the default, %d)", r.TopK, DefaultTopK)
 	}
 	if r.RerankDepth < 0 {
-		probs = append(probs, fmt.Errorf("rerank depth %d must be >= 0", r.RerankDepth))
+		bad("rerank_depth %d: want >= 1 (0: every candidate)", r.RerankDepth)
 	}
 	if t := r.Threshold; t != nil && !(*t >= 0 && *t <= 1) {
-		probs = append(probs, fmt.Errorf("threshold %v must be in [0, 1]", *t))
+		bad("threshold %v: want a probability in [0, 1]", *t)
 	}
 	if r.Threshold != nil && r.Rerank == nil {
 		// The fused score is min-max normalised over the candidates: a
 		// memory's score depends on what else was retrieved, so a
 		// threshold on it would keep or drop the same memory by chance.
-		probs = append(probs, errors.New("threshold needs a reranker: the fused retrieval score is relative to the other candidates"))
+		bad("threshold needs a reranked search: send \"rerank\": true, or leave threshold out (without rerank the fused retrieval score is relative to the other candidates, the last always 0, so no threshold means the same from one search to the next)")
 	}
 	if r.Recency != nil {
-		if err := r.Recency.Validate(); err != nil {
-			probs = append(probs, fmt.Errorf("recency: %w", err))
-		}
+		probs = append(probs, fieldProblems("recency", r.Recency.Validate())...)
 		if r.Now.IsZero() {
-			probs = append(probs, fmt.Errorf("recency needs a reference time (now)"))
+			bad("recency.now: a reference time is required")
 		}
 	}
-	if p := r.Prefer; p != nil && (p.Match == nil || !(p.Weight > 0 && p.Weight <= 1)) {
-		probs = append(probs, fmt.Errorf("prefer: want a filter and a weight in (0, 1], got weight %v", p.Weight))
+	if p := r.Prefer; p != nil {
+		if p.Match == nil {
+			bad("prefer.filters: required (the memories to favour)")
+		}
+		if !(p.Weight > 0 && p.Weight <= 1) {
+			bad("prefer.weight %v: want (0, 1]", p.Weight)
+		}
 	}
 	if r.MMR != nil {
-		if err := r.MMR.Validate(); err != nil {
-			probs = append(probs, fmt.Errorf("mmr: %w", err))
-		}
+		probs = append(probs, fieldProblems("mmr", r.MMR.Validate())...)
 	}
-	if len(probs) > 0 {
-		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(probs...))
-	}
-	return nil
+	return probs, noVectors
 }
 
 // rerank replaces each candidate's score by the reranker's probability.

@@ -16,7 +16,7 @@ func ptr[T any](v T) *T { return &v }
 
 func TestSearchPipeline(t *testing.T) {
 	ctx := context.Background()
-	e := newEngine(t, openStore(t, ""), nil, DefaultConfig())
+	e := newService(t, openStore(t, ""), nil, DefaultConfig())
 	at := func(ns, id, text string, age time.Duration) store.Item {
 		return store.Item{Memory: memory.Memory{Namespace: ns, ID: id, Text: text, Time: day0.Add(-age)}}
 	}
@@ -141,7 +141,7 @@ func TestSearchPipeline(t *testing.T) {
 
 func TestSearchErrors(t *testing.T) {
 	ctx := context.Background()
-	e := newEngine(t, openStore(t, ""), nil, DefaultConfig())
+	e := newService(t, openStore(t, ""), nil, DefaultConfig())
 	mustAdd(t, e, item("u", "1", "coffee"))
 	bad := []struct {
 		name string
@@ -170,7 +170,7 @@ func TestSearchErrors(t *testing.T) {
 
 func TestChineseQueries(t *testing.T) {
 	ctx := context.Background()
-	e := newEngine(t, openStore(t, ""), nil, DefaultConfig())
+	e := newService(t, openStore(t, ""), nil, DefaultConfig())
 	mustAdd(t, e,
 		item("zh", "1", "我下周三要去上海出差，住在外滩附近的酒店"),
 		item("zh", "2", "用户喜欢喝不加糖的绿茶"),

@@ -18,16 +18,16 @@ import (
 // model.Embedder (ONNX) and the retrieval/embed helpers satisfy it.
 type Embedder = keep.Embedder
 
-// Store is what the engine needs of a memory store. Both backends meet it:
+// Store is what the service needs of a memory store. Both backends meet it:
 // *bolt.Store (bbolt) and pgstore.Store (PostgreSQL); a store that also
-// implements store.Shared is shared with other processes, and the engine
+// implements store.Shared is shared with other processes, and the service
 // follows it (retrieval/follow).
 type Store = keep.Store
 
 // Stats describes one namespace's indexes.
 type Stats = keep.Stats
 
-// FollowStats counts what a shared-store engine did since it started.
+// FollowStats counts what a shared-store service did since it started.
 type FollowStats = keep.FollowStats
 
 type (
@@ -56,7 +56,7 @@ type Service struct {
 }
 
 // New returns a Service over st. emb may be nil. Over a store of this
-// process alone the engine starts with empty, not-ready indexes for the
+// process alone the service starts with empty, not-ready indexes for the
 // namespaces already in the store: until Start's build reaches them,
 // searches there use the scan level.
 func New(st Store, emb Embedder, cfg Config) (*Service, error) {
@@ -99,10 +99,10 @@ func newKeeper(b *keep.Base, st Store, cfg Config) (keep.Keeper, error) {
 	// nothing is saved beside this process: the indexes follow the
 	// database, so Config.Owner is not used.
 	if cfg.Owner.SnapshotDir != "" {
-		b.Log.Info("memory index snapshot files off: the store is shared, and keeps the snapshots itself")
+		b.Logger().Info("memory index snapshot files off: the store is shared, and keeps the snapshots itself")
 	}
-	if cfg.Owner.Backfill && b.Emb != nil {
-		b.Log.Info("memory back-fill off: the store is shared; vectors come with each write")
+	if cfg.Owner.Backfill && b.Embedder() != nil {
+		b.Logger().Info("memory back-fill off: the store is shared; vectors come with each write")
 	}
 	return follow.New(b, f, cfg.Follow), nil
 }
@@ -114,19 +114,19 @@ func newKeeper(b *keep.Base, st Store, cfg Config) (keep.Keeper, error) {
 // over a shared store, following it. Start returns at once; Wait waits
 // for the build. Calling Start twice panics (programmer error); after
 // Close, the build ends at once with an error.
-func (e *Service) Start() {
-	if !e.building.CompareAndSwap(false, true) {
+func (s *Service) Start() {
+	if !s.building.CompareAndSwap(false, true) {
 		panic("retrieval: Service.Start called twice")
 	}
-	e.k.Start()
+	s.k.Start()
 }
 
 // Ready reports whether the start-up build has finished.
-func (e *Service) Ready() bool { return e.b.Ready() }
+func (s *Service) Ready() bool { return s.b.Ready() }
 
 // Wait blocks until the start-up build ends or ctx is done, and returns the
 // build's error.
-func (e *Service) Wait(ctx context.Context) error { return e.b.Wait(ctx) }
+func (s *Service) Wait(ctx context.Context) error { return s.b.Wait(ctx) }
 
 // Close stops the keeper's background work (the start-up build, the
 // back-fill, the snapshot saver, the following of a shared store), waits
@@ -135,53 +135,75 @@ func (e *Service) Wait(ctx context.Context) error { return e.b.Wait(ctx) }
 // about those snapshots: nothing is lost without them, the next start
 // rebuilds. It does not close the store, which the caller owns and must
 // close after.
-func (e *Service) Close() error {
-	e.closeOnce.Do(func() { e.closeErr = e.k.Close() })
-	return e.closeErr
+func (s *Service) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.k.Close() })
+	return s.closeErr
 }
 
-// Keeper returns the keeper of the engine's indexes, for tests and tools
-// that look inside (the engine itself never asks which one it is).
-func (e *Service) Keeper() keep.Keeper { return e.k }
+// Keeper returns the keeper of the service's indexes, for tests and tools
+// that look inside (the service itself never asks which one it is).
+func (s *Service) Keeper() keep.Keeper { return s.k }
 
 // Dim is the vector dimension (0: no vector index).
-func (e *Service) Dim() int { return e.b.Dim }
+func (s *Service) Dim() int { return s.b.Dim() }
 
-// HasEmbedder reports whether the engine embeds texts itself.
-func (e *Service) HasEmbedder() bool { return e.b.Emb != nil }
+// HasEmbedder reports whether the service embeds texts itself.
+func (s *Service) HasEmbedder() bool { return s.b.Embedder() != nil }
 
-// Config returns the engine's configuration, defaults applied.
-func (e *Service) Config() Config { return e.cfg }
+// Config returns the service's configuration, defaults applied.
+func (s *Service) Config() Config { return s.cfg }
 
-// Shared reports whether the engine's store is shared with other
+// follower is what the keeper of a shared store (retrieval/follow) also
+// answers; the owner of a store of this process alone does not.
+type follower interface {
+	FollowStats() FollowStats
+	Ping(ctx context.Context) error
+}
+
+var _ follower = (*follow.Follower)(nil)
+
+// Shared reports whether the service's store is shared with other
 // processes (its indexes follow the store's change sequence).
-func (e *Service) Shared() bool { return e.k.Shared() }
+func (s *Service) Shared() bool {
+	_, ok := s.k.(follower)
+	return ok
+}
 
 // Follow reports the shared-store follower's counters (zero for a store
 // of this process alone).
-func (e *Service) Follow() FollowStats { return e.k.FollowStats() }
+func (s *Service) Follow() FollowStats {
+	if f, ok := s.k.(follower); ok {
+		return f.FollowStats()
+	}
+	return FollowStats{}
+}
 
 // Ping checks that a shared store can be reached; nil for a store of this
 // process alone.
-func (e *Service) Ping(ctx context.Context) error { return e.k.Ping(ctx) }
+func (s *Service) Ping(ctx context.Context) error {
+	if f, ok := s.k.(follower); ok {
+		return f.Ping(ctx)
+	}
+	return nil
+}
 
 // SnapshotsAt says where the vector index snapshots are kept: a
 // directory, "in the database", or "off".
-func (e *Service) SnapshotsAt() string { return e.k.SnapshotsAt() }
+func (s *Service) SnapshotsAt() string { return s.k.SnapshotsAt() }
 
 // Check compares every namespace's indexes with the store and, with
 // repair, rebuilds each namespace that disagrees. It waits for the
 // start-up build first. Writes to a namespace wait while it is checked. A
 // shared store's indexes cannot be checked this way (other processes
 // write meanwhile): it returns an ErrInvalid error there.
-func (e *Service) Check(ctx context.Context, repair bool) (CheckReport, error) {
-	return e.k.Check(ctx, repair)
+func (s *Service) Check(ctx context.Context, repair bool) (CheckReport, error) {
+	return s.k.Check(ctx, repair)
 }
 
 // Stats returns the state of ns's indexes (zero values for an unknown ns).
-func (e *Service) Stats(ns string) Stats { return e.k.Stats(ns) }
+func (s *Service) Stats(ns string) Stats { return s.k.Stats(ns) }
 
-// Totals sums Stats over the namespaces this engine holds indexes of, for
+// Totals sums Stats over the namespaces this service holds indexes of, for
 // metrics.
 type Totals struct {
 	// Namespaces held, and how many of them are not built yet.
@@ -197,27 +219,27 @@ type Totals struct {
 }
 
 // Totals returns the sums of every held namespace's Stats.
-func (e *Service) Totals() Totals {
+func (s *Service) Totals() Totals {
 	var t Totals
-	for _, ns := range e.k.Names() {
-		s := e.k.Stats(ns)
+	for _, ns := range s.k.Names() {
+		st := s.k.Stats(ns)
 		t.Namespaces++
-		if !s.Ready {
+		if !st.Ready {
 			t.Building++
 		}
-		t.Indexed += s.Indexed
-		t.Vectors += s.Vectors
-		switch s.VectorSource {
+		t.Indexed += st.Indexed
+		t.Vectors += st.Vectors
+		switch st.VectorSource {
 		case "snapshot":
 			t.FromSnapshot++
 		case "rebuild":
 			t.Rebuilt++
 		}
-		if s.SnapshotMiss != "" {
+		if st.SnapshotMiss != "" {
 			t.SnapshotMisses++
 		}
-		t.Backfilled += s.Backfilled
-		t.BackfillFailed += s.BackfillFailed
+		t.Backfilled += st.Backfilled
+		t.BackfillFailed += st.BackfillFailed
 	}
 	return t
 }

@@ -14,7 +14,7 @@ import (
 )
 
 func TestAddGetDeleteList(t *testing.T) {
-	e := newEngine(t, openStore(t, ""), nil, DefaultConfig())
+	e := newService(t, openStore(t, ""), nil, DefaultConfig())
 	got := mustAdd(t, e, item("a", "1", "I live in Berlin"), item("a", "2", "I moved to Paris"))
 	if len(got) != 2 || got[0].Vector != VectorNone || got[1].ID != "2" {
 		t.Fatalf("Add = %+v", got)
@@ -49,7 +49,7 @@ func TestAddGetDeleteList(t *testing.T) {
 }
 
 func TestAddRejectsBadBatchAtomically(t *testing.T) {
-	e := newEngine(t, openStore(t, ""), nil, DefaultConfig())
+	e := newService(t, openStore(t, ""), nil, DefaultConfig())
 	bad := []store.Item{
 		item("a", "ok", "fine"),
 		item("a", "", "no id"),
@@ -66,7 +66,7 @@ func TestAddRejectsBadBatchAtomically(t *testing.T) {
 			t.Errorf("error %q does not report %s", err, want)
 		}
 	}
-	if n, _ := e.b.St.Count("a"); n != 0 {
+	if n, _ := e.b.Store().Count("a"); n != 0 {
 		t.Fatalf("a rejected batch wrote %d memories", n)
 	}
 	if _, err := e.Add(context.Background(), nil); !errors.Is(err, ErrInvalid) {
@@ -75,7 +75,7 @@ func TestAddRejectsBadBatchAtomically(t *testing.T) {
 }
 
 func TestNamespacesNeverSeeEachOther(t *testing.T) {
-	e := newEngine(t, openStore(t, ""), &hashEmbedder{N: 32}, DefaultConfig())
+	e := newService(t, openStore(t, ""), &hashEmbedder{N: 32}, DefaultConfig())
 	mustAdd(t, e, item("alice", "m1", "my password is swordfish"), item("bob", "m1", "my password is hunter2"),
 		item("bob", "m2", "swordfish recipe"))
 	for _, tc := range []struct{ ns, q, want string }{
@@ -107,13 +107,13 @@ func TestNamespacesNeverSeeEachOther(t *testing.T) {
 func TestVectorsAndDimensions(t *testing.T) {
 	ctx := context.Background()
 	t.Run("no vector index", func(t *testing.T) {
-		e := newEngine(t, openStore(t, ""), nil, DefaultConfig())
+		e := newService(t, openStore(t, ""), nil, DefaultConfig())
 		_, err := e.Add(ctx, []store.Item{{Memory: item("a", "1", "x").Memory, Vector: []float32{1, 2}}})
 		if !errors.Is(err, ErrInvalid) || !errors.Is(err, ErrNoVectors) {
 			t.Fatalf("err = %v, want ErrInvalid+ErrNoVectors", err)
 		}
 	})
-	e := newEngine(t, openStore(t, ""), nil, Config{Dim: 3, BM25: DefaultConfig().BM25,
+	e := newService(t, openStore(t, ""), nil, Config{Dim: 3, BM25: DefaultConfig().BM25,
 		Fusion: DefaultConfig().Fusion, HNSW: DefaultConfig().HNSW, Follow: DefaultConfig().Follow, Depth: 10, ScanLimit: 100, PageSize: 10})
 	cases := []struct {
 		name    string
@@ -180,12 +180,12 @@ func TestVectorsAndDimensions(t *testing.T) {
 
 func TestEmbedderErrors(t *testing.T) {
 	emb := &hashEmbedder{N: 8}
-	e := newEngine(t, openStore(t, ""), emb, DefaultConfig())
+	e := newService(t, openStore(t, ""), emb, DefaultConfig())
 	emb.Fail = errors.New("onnx exploded")
 	if _, err := e.Add(context.Background(), []store.Item{item("a", "1", "x")}); !errors.Is(err, ErrEmbed) {
 		t.Fatalf("Add with failing embedder: %v, want ErrEmbed", err)
 	}
-	if n, _ := e.b.St.Count("a"); n != 0 {
+	if n, _ := e.b.Store().Count("a"); n != 0 {
 		t.Fatal("a failed embedding still wrote the memory")
 	}
 	if _, err := New(openStore(t, ""), emb, Config{Dim: 9, BM25: DefaultConfig().BM25,
@@ -219,7 +219,7 @@ func TestTinyVectorOneRule(t *testing.T) {
 	ctx := context.Background()
 	cfg := DefaultConfig()
 	cfg.Dim = 4
-	e := newEngine(t, openStore(t, ""), nil, cfg)
+	e := newService(t, openStore(t, ""), nil, cfg)
 	tiny := []float32{1e-31, 0, 0, 0}
 	got := mustAdd(t, e, store.Item{Memory: item("a", "tiny", "apple tiny").Memory, Vector: tiny},
 		store.Item{Memory: item("a", "ok", "apple ok").Memory, Vector: []float32{0, 1, 0, 0}})
@@ -280,7 +280,7 @@ func TestKeeperConfigValidate(t *testing.T) {
 		t.Fatal("New accepted CatchUp 0 instead of refusing it")
 	}
 	cfg = DefaultConfig()
-	e := newEngine(t, openStore(t, ""), nil, cfg)
+	e := newService(t, openStore(t, ""), nil, cfg)
 	if got := e.Config(); got.Follow != cfg.Follow || got.Owner != cfg.Owner {
 		t.Fatalf("New rewrote the keepers' config: %+v / %+v, was %+v / %+v", got.Owner, got.Follow, cfg.Owner, cfg.Follow)
 	}

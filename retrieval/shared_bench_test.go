@@ -21,8 +21,8 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store/pgstore"
 )
 
-// Benchmarks of the engine over a shared store (PostgreSQL, pgstore) with
-// the engine over the bbolt store as the baseline, measured in the same
+// Benchmarks of the service over a shared store (PostgreSQL, pgstore) with
+// the service over the bbolt store as the baseline, measured in the same
 // run and interleaved (alternately one first, then the other), so that
 // the ratio each reports is not skewed by what else the machine does
 // meanwhile. Each starts its own PostgreSQL server with pgtest.Start:
@@ -106,7 +106,7 @@ func sbConfig() Config {
 }
 
 // sbPG opens a PostgreSQL store on url with the default options, closed
-// at the end of b (after the engines over it, registered later).
+// at the end of b (after the services over it, registered later).
 func sbPG(b *testing.B, url string) *pgstore.Store {
 	b.Helper()
 	st, err := pgstore.Open(url, pgstore.DefaultOptions())
@@ -129,10 +129,10 @@ func sbBolt(b *testing.B) *bolt.Store {
 	return st
 }
 
-// sbEngine starts an engine over st, closed at the end of b; over the
+// sbService starts a service over st, closed at the end of b; over the
 // bbolt store it waits for the start-up build (a shared store has none:
 // namespaces are built on first use).
-func sbEngine(b *testing.B, st Store, cfg Config) *Service {
+func sbService(b *testing.B, st Store, cfg Config) *Service {
 	b.Helper()
 	e, err := New(st, nil, cfg)
 	if err != nil {
@@ -263,7 +263,7 @@ func sbIngest(b *testing.B, srv *pgtest.Server, preload, size int) {
 			sbAnalyze(b, url)
 			gens[0].k, gens[1].k = preload, preload // new IDs
 		}
-		engines := [2]*Service{sbEngine(b, pgSt, sbConfig()), sbEngine(b, boltSt, sbConfig())}
+		services := [2]*Service{sbService(b, pgSt, sbConfig()), sbService(b, boltSt, sbConfig())}
 		var took [2]time.Duration
 		ctx := context.Background()
 		n, i := 0, 0
@@ -272,7 +272,7 @@ func sbIngest(b *testing.B, srv *pgtest.Server, preload, size int) {
 			interleave(i, func(w int) {
 				items := gens[w].items(size)
 				t0 := time.Now()
-				if _, err := engines[w].Add(ctx, items); err != nil {
+				if _, err := services[w].Add(ctx, items); err != nil {
 					b.Fatal(err)
 				}
 				took[w] += time.Since(t0)
@@ -287,7 +287,7 @@ func sbIngest(b *testing.B, srv *pgtest.Server, preload, size int) {
 }
 
 // BenchmarkShared_WarmSearch: Service.Retrieve on a warm replica (its
-// namespace built and caught up) against the bbolt engine, 10k and 100k
+// namespace built and caught up) against the bbolt service, 10k and 100k
 // memories in one namespace, no vectors (BM25 level), with plain BM25
 // and with the default ranking; the same queries, interleaved. Reports p50
 // and p99 of each and the ratio of the p50s. Each PostgreSQL search
@@ -302,7 +302,7 @@ func BenchmarkShared_WarmSearch(b *testing.B) {
 			pgSt, boltSt := sbPG(b, url), sbBolt(b)
 			sbLoad(b, "u", n, pgSt, boltSt)
 			sbAnalyze(b, url)
-			engines := [2]*Service{sbEngine(b, pgSt, sbConfig()), sbEngine(b, boltSt, sbConfig())}
+			services := [2]*Service{sbService(b, pgSt, sbConfig()), sbService(b, boltSt, sbConfig())}
 			ctx := context.Background()
 			queries := sbQueries()
 			// Warm up: the first PostgreSQL search builds the namespace;
@@ -310,7 +310,7 @@ func BenchmarkShared_WarmSearch(b *testing.B) {
 			differ := 0
 			for _, q := range queries {
 				var got [2][]string
-				for w, e := range engines {
+				for w, e := range services {
 					r, err := e.Retrieve(ctx, Query{Namespace: "u", Text: q})
 					if err != nil {
 						b.Fatal(err)
@@ -322,7 +322,7 @@ func BenchmarkShared_WarmSearch(b *testing.B) {
 				}
 			}
 			if differ > 0 {
-				b.Logf("%d of %d queries answered differently by the two engines", differ, len(queries))
+				b.Logf("%d of %d queries answered differently by the two services", differ, len(queries))
 			}
 			plain, def := lexrank.PlainBM25(), lexrank.DefaultRanking()
 			for _, rk := range []struct {
@@ -337,7 +337,7 @@ func BenchmarkShared_WarmSearch(b *testing.B) {
 						q := Query{Namespace: "u", Text: queries[i%len(queries)], Ranking: rk.r}
 						interleave(i, func(w int) {
 							t0 := time.Now()
-							r, err := engines[w].Retrieve(ctx, q)
+							r, err := services[w].Retrieve(ctx, q)
 							if err != nil {
 								b.Fatal(err)
 							}
@@ -359,7 +359,7 @@ func BenchmarkShared_WarmSearch(b *testing.B) {
 // indexes a PostgreSQL replica dropped (IndexMemory of 1 byte: searching
 // another, tiny, namespace evicts it), from the Retrieve call to its
 // answer, which waits for the build from the database; against the
-// bbolt engine's start-up build of the same memories (New, Start, Wait).
+// bbolt service's start-up build of the same memories (New, Start, Wait).
 // 10k and 100k memories; reports p50 and p99 of each, in ms, and the
 // ratio of the p50s. Use -benchtime Nx: one sample takes seconds.
 func BenchmarkShared_ColdSearch(b *testing.B) {
@@ -374,7 +374,7 @@ func BenchmarkShared_ColdSearch(b *testing.B) {
 			sbAnalyze(b, url)
 			cfg := sbConfig()
 			cfg.Follow.IndexMemory = 1
-			pg := sbEngine(b, pgSt, cfg)
+			pg := sbService(b, pgSt, cfg)
 			ctx := context.Background()
 			q := Query{Namespace: "u", Text: sbQueries()[0]}
 			var lat [2]sbLat
@@ -434,18 +434,18 @@ func BenchmarkShared_ColdSearch(b *testing.B) {
 				i++
 			}
 			sbReport(b, lat[0], lat[1], "ms")
-			b.Logf("pg engine: %+v", pg.Follow())
+			b.Logf("pg service: %+v", pg.Follow())
 		})
 	}
 }
 
-// BenchmarkShared_Visibility: two PostgreSQL replicas (engines over two
+// BenchmarkShared_Visibility: two PostgreSQL replicas (services over two
 // pgstore.Stores on one database) over a namespace of 10k memories; A
 // adds a memory with a word of its own.
 //
 // ReadYourWrites: the first Retrieve on B after A's Add returned, for that
 // word (it must find it: a search catches up to the committed sequence
-// first); against the bbolt engine's Retrieve right after its own Add
+// first); against the bbolt service's Retrieve right after its own Add
 // (which indexes before it returns). p50 and p99 in µs, ratio of p50s.
 //
 // Follow: with no search on B, the time from A's Add returning until B's
@@ -463,7 +463,7 @@ func BenchmarkShared_Visibility(b *testing.B) {
 	sbLoad(b, "u", n, stA, boltSt)
 	sbAnalyze(b, url)
 	cfg := sbConfig()
-	a, rb, bolt := sbEngine(b, stA, cfg), sbEngine(b, stB, cfg), sbEngine(b, boltSt, cfg)
+	a, rb, bolt := sbService(b, stA, cfg), sbService(b, stB, cfg), sbService(b, boltSt, cfg)
 	ctx := context.Background()
 	if _, err := rb.Retrieve(ctx, Query{Namespace: "u", Text: "w1"}); err != nil { // B builds u
 		b.Fatal(err)

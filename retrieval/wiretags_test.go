@@ -10,12 +10,12 @@ import (
 	"testing"
 )
 
-// onDisk are the engine's types whose JSON is a file format, not an API
+// onDisk are the service's types whose JSON is a file format, not an API
 // (none: the snapshot format is retrieval/snap's, which this test does not
 // read).
 var onDisk = map[string]bool{}
 
-// TestNoWireTags: the engine's types (this package's and its keepers')
+// TestNoWireTags: the service's types (this package's and its keepers')
 // carry no JSON tags. What the server answers is shaped by api/ and
 // mapped in serve, so changing a field here cannot change the HTTP API
 // unseen.

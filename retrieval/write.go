@@ -41,12 +41,12 @@ type Added struct {
 const MaxBatch = keep.MaxBatch
 
 // Add stores items durably, in one transaction (all or none), then indexes
-// them. Items without a vector are embedded when the engine has an
+// them. Items without a vector are embedded when the service has an
 // Embedder. Every invalid item is reported at once, wrapped in ErrInvalid,
 // and nothing is written. When Add returns nil every item is durable, even
 // if the process dies before the indexes are updated.
-func (e *Service) Add(ctx context.Context, items []store.Item) ([]Added, error) {
-	if e.b.Closed() {
+func (s *Service) Add(ctx context.Context, items []store.Item) ([]Added, error) {
+	if s.b.Closed() {
 		return nil, ErrClosed
 	}
 	if len(items) == 0 {
@@ -56,17 +56,17 @@ func (e *Service) Add(ctx context.Context, items []store.Item) ([]Added, error) 
 		return nil, fmt.Errorf("%w: %d memories in one batch, at most %d", ErrInvalid, len(items), MaxBatch)
 	}
 	items = slices.Clone(items)
-	if err := e.validateItems(items); err != nil {
+	if err := s.validateItems(items); err != nil {
 		return nil, err
 	}
-	if err := e.embedMissing(ctx, items); err != nil {
+	if err := s.embedMissing(ctx, items); err != nil {
 		return nil, err
 	}
 	out := make([]Added, len(items))
 	for i := range items {
 		out[i] = Added{Namespace: items[i].Memory.Namespace, ID: items[i].Memory.ID, Vector: VectorNone}
 		if items[i].Vector != nil {
-			if embed.Check(items[i].Vector, e.b.Dim) == nil {
+			if embed.Check(items[i].Vector, s.b.Dim()) == nil {
 				out[i].Vector = VectorIndexed
 			} else {
 				items[i].Vector, out[i].Vector = nil, VectorZero
@@ -74,8 +74,8 @@ func (e *Service) Add(ctx context.Context, items []store.Item) ([]Added, error) 
 		}
 	}
 
-	err := e.k.Write(ctx, items, func() error {
-		if err := e.b.St.PutBatch(items); err != nil {
+	err := s.k.Write(ctx, items, func() error {
+		if err := s.b.Store().PutBatch(items); err != nil {
 			return addErr(err)
 		}
 		return nil
@@ -98,7 +98,7 @@ func addErr(err error) error {
 }
 
 // validateItems normalises and checks every item, reporting all problems.
-func (e *Service) validateItems(items []store.Item) error {
+func (s *Service) validateItems(items []store.Item) error {
 	var errs []error
 	for i := range items {
 		m := items[i].Memory.Normalize()
@@ -107,7 +107,7 @@ func (e *Service) validateItems(items []store.Item) error {
 			errs = append(errs, fmt.Errorf("memory %d: %w", i, err))
 		}
 		if v := items[i].Vector; v != nil {
-			if err := e.checkVector(v); err != nil {
+			if err := s.checkVector(v); err != nil {
 				errs = append(errs, fmt.Errorf("memory %d: %w", i, err))
 			}
 		}
@@ -122,19 +122,19 @@ func (e *Service) validateItems(items []store.Item) error {
 // the wrong dimension or a NaN/Inf value is an error; a zero vector (norm
 // at most embed.MinNorm) is not, it is stored without a vector and
 // answered VectorZero.
-func (e *Service) checkVector(v []float32) error {
-	if e.b.Dim == 0 {
+func (s *Service) checkVector(v []float32) error {
+	if s.b.Dim() == 0 {
 		return ErrNoVectors
 	}
-	if err := embed.Check(v, e.b.Dim); err != nil && !errors.Is(err, embed.ErrZeroVector) {
+	if err := embed.Check(v, s.b.Dim()); err != nil && !errors.Is(err, embed.ErrZeroVector) {
 		return err
 	}
 	return nil
 }
 
 // embedMissing fills in the vectors of items that have none, in one call.
-func (e *Service) embedMissing(ctx context.Context, items []store.Item) error {
-	if e.b.Emb == nil {
+func (s *Service) embedMissing(ctx context.Context, items []store.Item) error {
+	if s.b.Embedder() == nil {
 		return nil
 	}
 	var idx []int
@@ -148,7 +148,7 @@ func (e *Service) embedMissing(ctx context.Context, items []store.Item) error {
 	if len(texts) == 0 {
 		return nil
 	}
-	vecs, err := e.b.Emb.Embed(ctx, texts, false)
+	vecs, err := s.b.Embedder().Embed(ctx, texts, false)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -159,7 +159,7 @@ func (e *Service) embedMissing(ctx context.Context, items []store.Item) error {
 		return fmt.Errorf("%w: embedder returned %d vectors for %d texts", ErrEmbed, len(vecs), len(texts))
 	}
 	for k, i := range idx {
-		if err := e.checkVector(vecs[k]); err != nil {
+		if err := s.checkVector(vecs[k]); err != nil {
 			return fmt.Errorf("%w: %w", ErrEmbed, err)
 		}
 		items[i].Vector = vecs[k]
@@ -169,15 +169,15 @@ func (e *Service) embedMissing(ctx context.Context, items []store.Item) error {
 
 // Delete removes ns/id durably, then from the indexes. It returns an error
 // wrapping ErrNotFound when there is no such memory.
-func (e *Service) Delete(ns, id string) error {
-	if e.b.Closed() {
+func (s *Service) Delete(ns, id string) error {
+	if s.b.Closed() {
 		return ErrClosed
 	}
 	if err := keysValid(ns, id); err != nil {
 		return err
 	}
-	return e.k.Remove(ns, id, func() error {
-		if err := e.b.St.Delete(ns, id); err != nil {
+	return s.k.Remove(ns, id, func() error {
+		if err := s.b.Store().Delete(ns, id); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("memory %s/%s: %w", ns, id, ErrNotFound)
 			}
@@ -206,8 +206,8 @@ type Patch struct {
 // then indexed; visible to the next search on every replica). It returns
 // an error wrapping ErrNotFound when there is no such memory. Two updates
 // of one memory at once: the last to write wins whole.
-func (e *Service) Update(ctx context.Context, ns, id string, p Patch) (Added, error) {
-	rec, err := e.Get(ns, id)
+func (s *Service) Update(ctx context.Context, ns, id string, p Patch) (Added, error) {
+	rec, err := s.Get(ns, id)
 	if err != nil {
 		return Added{}, err
 	}
@@ -240,7 +240,7 @@ func (e *Service) Update(ctx context.Context, ns, id string, p Patch) (Added, er
 		vec = p.Vector
 	}
 	m.SchemaVersion = 0 // written in this build's schema
-	added, err := e.Add(ctx, []store.Item{{Memory: m, Vector: vec}})
+	added, err := s.Add(ctx, []store.Item{{Memory: m, Vector: vec}})
 	if err != nil {
 		return Added{}, err
 	}
@@ -252,15 +252,15 @@ func (e *Service) Update(ctx context.Context, ns, id string, p Patch) (Added, er
 // returns how many memories ns held (0 for a namespace never written).
 // Over a shared store every replica's indexes learn of each delete before
 // their next search.
-func (e *Service) Forget(ns string) (int, error) {
-	if e.b.Closed() {
+func (s *Service) Forget(ns string) (int, error) {
+	if s.b.Closed() {
 		return 0, ErrClosed
 	}
 	if err := memory.ValidateNamespace(ns); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return e.k.Forget(ns, func() (int, error) {
-		n, err := e.b.St.DeleteNamespace(ns)
+	return s.k.Forget(ns, func() (int, error) {
+		n, err := s.b.Store().DeleteNamespace(ns)
 		if err != nil {
 			return 0, mapStoreErr(err)
 		}
@@ -276,8 +276,8 @@ type Namespace struct {
 
 // Namespaces lists the namespaces holding memories that allow accepts
 // (nil: all), sorted, with their counts.
-func (e *Service) Namespaces(allow func(string) bool) ([]Namespace, error) {
-	names, err := e.b.St.Namespaces()
+func (s *Service) Namespaces(allow func(string) bool) ([]Namespace, error) {
+	names, err := s.b.Store().Namespaces()
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
@@ -286,7 +286,7 @@ func (e *Service) Namespaces(allow func(string) bool) ([]Namespace, error) {
 		if allow != nil && !allow(ns) {
 			continue
 		}
-		n, err := e.b.St.Count(ns)
+		n, err := s.b.Store().Count(ns)
 		if err != nil {
 			return nil, mapStoreErr(err)
 		}
@@ -298,11 +298,11 @@ func (e *Service) Namespaces(allow func(string) bool) ([]Namespace, error) {
 }
 
 // Get returns ns/id with its vector (nil if none).
-func (e *Service) Get(ns, id string) (store.Record, error) {
+func (s *Service) Get(ns, id string) (store.Record, error) {
 	if err := keysValid(ns, id); err != nil {
 		return store.Record{}, err
 	}
-	recs, err := e.b.St.GetMany(ns, []string{id}, true)
+	recs, err := s.b.Store().GetMany(ns, []string{id}, true)
 	if err != nil {
 		return store.Record{}, mapStoreErr(err)
 	}
@@ -314,23 +314,33 @@ func (e *Service) Get(ns, id string) (store.Record, error) {
 
 // List returns up to limit memories of ns after the ID `after`, in ID
 // order, with their vectors, and the cursor for the next page ("" at the
-// end). With a filter f only matching memories are returned: the store is
-// read page by page until limit match or it ends, and the cursor is the
-// last memory read.
-func (e *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.Record, string, error) {
+// end). With a filter f only matching memories are returned, limit of
+// them unless the end is reached: the filter's indexes name the matching
+// memories when the namespace's indexes are built (see listIndexed);
+// otherwise the store is read page by page until limit match or it ends,
+// and the cursor is the last memory read.
+func (s *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.Record, string, error) {
 	if err := memory.ValidateNamespace(ns); err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if f == nil {
-		recs, next, err := e.b.St.Page(ns, after, limit, true)
+		recs, next, err := s.b.Store().Page(ns, after, limit, true)
 		if err != nil {
 			return nil, "", mapStoreErr(err)
 		}
 		return recs, next, nil
 	}
+	if recs, next, ok, err := s.listIndexed(ns, after, limit, f); ok || err != nil {
+		return recs, next, err
+	}
+	return s.listScan(ns, after, limit, f)
+}
+
+// listScan is List with a filter, from the store alone.
+func (s *Service) listScan(ns, after string, limit int, f *filter.Matcher) ([]store.Record, string, error) {
 	var out []store.Record
 	for {
-		recs, next, err := e.b.St.Page(ns, after, limit, true)
+		recs, next, err := s.b.Store().Page(ns, after, limit, true)
 		if err != nil {
 			return nil, "", mapStoreErr(err)
 		}
@@ -351,6 +361,69 @@ func (e *Service) List(ns, after string, limit int, f *filter.Matcher) ([]store.
 		after = next
 	}
 }
+
+// listIndexed is List with a filter, from ns's indexes: the IDs the
+// filter's allow-list holds after `after`, in ID order, then their records
+// from the store, each matched again (a memory changed since the indexes
+// answered is judged by its stored state; one deleted is skipped). The
+// cursor is the last memory returned while matching IDs remain. ok is
+// false when ns's indexes are not built (during a start-up build, or a
+// shared namespace's first build) or cannot be brought up to date now, or
+// when at least 1/listDense of the namespace matches: the caller reads
+// the store.
+func (s *Service) listIndexed(ns, after string, limit int, f *filter.Matcher) (_ []store.Record, next string, ok bool, _ error) {
+	if s.b.Closed() {
+		return nil, "", false, ErrClosed
+	}
+	sp, err := s.k.Open(context.Background(), ns)
+	switch {
+	case errors.Is(err, ErrUnavailable):
+		// Indexes that cannot answer now (a replica still catching up
+		// with the shared store, say) are no reason to fail a listing:
+		// the store can.
+		return nil, "", false, nil
+	case err != nil:
+		return nil, "", false, err
+	case sp == nil || !sp.LexReady():
+		return nil, "", false, nil
+	}
+	allowed := sp.Indexes().Allowed(f)
+	if allowed.Len() >= allowed.Live/listDense {
+		// Many memories match: a page of the store holds an eighth of
+		// its size in matches or more, cheaper than sorting them all.
+		return nil, "", false, nil
+	}
+	var ids []string
+	for _, id := range allowed.IDs {
+		if id > after {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	out := make([]store.Record, 0, min(limit, len(ids)))
+	for len(ids) > 0 && len(out) < limit {
+		chunk := ids[:min(len(ids), limit-len(out))]
+		ids = ids[len(chunk):]
+		recs, err := s.b.Store().GetMany(ns, chunk, true)
+		if err != nil {
+			return nil, "", false, mapStoreErr(err)
+		}
+		for _, r := range recs {
+			if f.Match(filter.Of(r.Memory)) {
+				out = append(out, r)
+			}
+		}
+	}
+	if len(ids) > 0 && len(out) > 0 {
+		next = out[len(out)-1].Memory.ID
+	}
+	return out, next, true, nil
+}
+
+// listDense: a filtered listing reads the store page by page when at
+// least 1/listDense of the namespace's memories match (a page of the
+// store then holds about limit/listDense matches or more).
+const listDense = 8
 
 func keysValid(ns, id string) error {
 	if err := memory.ValidateNamespace(ns); err != nil {

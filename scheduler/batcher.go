@@ -96,6 +96,7 @@ func (s *Scheduler) worker() {
 	timer := newStoppedTimer()
 	batch := make([]pair, 0, s.cfg.MaxBatch)
 	seqs := make([][]int, 0, s.cfg.MaxBatch)
+	types := make([][]int, 0, s.cfg.MaxBatch)
 	for {
 		var ok bool
 		var computed int
@@ -103,21 +104,26 @@ func (s *Scheduler) worker() {
 		if !ok {
 			return
 		}
-		seqs = s.run(batch, computed, seqs[:0])
+		seqs, types = s.run(batch, computed, seqs[:0], types[:0])
 		clear(batch) // let finished requests go
 		clear(seqs)
+		clear(types)
 	}
 }
 
 // run passes one batch, which computes computed tokens, to the engine and
-// delivers its logits. seqs is scratch space, returned for reuse.
-func (s *Scheduler) run(batch []pair, computed int, seqs [][]int) [][]int {
+// delivers its logits. seqs and types are scratch space, returned for
+// reuse.
+func (s *Scheduler) run(batch []pair, computed int, seqs, types [][]int) ([][]int, [][]int) {
 	id := s.batchID.Add(1)
 	start := time.Now()
 	real, longest := 0, 0
 	first := make([]bool, 0, len(batch)) // per pair: its request's first engine call
+	typed := false
 	for _, p := range batch {
 		seqs = append(seqs, p.seq)
+		types = append(types, p.types)
+		typed = typed || p.types != nil
 		real += len(p.seq)
 		longest = max(longest, len(p.seq))
 		first = append(first, p.req.markStarted(start))
@@ -125,7 +131,11 @@ func (s *Scheduler) run(batch []pair, computed int, seqs [][]int) [][]int {
 	}
 	s.obs.BatchFormed(len(batch), real, computed)
 	bt := startBatchTrace(batch, first, id, start, real, computed)
-	logits, err := s.engine.Logits(s.engineCtx, seqs)
+	callTypes := types
+	if !typed {
+		callTypes = nil // a decoder's call: no types at all
+	}
+	logits, err := s.engine.Logits(s.engineCtx, seqs, callTypes)
 	d := time.Since(start)
 	bt.end(id, start, start.Add(d), err)
 	s.obs.EngineCall(d, len(batch), err)
@@ -154,7 +164,7 @@ func (s *Scheduler) run(batch []pair, computed int, seqs [][]int) [][]int {
 		p.req.deliver(p.idx, v, id, d)
 	}
 	s.q.done(len(batch), real)
-	return seqs
+	return seqs, types
 }
 
 // fail ends r with err and drops its waiting pairs: they would be wasted.

@@ -10,7 +10,7 @@ import (
 // cost.
 type instantEngine struct{}
 
-func (instantEngine) Logits(_ context.Context, seqs [][]int) ([]float32, error) {
+func (instantEngine) Logits(_ context.Context, seqs, _ [][]int) ([]float32, error) {
 	return make([]float32, len(seqs)), nil
 }
 
@@ -37,7 +37,7 @@ func BenchmarkScheduler_Submit(b *testing.B) {
 				b.SetParallelism(8) // 8 goroutines per core: requests pool
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
-						if _, err := s.Submit(context.Background(), seqs); err != nil {
+						if _, err := s.Submit(context.Background(), seqs, nil); err != nil {
 							b.Error(err)
 							return
 						}
@@ -45,7 +45,7 @@ func BenchmarkScheduler_Submit(b *testing.B) {
 				})
 			} else {
 				for b.Loop() {
-					if _, err := s.Submit(context.Background(), seqs); err != nil {
+					if _, err := s.Submit(context.Background(), seqs, nil); err != nil {
 						b.Fatal(err)
 					}
 				}

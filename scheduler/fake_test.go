@@ -37,7 +37,7 @@ func sum(seq []int) float32 {
 	return float32(s)
 }
 
-func (e *fakeEngine) Logits(ctx context.Context, seqs [][]int) ([]float32, error) {
+func (e *fakeEngine) Logits(ctx context.Context, seqs, _ [][]int) ([]float32, error) {
 	rec := make([][]int, len(seqs))
 	for i, s := range seqs {
 		rec[i] = slices.Clone(s)
@@ -144,7 +144,7 @@ func submitAsync(t testing.TB, s *Scheduler, ctx context.Context, seqs [][]int) 
 	before := s.Stats().Queued
 	ch := make(chan outcome, 1)
 	go func() {
-		r, err := s.Submit(ctx, seqs)
+		r, err := s.Submit(ctx, seqs, nil)
 		ch <- outcome{r, err}
 	}()
 	eventually(t, "pairs queued", func() bool { return s.Stats().Queued >= before+len(seqs) || len(ch) > 0 })
@@ -168,7 +168,7 @@ func plugN(t testing.TB, s *Scheduler, e *fakeEngine, n int) <-chan outcome {
 	}
 	ch := make(chan outcome, 1)
 	go func() {
-		r, err := s.Submit(context.Background(), seqs)
+		r, err := s.Submit(context.Background(), seqs, nil)
 		ch <- outcome{r, err}
 	}()
 	<-e.entered

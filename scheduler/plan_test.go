@@ -74,10 +74,10 @@ func TestTakeSkipsEndedRequests(t *testing.T) {
 	dead, cancel := context.WithCancel(context.Background())
 	rDead := &request{ctx: dead, done: make(chan struct{}), logits: make([]float32, 2), left: 2}
 	rLive := &request{ctx: context.Background(), done: make(chan struct{}), logits: make([]float32, 2), left: 2}
-	if err := q.admit(rDead, [][]int{seq(1, 3), seq(1, 3)}); err != nil {
+	if err := q.admit(rDead, [][]int{seq(1, 3), seq(1, 3)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.admit(rLive, [][]int{seq(2, 3), seq(2, 3)}); err != nil {
+	if err := q.admit(rLive, [][]int{seq(2, 3), seq(2, 3)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	cancel() // as if the batcher got there before Submit noticed

@@ -12,6 +12,7 @@ import (
 type pair struct {
 	req   *request
 	seq   []int
+	types []int  // seq's token type ids; nil: none (or all 0)
 	idx   int    // position in the request
 	order uint64 // arrival rank: lower is older
 }
@@ -66,8 +67,9 @@ func (q *queue) waitCh() <-chan struct{} {
 	return q.wake
 }
 
-// admit queues all of seqs for r, or none of them.
-func (q *queue) admit(r *request, seqs [][]int) error {
+// admit queues all of seqs (with their types, nil or one per sequence)
+// for r, or none of them.
+func (q *queue) admit(r *request, seqs, types [][]int) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -81,6 +83,9 @@ func (q *queue) admit(r *request, seqs [][]int) error {
 	}
 	for i, seq := range seqs {
 		p := pair{req: r, seq: seq, idx: i, order: q.next}
+		if types != nil {
+			p.types = types[i]
+		}
 		q.next++
 		// p is the newest pair: it goes after every pair of its length.
 		at, _ := slices.BinarySearchFunc(q.pending, p, cmpPair)

@@ -148,9 +148,14 @@ func New(engine batching.Logiter, cfg Config, obs Observer) (*Scheduler, error) 
 // engine are dropped; those already in a running call finish and are
 // discarded.
 //
-// Submit does not copy seqs: treat them as immutable, since the engine may
-// still read a pair after a cancelled Submit has returned.
-func (s *Scheduler) Submit(ctx context.Context, seqs [][]int) (Result, error) {
+// types carries a cross-encoder's token type ids beside seqs, as the
+// engine's Logits takes them (nil for a decoder's sequences); the
+// scheduler passes each pair's types along with it and plans on the ids'
+// lengths alone.
+//
+// Submit does not copy seqs or types: treat them as immutable, since the
+// engine may still read a pair after a cancelled Submit has returned.
+func (s *Scheduler) Submit(ctx context.Context, seqs, types [][]int) (Result, error) {
 	if len(seqs) > s.cfg.QueueSize {
 		return Result{}, fmt.Errorf("%w: %d pairs, queue holds %d", ErrTooLarge, len(seqs), s.cfg.QueueSize)
 	}
@@ -158,6 +163,9 @@ func (s *Scheduler) Submit(ctx context.Context, seqs [][]int) (Result, error) {
 		if len(seq) == 0 {
 			return Result{}, fmt.Errorf("%w: pair %d", ErrEmptySequence, i)
 		}
+	}
+	if err := batching.CheckTypes(seqs, types); err != nil {
+		return Result{}, err
 	}
 	if len(seqs) == 0 {
 		return Result{Logits: []float32{}}, nil
@@ -172,7 +180,7 @@ func (s *Scheduler) Submit(ctx context.Context, seqs [][]int) (Result, error) {
 		logits: make([]float32, len(seqs)),
 		left:   len(seqs),
 	}
-	if err := s.q.admit(r, seqs); err != nil {
+	if err := s.q.admit(r, seqs, types); err != nil {
 		return Result{}, err
 	}
 	select {

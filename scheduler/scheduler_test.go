@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rerankd/rerankd/internal/batching"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -75,7 +77,7 @@ func TestSubmitArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := s.Submit(tt.ctx, tt.seqs)
+			res, err := s.Submit(tt.ctx, tt.seqs, nil)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -96,12 +98,12 @@ func TestResultsInInputOrderMatchAlone(t *testing.T) {
 	for i := range 40 {
 		seqs = append(seqs, seq(i+1, 1+rng.IntN(200)))
 	}
-	res, err := s.Submit(context.Background(), seqs)
+	res, err := s.Submit(context.Background(), seqs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, sq := range seqs {
-		alone, err := e.Logits(context.Background(), [][]int{sq})
+		alone, err := e.Logits(context.Background(), [][]int{sq}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +157,7 @@ func TestConcurrentSubmitters(t *testing.T) {
 						for i := range seqs {
 							seqs[i] = seq(rng.IntN(1000), 1+rng.IntN(300))
 						}
-						res, err := s.Submit(context.Background(), seqs)
+						res, err := s.Submit(context.Background(), seqs, nil)
 						if err != nil {
 							t.Error(err)
 							return
@@ -386,7 +388,7 @@ func TestFullBatchDoesNotWait(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ch := make(chan outcome, 1)
 			go func() {
-				r, err := s.Submit(context.Background(), tt.seqs)
+				r, err := s.Submit(context.Background(), tt.seqs, nil)
 				ch <- outcome{r, err}
 			}()
 			if o := recv(t, ch); o.err != nil {
@@ -403,16 +405,16 @@ func TestOverload(t *testing.T) {
 	s := mustNew(t, e, cfg)
 	p := plug(t, s, e) // in flight: does not count against the queue
 	a := submitAsync(t, s, context.Background(), [][]int{{1}, {1}, {1}, {1}, {1}, {1}})
-	if _, err := s.Submit(context.Background(), [][]int{{2}, {2}, {2}}); !errors.Is(err, ErrOverloaded) {
+	if _, err := s.Submit(context.Background(), [][]int{{2}, {2}, {2}}, nil); !errors.Is(err, ErrOverloaded) {
 		t.Fatalf("3 pairs into 2 free slots: %v, want ErrOverloaded", err)
 	}
 	b := submitAsync(t, s, context.Background(), [][]int{{3}, {3}})
 	for range 1000 {
-		if _, err := s.Submit(context.Background(), [][]int{{4}}); !errors.Is(err, ErrOverloaded) {
+		if _, err := s.Submit(context.Background(), [][]int{{4}}, nil); !errors.Is(err, ErrOverloaded) {
 			t.Fatalf("into a full queue: %v, want ErrOverloaded", err)
 		}
 	}
-	if _, err := s.Submit(context.Background(), make([][]int, 9)); !errors.Is(err, ErrTooLarge) {
+	if _, err := s.Submit(context.Background(), make([][]int, 9), nil); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("9 pairs, queue of 8: %v, want ErrTooLarge", err)
 	}
 	if st := s.Stats(); st.Queued != 8 || st.InFlightPairs != 1 {
@@ -469,7 +471,7 @@ func TestCancelRunning(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan outcome, 1)
 	go func() {
-		r, err := s.Submit(ctx, [][]int{seq(1, 4)})
+		r, err := s.Submit(ctx, [][]int{seq(1, 4)}, nil)
 		ch <- outcome{r, err}
 	}()
 	<-e.entered
@@ -478,7 +480,7 @@ func TestCancelRunning(t *testing.T) {
 		t.Fatalf("got %v, want context.Canceled", o.err)
 	}
 	e.open() // the running call finishes; its logit is discarded
-	res, err := s.Submit(context.Background(), [][]int{seq(2, 4)})
+	res, err := s.Submit(context.Background(), [][]int{seq(2, 4)}, nil)
 	if err != nil || res.Logits[0] != 5 {
 		t.Fatalf("next request: %v %v", res.Logits, err)
 	}
@@ -486,7 +488,7 @@ func TestCancelRunning(t *testing.T) {
 
 type engineFunc func(ctx context.Context, seqs [][]int) ([]float32, error)
 
-func (f engineFunc) Logits(ctx context.Context, seqs [][]int) ([]float32, error) {
+func (f engineFunc) Logits(ctx context.Context, seqs, _ [][]int) ([]float32, error) {
 	return f(ctx, seqs)
 }
 
@@ -520,7 +522,7 @@ func TestEngineFailure(t *testing.T) {
 
 	t.Run("wrong logit count", func(t *testing.T) {
 		s := mustNew(t, engineFunc(func(context.Context, [][]int) ([]float32, error) { return []float32{}, nil }), testConfig())
-		if _, err := s.Submit(context.Background(), [][]int{{1}}); !errors.Is(err, ErrEngine) {
+		if _, err := s.Submit(context.Background(), [][]int{{1}}, nil); !errors.Is(err, ErrEngine) {
 			t.Errorf("got %v, want ErrEngine", err)
 		}
 	})
@@ -566,7 +568,7 @@ func TestCloseDrains(t *testing.T) {
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close(context.Background()) }()
 	eventually(t, "closed", func() bool { return s.Stats().Closed })
-	if _, err := s.Submit(context.Background(), [][]int{{1}}); !errors.Is(err, ErrClosed) {
+	if _, err := s.Submit(context.Background(), [][]int{{1}}, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Submit while draining: %v, want ErrClosed", err)
 	}
 	e.open()
@@ -578,7 +580,7 @@ func TestCloseDrains(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	if _, err := s.Submit(context.Background(), [][]int{{1}}); !errors.Is(err, ErrClosed) {
+	if _, err := s.Submit(context.Background(), [][]int{{1}}, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Submit after Close: %v, want ErrClosed", err)
 	}
 	if err := s.Close(context.Background()); err != nil {
@@ -606,7 +608,7 @@ func TestCloseExpired(t *testing.T) {
 			t.Errorf("%s request: %v, want ErrClosed", name, o.err)
 		}
 	}
-	if _, err := s.Submit(context.Background(), [][]int{{1}}); !errors.Is(err, ErrClosed) {
+	if _, err := s.Submit(context.Background(), [][]int{{1}}, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Submit after Close: %v, want ErrClosed", err)
 	}
 	checkGoroutines(t, base)
@@ -634,7 +636,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 			if i%3 == 0 {
 				cancel()
 			}
-			_, _ = s.Submit(ctx, [][]int{seq(i+1, 10), seq(i+1, 20)})
+			_, _ = s.Submit(ctx, [][]int{seq(i+1, 10), seq(i+1, 20)}, nil)
 		})
 	}
 	wg.Wait()
@@ -690,7 +692,7 @@ func TestObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	seqs := [][]int{seq(1, 2), seq(1, 2), seq(1, 2), seq(1, 5), seq(1, 5)}
-	if _, err := s.Submit(context.Background(), seqs); err != nil {
+	if _, err := s.Submit(context.Background(), seqs, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(context.Background()); err != nil {
@@ -708,5 +710,147 @@ func TestObserver(t *testing.T) {
 	}
 	if len(obs.depths) == 0 || obs.depths[0] != 5 || obs.depths[len(obs.depths)-1] != 0 {
 		t.Errorf("queue depths %v: want 5 first, 0 last", obs.depths)
+	}
+}
+
+// typedEngine scores a sequence as sum(ids) + 1000 × sum(types), checks
+// each call's types as batching.Logiter states them, and records whether
+// a call carried types at all. The first call waits on gate, if set.
+type typedEngine struct {
+	gate chan struct{}
+
+	mu    sync.Mutex
+	typed []bool // per call: types != nil
+	bad   error
+}
+
+func (e *typedEngine) Logits(ctx context.Context, seqs, types [][]int) ([]float32, error) {
+	e.mu.Lock()
+	first := len(e.typed) == 0
+	e.typed = append(e.typed, types != nil)
+	if err := batching.CheckTypes(seqs, types); err != nil && e.bad == nil {
+		e.bad = err
+	}
+	e.mu.Unlock()
+	if first && e.gate != nil {
+		select {
+		case <-e.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	out := make([]float32, len(seqs))
+	for i, s := range seqs {
+		out[i] = sum(s)
+		if types != nil {
+			out[i] += 1000 * sum(types[i])
+		}
+	}
+	return out, nil
+}
+
+// TestTypesTravelWithTheirPairs: a cross-encoder's token types reach the
+// engine beside their own pair's ids, whatever the batch they ride in (a
+// typed request's pairs mixed with an untyped one's, reordered by
+// length), and a call of untyped pairs only carries no types at all.
+func TestTypesTravelWithTheirPairs(t *testing.T) {
+	e := &typedEngine{gate: make(chan struct{})}
+	cfg := testConfig()
+	cfg.Workers = 1
+	s := mustNew(t, e, cfg)
+
+	// The first call holds the only worker, so that the next two requests
+	// queue up and share calls.
+	blocker := make(chan error, 1)
+	go func() {
+		_, err := s.Submit(context.Background(), [][]int{{9, 9}}, nil)
+		blocker <- err
+	}()
+	for {
+		e.mu.Lock()
+		n := len(e.typed)
+		e.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	typedSeqs := [][]int{{1, 2, 3, 4}, {5, 6}, {7, 8, 9}}
+	typedTypes := [][]int{{0, 0, 1, 1}, nil, {0, 1, 1}}
+	plainSeqs := [][]int{{2, 2, 2}, {3, 3, 3, 3}}
+	type result struct {
+		logits []float32
+		err    error
+	}
+	typedRes, plainRes := make(chan result, 1), make(chan result, 1)
+	go func() {
+		r, err := s.Submit(context.Background(), typedSeqs, typedTypes)
+		typedRes <- result{r.Logits, err}
+	}()
+	go func() {
+		r, err := s.Submit(context.Background(), plainSeqs, nil)
+		plainRes <- result{r.Logits, err}
+	}()
+	for {
+		s.q.mu.Lock()
+		n := len(s.q.pending)
+		s.q.mu.Unlock()
+		if n == len(typedSeqs)+len(plainSeqs) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(e.gate)
+	if err := <-blocker; err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, r result, seqs, types [][]int) {
+		t.Helper()
+		if r.err != nil {
+			t.Fatalf("%s: %v", name, r.err)
+		}
+		for i, sq := range seqs {
+			want := sum(sq)
+			if types != nil {
+				want += 1000 * sum(types[i])
+			}
+			if r.logits[i] != want {
+				t.Errorf("%s pair %d: logit %v, want %v", name, i, r.logits[i], want)
+			}
+		}
+	}
+	check("typed", <-typedRes, typedSeqs, typedTypes)
+	check("plain", <-plainRes, plainSeqs, nil)
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.bad != nil {
+		t.Errorf("an engine call's types did not fit its sequences: %v", e.bad)
+	}
+	if e.typed[0] {
+		t.Errorf("the untyped blocker's call carried types")
+	}
+	if !slices.Contains(e.typed[1:], true) {
+		t.Errorf("no call carried the typed request's types: %v", e.typed)
+	}
+}
+
+func TestSubmitRefusesTypesThatDoNotFit(t *testing.T) {
+	s := mustNew(t, &typedEngine{}, testConfig())
+	for _, tt := range []struct {
+		name  string
+		seqs  [][]int
+		types [][]int
+	}{
+		{"fewer rows", [][]int{{1, 2}, {3}}, [][]int{{0, 1}}},
+		{"shorter row", [][]int{{1, 2}, {3}}, [][]int{{0, 1}, {}}},
+		{"longer row", [][]int{{1, 2}}, [][]int{{0, 1, 1}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := s.Submit(context.Background(), tt.seqs, tt.types); err == nil {
+				t.Errorf("Submit accepted %d type rows %v for %v", len(tt.types), tt.types, tt.seqs)
+			}
+		})
 	}
 }

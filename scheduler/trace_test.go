@@ -28,15 +28,15 @@ func TestBatchSpans(t *testing.T) {
 	s := mustNew(t, eng, cfg)
 
 	ctx, req := tp.Tracer("test").Start(context.Background(), "request")
-	if _, err := s.Submit(ctx, [][]int{{1, 2}, {3, 4, 5}, {6}}); err != nil {
+	if _, err := s.Submit(ctx, [][]int{{1, 2}, {3, 4, 5}, {6}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	req.End()
-	if _, err := s.Submit(context.Background(), [][]int{{7}}); err != nil {
+	if _, err := s.Submit(context.Background(), [][]int{{7}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	fctx, failing := tp.Tracer("test").Start(context.Background(), "failing")
-	if _, err := s.Submit(fctx, [][]int{{666}}); !errors.Is(err, ErrEngine) {
+	if _, err := s.Submit(fctx, [][]int{{666}}, nil); !errors.Is(err, ErrEngine) {
 		t.Fatalf("err = %v, want ErrEngine", err)
 	}
 	failing.End()

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval"
 )
 
 // keyring checks API keys in constant time: keys are compared as SHA-256
@@ -75,7 +75,7 @@ func scopeOf(c *fiber.Ctx) scope {
 // check refuses namespace ns outside the scope.
 func (s scope) check(ns string) error {
 	// An invalid name is no namespace at all: let validation answer 422.
-	valid := memory.ValidateNamespace(ns) == nil
+	valid := retrieval.ValidateNamespace(ns) == nil
 	if !valid || s.allows(ns) {
 		return nil
 	}

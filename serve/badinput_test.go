@@ -16,6 +16,7 @@ import (
 	"github.com/rerankd/rerankd/internal/msgcheck"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/scoring"
 )
 
 // badCase is one hostile input and the documented answer (docs/bad-input.md).
@@ -329,7 +330,7 @@ func startBad(t *testing.T) string {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.ReadTimeout = 2 * time.Second
-	base := startMemory(t, cfg, NewLexical(lexical.Default()), retrieval.DefaultConfig())
+	base := startMemory(t, cfg, scoring.NewLexical(lexical.Default()), retrieval.DefaultConfig())
 	if r := postJSON(t, base+"/v1/memories", `{"namespace":"alice","id":"m1","text":"Alice moved to Paris in May"}`); r.code != 201 {
 		t.Fatalf("seed: %d %s", r.code, r.body)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/calibrate"
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/scoring"
 )
 
 // platt returns a calibration p = sigmoid(a·logit(s) + b) with threshold t.
@@ -22,7 +23,7 @@ func TestCalibratedBackend(t *testing.T) {
 	// meeting" is 3/4, vs "painting class" 1/4. With a = 1, b = -ln 3 the
 	// calibrated probability of 3/4 is sigmoid(ln 3 - ln 3) = 0.5 and of
 	// 1/4 is sigmoid(-2 ln 3) = 0.1.
-	b, err := NewCalibrated(&fakeBackend{}, platt(1, -math.Log(3), 0.3))
+	b, err := scoring.NewCalibrated(&fakeBackend{}, platt(1, -math.Log(3), 0.3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestCalibratedBackend(t *testing.T) {
 func TestCalibratedRefusesRawInput(t *testing.T) {
 	c := platt(1, 0, 0.5)
 	c.Input, c.Platt.Feature = calibrate.InputReal, calibrate.FeatureScore
-	if _, err := NewCalibrated(&fakeBackend{}, c); err == nil || !strings.Contains(err.Error(), "real") {
+	if _, err := scoring.NewCalibrated(&fakeBackend{}, c); err == nil || !strings.Contains(err.Error(), "real") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/scheduler"
+	"github.com/rerankd/rerankd/scoring"
 )
 
 // Determinism: the same request gives the same answer across runs, batch
@@ -250,14 +251,14 @@ func checkRerankDeterminism(t *testing.T, url string, exact bool) {
 // TestDeterminismLexical: the embedded lexical backend answers byte for
 // byte the same, whatever else runs.
 func TestDeterminismLexical(t *testing.T) {
-	url := start(t, DefaultConfig(), NewLexical(lexical.Default())) + "/rerank"
+	url := start(t, DefaultConfig(), scoring.NewLexical(lexical.Default())) + "/rerank"
 	checkRerankDeterminism(t, url, true)
 }
 
 // TestDeterminismSearchLexical: /v1/search over the same store answers the
 // same query identically, alone, 16 at once and among other searches.
 func TestDeterminismSearchLexical(t *testing.T) {
-	base := startMemory(t, DefaultConfig(), NewLexical(lexical.Default()), retrieval.DefaultConfig())
+	base := startMemory(t, DefaultConfig(), scoring.NewLexical(lexical.Default()), retrieval.DefaultConfig())
 	seedDetMemories(t, base)
 	checkSearchDeterminism(t, base+"/v1/search", true, searchPlain, searchAll)
 }
@@ -346,7 +347,7 @@ func checkSearchDeterminism(t *testing.T, url string, exact bool, targets ...str
 // repeated request reuses its own prefix's K/V, whose float32 sums differ
 // from the first run's in the last bits, so byte-for-byte checks of
 // sequential runs need it off (0).
-func miniNeural(t *testing.T, sc scheduler.Config, cacheMB int) *Neural {
+func miniNeural(t *testing.T, sc scheduler.Config, cacheMB int) *scoring.Neural {
 	t.Helper()
 	src := testenv.TokenizerDir()
 	out := testenv.MiniTokenizer(t, src)
@@ -376,7 +377,7 @@ func miniNeural(t *testing.T, sc scheduler.Config, cacheMB int) *Neural {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewNeural("tiny-test", s, sched, o.Scorer.Prompt.MaxLength)
+	return scoring.NewNeural("tiny-test", s, sched, o.Scorer.Prompt.MaxLength)
 }
 
 // TestDeterminismPrefixCache: with the cross-request prefix cache (the

@@ -1,18 +1,29 @@
-// Package serve is rerankd's HTTP service: fiber handlers for the rerank
-// API (Cohere/Jina and text-embeddings-inference styles), the embedding API
-// (OpenAI's /v1/embeddings and /v1/models, TEI's /embed, /tokenize), health,
-// info, metrics and OpenAPI, API-key auth, and the one table that maps error
-// kinds to HTTP status codes.
+// Package serve is rerankd's HTTP and MCP front: it decodes requests,
+// checks API keys and their namespace scopes, applies the Host/Origin
+// policy, calls the scorer (package scoring) and the memory service
+// (package retrieval) it is handed, and maps their errors to HTTP statuses
+// in one table (statusOf, with retrievalKinds for the memory service's
+// kinds). It validates only what is its own (the HTTP shape: JSON, media
+// type, path encoding, the rerank routes' fields); the memory API's
+// parameters, their defaults and their checks are the service's
+// (retrieval.SearchRequestOf, ItemsOf, PatchOf, ListPage), and serve
+// imports no retrieval sub-package. Routes: the rerank API
+// (Cohere/Jina and text-embeddings-inference styles), the memory API, the
+// embedding API (OpenAI's /v1/embeddings and /v1/models, TEI's /embed,
+// /tokenize), health, info, metrics and OpenAPI.
 //
 // Embeddings (embed.go, tokenize.go): WithEmbedder serves the embedding
 // model through the queue the memory search embeds with (retrieval/embed's
-// Queue), so a text gets the vector the memory search stores, and a full
+// Queue, called with retrieval.EmbedOptions), so a text gets the vector the memory search stores, and a full
 // queue answers 429. Every response names the model that answered by its
 // first served name (Config.RerankerNames, EmbedModel.Names); a request
 // naming another model is answered anyway unless Config.StrictModelName.
 // Errors on OpenAI's routes are written in OpenAI's shape (writeError).
 //
-// Request flow: decode + validate (handlers.go) -> Backend.Score. The
+// Request flow: decode + validate (handlers.go) -> scoring.Score over the
+// Backend that cmd/internal/app built and handed to New; the memory
+// service reranks with the same Backend (scoring.Reranking), handed to it
+// by the same composition root, so no stage calls back up into serve. The
 // neural backend tokenizes in the request's goroutine, then hands the token
 // sequences to the scheduler, which pools pairs of all concurrent requests
 // into length-grouped batches under a token budget and refuses work (429)

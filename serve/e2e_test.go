@@ -16,12 +16,13 @@ import (
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/scheduler"
+	"github.com/rerankd/rerankd/scoring"
 )
 
 // neuralBackend writes a tiny random-weight model and serves it through the
 // real scheduler (reporting to obs, when given). It also returns the scorer
 // for direct comparisons.
-func neuralBackend(t *testing.T, sc scheduler.Config, obs ...scheduler.Observer) (*Neural, *rerank.Scorer) {
+func neuralBackend(t *testing.T, sc scheduler.Config, obs ...scheduler.Observer) (*scoring.Neural, *rerank.Scorer) {
 	t.Helper()
 	dir := fixture.Model(t, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()})
 	o := model.DefaultOptions()
@@ -38,7 +39,7 @@ func neuralBackend(t *testing.T, sc scheduler.Config, obs ...scheduler.Observer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewNeural("tiny-test", s, sched, o.Scorer.Prompt.MaxLength), s
+	return scoring.NewNeural("tiny-test", s, sched, o.Scorer.Prompt.MaxLength), s
 }
 
 // TestEndToEndTinyModel: the real server, scheduler and ONNX model answer
@@ -108,7 +109,7 @@ func plainScore(t *testing.T, r response) float64 {
 
 // TestEndToEndLexical: the embedded default answers with sensible ranks.
 func TestEndToEndLexical(t *testing.T) {
-	url := start(t, DefaultConfig(), NewLexical(lexical.Default())) + "/rerank"
+	url := start(t, DefaultConfig(), scoring.NewLexical(lexical.Default())) + "/rerank"
 	r := postJSON(t, url, `{"query":"Caroline support group","documents":["Melanie painted a sunset","Caroline went to the LGBTQ support group","the group"]}`)
 	var resp api.RerankResponse
 	decodeInto(t, r, &resp)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/rerankd/rerankd/api"
-	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval"
 	"go.opentelemetry.io/otel/attribute"
 )
 
@@ -18,7 +18,7 @@ import (
 // queue it shares with the memory search (embed.Queue), which refuses a
 // request it has no room for.
 type Embedder interface {
-	TryEmbed(ctx context.Context, texts []string, o embed.Options) (embed.Result, error)
+	TryEmbed(ctx context.Context, texts []string, o retrieval.EmbedOptions) (retrieval.EmbedResult, error)
 	Dim() int
 }
 
@@ -29,8 +29,13 @@ type EmbedModel struct {
 	// Names are the names it is served under; the first is the one every
 	// response carries (required).
 	Names []string
-	// MaxLength is the most tokens of one input (for /info and /v1/models).
-	MaxLength int
+	// MaxLength is the most tokens of one input (for /info and /v1/models),
+	// and MaxLengthFrom where it came from (/info).
+	MaxLength     int
+	MaxLengthFrom string
+	// RandomWeights marks an embedding model with random weights (/info
+	// says so).
+	RandomWeights bool
 	// QueueSize is the queue's bound on texts (for /info).
 	QueueSize int
 	// Matryoshka: the model is trained for shorter vectors (dimensions).
@@ -39,7 +44,7 @@ type EmbedModel struct {
 	PromptNames []string
 	// Tokens returns the ids a text is embedded from (for /tokenize); nil:
 	// /tokenize does not serve the embedder.
-	Tokens func(text string, o embed.Options) (ids []int, cut bool, err error)
+	Tokens func(text string, o retrieval.EmbedOptions) (ids []int, cut bool, err error)
 	// TokenText returns a token's text (for /tokenize); may be nil.
 	TokenText func(id int) (string, bool)
 }
@@ -122,7 +127,7 @@ func (s *Server) embedder() (*EmbedModel, error) {
 
 // embedCall runs one request's texts through the queue inside a
 // "rerankd.embed" span and maps the embedder's errors to kinds.
-func (s *Server) embedCall(c *fiber.Ctx, m *EmbedModel, texts []string, o embed.Options) (embed.Result, error) {
+func (s *Server) embedCall(c *fiber.Ctx, m *EmbedModel, texts []string, o retrieval.EmbedOptions) (retrieval.EmbedResult, error) {
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()
 	stop := watchDisconnect(c.Context().Conn(), cancel, 50*time.Millisecond)
@@ -141,35 +146,15 @@ func (s *Server) embedCall(c *fiber.Ctx, m *EmbedModel, texts []string, o embed.
 	endSpan(sp, err)
 	c.Set("X-Compute-Time", fmt.Sprintf("%.3f", float64(time.Since(start).Microseconds())/1000))
 	if err != nil {
-		return embed.Result{}, classifyEmbed(err)
+		return retrieval.EmbedResult{}, classifyEmbed(err)
 	}
 	return res, nil
 }
 
-// classifyEmbed maps the embedding queue's and model's errors to kinds.
-func classifyEmbed(err error) *Error {
-	switch {
-	case errors.Is(err, embed.ErrOverloaded):
-		return &Error{Kind: KindOverloaded, Msg: "server overloaded: embedding queue full, retry later", Err: err}
-	case errors.Is(err, embed.ErrTooMany):
-		return &Error{Kind: KindTooLarge, Msg: err.Error(), Err: err}
-	case errors.Is(err, embed.ErrClosed):
-		return &Error{Kind: KindNotReady, Msg: "server is shutting down", Err: err}
-	case errors.Is(err, embed.ErrTooLong):
-		return &Error{Kind: KindTooLarge, Msg: err.Error() + " (send truncate: true to cut it)", Err: err}
-	case errors.Is(err, embed.ErrUnknownPrompt):
-		return &Error{Kind: KindValidation, Msg: "prompt_name: " + err.Error(), Err: err, Param: "prompt_name"}
-	case errors.Is(err, embed.ErrNoMatryoshka):
-		return &Error{Kind: KindInvalid, Msg: "dimensions: " + err.Error(), Err: err, Param: "dimensions"}
-	case errors.Is(err, embed.ErrEmptyText):
-		return &Error{Kind: KindValidation, Msg: err.Error(), Err: err, Param: "input"}
-	}
-	e := classify(err)
-	if e.Kind == KindBackend && e.Msg == "scoring failed" {
-		e.Msg = "embedding failed"
-	}
-	return e
-}
+// classifyEmbed maps the embedding queue's and model's errors to kinds
+// (retrieval.Classify knows the queue's); an unknown one is "embedding
+// failed".
+func classifyEmbed(err error) *Error { return classifyAs(err, "embedding failed") }
 
 // embedInputs checks the texts of an embedding request, adding problems
 // (named after field) to bad.
@@ -274,7 +259,7 @@ func (s *Server) handleEmbeddings(c *fiber.Ctx) error {
 	if err := p.err(KindInvalid); err != nil {
 		return err
 	}
-	res, err := s.embedCall(c, m, req.Input.Texts, embed.Options{Query: req.InputType == "query", Dim: dims})
+	res, err := s.embedCall(c, m, req.Input.Texts, retrieval.EmbedOptions{Query: req.InputType == "query", Dim: dims})
 	if err != nil {
 		return err
 	}
@@ -300,7 +285,7 @@ func (s *Server) handleTEIEmbed(c *fiber.Ctx) error {
 	}
 	var p problems
 	s.embedInputs(req.Inputs, "inputs", p.add("inputs"))
-	o := embed.Options{Raw: req.Normalize != nil && !*req.Normalize, NoTruncate: req.Truncate == nil || !*req.Truncate}
+	o := retrieval.EmbedOptions{Raw: req.Normalize != nil && !*req.Normalize, NoTruncate: req.Truncate == nil || !*req.Truncate}
 	switch strings.ToLower(req.TruncationDirection) {
 	case "", "right":
 	case "left":
@@ -363,6 +348,6 @@ func (s *Server) embedderInfo() *api.EmbedderInfo {
 		return nil
 	}
 	m := s.emb
-	return &api.EmbedderInfo{Names: m.Names, Dimensions: m.Queue.Dim(), Matryoshka: m.Matryoshka, MaxInputTokens: m.MaxLength,
+	return &api.EmbedderInfo{Names: m.Names, Dimensions: m.Queue.Dim(), Matryoshka: m.Matryoshka, MaxInputTokens: m.MaxLength, MaxInputTokensFrom: m.MaxLengthFrom, RandomWeights: m.RandomWeights,
 		MaxInputs: s.cfg.MaxEmbedInputs, MaxQueueTexts: m.QueueSize, PromptNames: m.PromptNames}
 }

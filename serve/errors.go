@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/rerankd/rerankd/rerank"
+	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/scheduler"
 )
 
@@ -83,16 +84,44 @@ func newError(k Kind, format string, a ...any) *Error {
 	return &Error{Kind: k, Msg: fmt.Sprintf(format, a...)}
 }
 
-// classify maps errors from the backends to kinds. An unknown error is
-// the scoring backend's failure (KindBackend: 424), answered as "scoring
-// failed" without its text.
-func classify(err error) *Error {
+// retrievalKinds is the memory service's error kinds in the API's, with
+// what the server adds to the service's message (how to start it
+// differently), for classify.
+var retrievalKinds = map[retrieval.ErrorKind]struct {
+	kind Kind
+	hint string
+}{
+	retrieval.KindBadRequest:  {kind: KindInvalid},
+	retrieval.KindInvalid:     {kind: KindValidation},
+	retrieval.KindNoVectors:   {kind: KindValidation, hint: ": this server has no vector dimension; start it with --vector-dim N (the vectors' length) or --embed-model DIR"},
+	retrieval.KindNotFound:    {kind: KindNotFound},
+	retrieval.KindTooLarge:    {kind: KindTooLarge},
+	retrieval.KindOverloaded:  {kind: KindOverloaded},
+	retrieval.KindClosed:      {kind: KindNotReady},
+	retrieval.KindUnavailable: {kind: KindUnavailable},
+	retrieval.KindStoreDown:   {kind: KindUnavailable},
+	retrieval.KindStorage:     {kind: KindInternal},
+	retrieval.KindEmbed:       {kind: KindBackend},
+}
+
+// classify maps errors to kinds: the server's own, the memory service's
+// (by retrieval.Classify's kind, through retrievalKinds), the scheduler's
+// and the scorer's. An unknown error is the scoring backend's failure
+// (KindBackend: 424), answered as "scoring failed" without its text.
+func classify(err error) *Error { return classifyAs(err, "scoring failed") }
+
+// classifyAs is classify with failed the message of an unknown error.
+func classifyAs(err error, failed string) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
-	if r := classifyRetrieval(err); r != nil {
-		return r
+	if r := retrieval.Classify(err); r != nil {
+		k, ok := retrievalKinds[r.Kind]
+		if !ok {
+			k.kind = KindInternal
+		}
+		return &Error{Kind: k.kind, Msg: r.Msg + k.hint, Err: err, Param: r.Field}
 	}
 	switch {
 	case errors.Is(err, scheduler.ErrOverloaded):
@@ -115,5 +144,5 @@ func classify(err error) *Error {
 		// The client went away; nobody reads this answer.
 		return &Error{Kind: KindTimeout, Msg: "request cancelled: client disconnected", Err: err}
 	}
-	return &Error{Kind: KindBackend, Msg: "scoring failed", Err: err}
+	return &Error{Kind: KindBackend, Msg: failed, Err: err}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/lexical"
+	"github.com/rerankd/rerankd/scoring"
 	"github.com/valyala/fasthttp"
 )
 
@@ -52,7 +53,7 @@ func FuzzRerankRequest(f *testing.F) {
 	}
 	cfg := DefaultConfig()
 	cfg.MaxDocuments = 64 // so the fuzzer can reach the limit
-	srv, err := New(cfg, NewLexical(lexical.Default()), Limits{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := New(cfg, scoring.NewLexical(lexical.Default()), Limits{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func topN(p *int, n int) int {
 // harness: a bare RequestCtx reaches the handlers and answers like a real
 // connection does.
 func TestFuzzRerankRequestShapes(t *testing.T) {
-	srv, err := New(DefaultConfig(), NewLexical(lexical.Default()), Limits{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := New(DefaultConfig(), scoring.NewLexical(lexical.Default()), Limits{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/rerank"
+	"github.com/rerankd/rerankd/scoring"
 )
 
 // decode parses a rerank body: syntax errors are 400, wrong field types 422.
@@ -183,7 +184,7 @@ func (s *Server) handleRerank(c *fiber.Ctx) error {
 // reranked is one validated request's scores, ranked and filtered.
 type reranked struct {
 	texts   []string
-	out     Scored
+	out     scoring.Scored
 	results []ranked
 	elapsed time.Duration
 	raw     bool
@@ -221,7 +222,7 @@ func (s *Server) rerank(ctx context.Context, req *api.RerankRequest) (reranked, 
 		MaxDocTokens: maxDoc, KeepEnd: strings.EqualFold(req.TruncationDirection, "left"),
 		NoTruncate: req.Truncate != nil && !*req.Truncate}
 	start := time.Now()
-	out, err := score(ctx, s.backend, mr)
+	out, err := scoring.Score(ctx, s.backend, mr)
 	if err != nil {
 		return reranked{}, err
 	}
@@ -233,7 +234,7 @@ func (s *Server) rerank(ctx context.Context, req *api.RerankRequest) (reranked, 
 	s.metrics.observeScored(s.backend.Name(), out, len(texts))
 	threshold := req.Threshold
 	if threshold == nil {
-		threshold = defaultThreshold(s.backend) // the calibration's, if any
+		threshold = scoring.DefaultThreshold(s.backend) // the calibration's, if any
 	}
 	return reranked{texts: texts, out: out, results: rank(out.Scores, threshold, req.TopN),
 		elapsed: time.Since(start), raw: req.RawScores, model: model}, nil
@@ -258,7 +259,7 @@ func (s *Server) rerankResponse(req *api.RerankRequest, rr reranked) api.RerankR
 }
 
 // setTiming writes text-embeddings-inference's timing headers, in ms.
-func setTiming(c *fiber.Ctx, t Timing, total time.Duration) {
+func setTiming(c *fiber.Ctx, t scoring.Timing, total time.Duration) {
 	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64) }
 	c.Set("X-Tokenization-Time", ms(t.Tokenize))
 	c.Set("X-Queue-Time", ms(t.Queue))
@@ -291,7 +292,14 @@ func (s *Server) handleInfo(c *fiber.Ctx) error {
 	if s.mem != nil {
 		info.Memory = s.memoryInfo()
 	}
-	if c, ok := s.backend.(*Calibrated); ok {
+	info.RandomWeights = s.cfg.RandomWeights
+	if s.cfg.RandomWeights {
+		info.Warnings = append(info.Warnings, "reranker: "+RandomWeightsWarning)
+	}
+	if s.emb != nil && s.emb.RandomWeights {
+		info.Warnings = append(info.Warnings, "embedder: "+RandomWeightsWarning)
+	}
+	if c, ok := s.backend.(*scoring.Calibrated); ok {
 		cal := c.Calibration()
 		info.Calibration = &api.CalibrationInfo{Method: string(cal.Method), Threshold: cal.Threshold, Rule: cal.Rule,
 			Pipeline: cal.Source.Pipeline, Data: cal.Source.Data}

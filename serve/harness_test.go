@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/rerank"
+	"github.com/rerankd/rerankd/scoring"
 )
 
 // fakeBackend scores by word overlap so tests know the expected order:
@@ -36,20 +37,20 @@ func (f *fakeBackend) Close(context.Context) error {
 	return nil
 }
 
-func (f *fakeBackend) Score(ctx context.Context, r rerank.Request) (Scored, error) {
+func (f *fakeBackend) Score(ctx context.Context, r rerank.Request) (scoring.Scored, error) {
 	f.calls.Add(1)
 	if f.block {
 		<-ctx.Done()
-		return Scored{}, ctx.Err()
+		return scoring.Scored{}, ctx.Err()
 	}
 	if f.delay > 0 {
 		time.Sleep(f.delay)
 	}
 	if f.err != nil {
-		return Scored{}, f.err
+		return scoring.Scored{}, f.err
 	}
 	if strings.TrimSpace(r.Query) == "" {
-		return Scored{}, rerank.ErrEmptyQuery
+		return scoring.Scored{}, rerank.ErrEmptyQuery
 	}
 	qw := strings.Fields(strings.ToLower(r.Query))
 	out := make([]rerank.Score, len(r.Docs))
@@ -66,17 +67,17 @@ func (f *fakeBackend) Score(ctx context.Context, r rerank.Request) (Scored, erro
 			out[i].Score = math.NaN()
 		}
 	}
-	return Scored{Scores: out, Timing: Timing{Tokenize: time.Millisecond, Queue: 2 * time.Millisecond, Inference: 3 * time.Millisecond}}, nil
+	return scoring.Scored{Scores: out, Timing: scoring.Timing{Tokenize: time.Millisecond, Queue: 2 * time.Millisecond, Inference: 3 * time.Millisecond}}, nil
 }
 
 // start runs a server for b on a loopback port until the test ends.
-func start(t *testing.T, cfg Config, b Backend, opts ...func(*Server)) string {
+func start(t *testing.T, cfg Config, b scoring.Backend, opts ...func(*Server)) string {
 	t.Helper()
 	return startWithMetrics(t, cfg, b, nil, opts...)
 }
 
 // startWithMetrics is start with the server's metrics given (nil: new).
-func startWithMetrics(t *testing.T, cfg Config, b Backend, m *Metrics, opts ...func(*Server)) string {
+func startWithMetrics(t *testing.T, cfg Config, b scoring.Backend, m *Metrics, opts ...func(*Server)) string {
 	t.Helper()
 	srv, err := New(cfg, b, Limits{QueueSize: 64, BatchTokens: 4096, MaxBatch: 8}, m, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -147,8 +148,8 @@ type cancelBackend struct {
 	ended chan error
 }
 
-func (b *cancelBackend) Score(ctx context.Context, _ rerank.Request) (Scored, error) {
+func (b *cancelBackend) Score(ctx context.Context, _ rerank.Request) (scoring.Scored, error) {
 	<-ctx.Done()
 	b.ended <- ctx.Err()
-	return Scored{}, ctx.Err()
+	return scoring.Scored{}, ctx.Err()
 }

@@ -26,13 +26,13 @@ func TestLogsCarryNoMemoryText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := retrieval.New(st, nil, retrieval.DefaultConfig())
+	b := &fakeBackend{}
+	e, err := retrieval.New(st, nil, withScorer(retrieval.DefaultConfig(), DefaultConfig(), b))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Start()
 	t.Cleanup(func() { _ = e.Close(); _ = st.Close() })
-	b := &fakeBackend{}
 	srv, err := New(DefaultConfig(), b, Limits{QueueSize: 64, BatchTokens: 4096, MaxBatch: 8}, nil, log)
 	if err != nil {
 		t.Fatal(err)

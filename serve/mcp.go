@@ -142,18 +142,7 @@ var mcpTools = []mcpTool{
 			if err != nil {
 				return nil, err
 			}
-			limit := defaultListLimit
-			if a.Limit != nil {
-				if *a.Limit < 1 || *a.Limit > maxListLimit {
-					return nil, newError(KindValidation, "limit %d: want an integer in 1..%d", *a.Limit, maxListLimit)
-				}
-				limit = *a.Limit
-			}
-			f, err := compileFilter(a.Filters)
-			if err != nil {
-				return nil, err
-			}
-			return s.listMemories(sc, orDefault(a.Namespace, o), a.Cursor, limit, f)
+			return s.listMemories(sc, orDefault(a.Namespace, o), a.Cursor, a.Limit, a.Filters)
 		}},
 	{name: "memory_delete", schema: schemaOf[mcpDeleteArgs](),
 		desc: "Delete one memory by its ID, e.g. when it is wrong or no longer true.",

@@ -26,7 +26,8 @@ func startMCP(tb testing.TB, cfg Config) (string, *Server) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e, err := retrieval.New(st, nil, retrieval.DefaultConfig())
+	b := &fakeBackend{}
+	e, err := retrieval.New(st, nil, withScorer(retrieval.DefaultConfig(), cfg, b))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func startMCP(tb testing.TB, cfg Config) (string, *Server) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = e.Close(); _ = st.Close() })
-	srv, err := New(cfg, &fakeBackend{}, Limits{QueueSize: 64, BatchTokens: 4096, MaxBatch: 8}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := New(cfg, b, Limits{QueueSize: 64, BatchTokens: 4096, MaxBatch: 8}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rerankd/rerankd/scoring"
 )
 
 const (
@@ -19,7 +21,7 @@ const (
 
 // runStdio runs an MCP session over the stdio transport on input and
 // returns every line written, failing if the session does not end.
-func runStdio(t *testing.T, backend Backend, input string, maxLine int) []map[string]any {
+func runStdio(t *testing.T, backend scoring.Backend, input string, maxLine int) []map[string]any {
 	t.Helper()
 	srv, err := New(DefaultConfig(), backend, Limits{QueueSize: 64, BatchTokens: 4096, MaxBatch: 8}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

@@ -12,16 +12,24 @@ import (
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
+	"github.com/rerankd/rerankd/scoring"
 )
 
+// withScorer hands b down to the memory service as the composition root
+// does (cmd/internal/app): the service reranks with the server's scorer.
+func withScorer(rcfg retrieval.Config, cfg Config, b scoring.Backend) retrieval.Config {
+	rcfg.Rerank = scoring.Reranking(b, cfg.MaxDocuments, cfg.MaxTokensPerDoc)
+	return rcfg
+}
+
 // startMemory runs a server with the memory API over a fresh store.
-func startMemory(t *testing.T, cfg Config, b Backend, rcfg retrieval.Config) string {
+func startMemory(t *testing.T, cfg Config, b scoring.Backend, rcfg retrieval.Config) string {
 	t.Helper()
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "m.db"), bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := retrieval.New(st, nil, rcfg)
+	e, err := retrieval.New(st, nil, withScorer(rcfg, cfg, b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +412,7 @@ func TestInfoMemory(t *testing.T) {
 	if info.Memory == nil || info.Memory.Shared || info.Memory.VectorDim != 8 || info.Memory.CatchUpS != 0 || info.Memory.ResidentNamespaces != 0 {
 		t.Fatalf("embedded store: %+v", info.Memory)
 	}
-	// The engine's totals are in /metrics.
+	// The memory service's totals are in /metrics.
 	if r := postJSON(t, url+"/v1/memories", `{"namespace":"a","memories":[{"id":"1","text":"one"},{"id":"2","text":"two"}]}`); r.code != http.StatusCreated {
 		t.Fatalf("add: %d %s", r.code, r.body)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rerankd/rerankd/rerank"
+	"github.com/rerankd/rerankd/scoring"
 )
 
 // Metrics are the server's Prometheus collectors on their own registry. The
@@ -111,7 +112,7 @@ func (m *Metrics) observeRequest(route, code string, d time.Duration) {
 	m.duration.WithLabelValues(route, code).Observe(d.Seconds())
 }
 
-func (m *Metrics) observeScored(backend string, s Scored, pairs int) {
+func (m *Metrics) observeScored(backend string, s scoring.Scored, pairs int) {
 	m.tokenize.Observe(s.Timing.Tokenize.Seconds())
 	m.queue.Observe(s.Timing.Queue.Seconds())
 	m.inference.Observe(s.Timing.Inference.Seconds())

@@ -12,7 +12,7 @@ import (
 )
 
 // register adds collectors, once: a second server given the same Metrics
-// and engine would only register the same series again.
+// and memory service would only register the same series again.
 func (m *Metrics) register(cs ...prometheus.Collector) {
 	for _, c := range cs {
 		if err := m.Registry.Register(c); err != nil {
@@ -24,9 +24,9 @@ func (m *Metrics) register(cs ...prometheus.Collector) {
 	}
 }
 
-// watchEngine exports the memory service's index totals
+// watchService exports the memory service's index totals
 // (retrieval.Service.Totals), read at scrape time, for either store.
-func (m *Metrics) watchEngine(read func() retrieval.Totals) {
+func (m *Metrics) watchService(read func() retrieval.Totals) {
 	gauge := func(name, help string, v func(retrieval.Totals) int) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(v(read())) })
 	}
@@ -54,25 +54,25 @@ func (m *Metrics) watchEngine(read func() retrieval.Totals) {
 
 // memoryInfo is /info's memory section.
 func (s *Server) memoryInfo() *api.MemoryInfo {
-	e := s.mem
-	mi := &api.MemoryInfo{Shared: e.Shared(), VectorDim: e.Dim()}
+	svc := s.mem
+	mi := &api.MemoryInfo{Shared: svc.Shared(), VectorDim: svc.Dim()}
 	if mi.Shared {
-		cfg, f := e.Config(), e.Follow()
+		cfg, f := svc.Config(), svc.Follow()
 		mi.IndexMemoryBytes, mi.CatchUpS = cfg.Follow.IndexMemory, cfg.Follow.CatchUp.Seconds()
 		mi.ResidentNamespaces, mi.IndexBytes = f.Loaded, f.Bytes
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		if err := e.Ping(ctx); err != nil {
-			mi.StoreError = trimPrefix(err)
+		if err := svc.Ping(ctx); err != nil {
+			mi.StoreError = retrieval.Describe(err)
 		}
 	}
 	return mi
 }
 
-// watchMemory exports a shared-store engine's follower (retrieval.Service.
+// watchFollower exports a shared-store service's follower (retrieval.Service.
 // Follow), read at scrape time: what this replica caches and how much work
 // following the database costs it.
-func (m *Metrics) watchMemory(read func() retrieval.FollowStats) {
+func (m *Metrics) watchFollower(read func() retrieval.FollowStats) {
 	gauge := func(name, help string, v func(retrieval.FollowStats) float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return v(read()) })
 	}

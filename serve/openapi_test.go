@@ -392,7 +392,7 @@ func checkMemoryExample(t *testing.T, where, schema string, r exampleRun, resp r
 	case "ListMemoriesResponse":
 		var page api.ListMemoriesResponse
 		decodeStrict(t, resp, &page)
-		limit := defaultListLimit
+		limit := retrieval.DefaultListLimit
 		if v, ok := r.ex.Query["limit"]; ok {
 			limit, _ = strconv.Atoi(v)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/rerankd/rerankd/client"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/scoring"
 )
 
 // TestEncodedPathSegments: a namespace or id sent percent-encoded (as
@@ -16,7 +17,7 @@ import (
 // same memory as the literal one, for get, list and delete, through raw
 // requests and through the Go client.
 func TestEncodedPathSegments(t *testing.T) {
-	base := startMemory(t, DefaultConfig(), NewLexical(lexical.Default()), retrieval.DefaultConfig())
+	base := startMemory(t, DefaultConfig(), scoring.NewLexical(lexical.Default()), retrieval.DefaultConfig())
 	for _, id := range []string{"q1", "q2", "q:3"} {
 		if r := postJSON(t, base+"/v1/memories", `{"namespace":"alice:work","id":"`+id+`","text":"the quarterly review is on Friday"}`); r.code != 201 {
 			t.Fatalf("add %s: %d %s", id, r.code, r.body)
@@ -57,20 +58,5 @@ func TestEncodedPathSegments(t *testing.T) {
 	var ce *client.Error
 	if _, err := cl.GetMemory(ctx, "alice:work", "q:3"); !errors.As(err, &ce) || ce.Status != http.StatusNotFound {
 		t.Fatalf("after delete: %v", err)
-	}
-}
-
-// TestTrimPrefix: package names go only as whole segments.
-func TestTrimPrefix(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"retrieval: store: open x.db: locked", "open x.db: locked"},
-		{"pgstore: ping: connect: refused", "ping: connect: refused"},
-		{"pgstore ping: connect", "pgstore ping: connect"},
-		{"memory store unavailable: postgres 127.0.0.1:5432: refused", "memory store unavailable: postgres 127.0.0.1:5432: refused"},
-		{"pgput 1 item(s): store: timeout", "pgput 1 item(s): timeout"},
-	} {
-		if got := trimPrefix(errors.New(c.in)); got != c.want {
-			t.Errorf("%q: %q, want %q", c.in, got, c.want)
-		}
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rerankd/rerankd/retrieval/memory"
+	"github.com/rerankd/rerankd/retrieval"
 )
 
 // scope is the set of namespaces one API key may read and write. The zero
@@ -69,7 +69,7 @@ func validateScopes(keys []string, scopes map[string][]string) []error {
 			if p == "*" || (name != p && name == "") {
 				continue
 			}
-			if err := memory.ValidateNamespace(name); err != nil {
+			if err := retrieval.ValidateNamespace(name); err != nil {
 				errs = append(errs, fmt.Errorf("key scope %d: pattern %q: %w", n, p, err))
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/scoring"
 	"github.com/valyala/fasthttp"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -32,7 +33,7 @@ type Limits struct {
 type Server struct {
 	app     *fiber.App
 	cfg     Config
-	backend Backend
+	backend scoring.Backend
 	limits  Limits
 	metrics *Metrics
 	log     *slog.Logger
@@ -54,7 +55,7 @@ type Server struct {
 }
 
 // New builds the server; Serve starts it.
-func New(cfg Config, b Backend, limits Limits, m *Metrics, log *slog.Logger) (*Server, error) {
+func New(cfg Config, b scoring.Backend, limits Limits, m *Metrics, log *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

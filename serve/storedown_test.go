@@ -12,6 +12,7 @@ import (
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/store/pgstore"
+	"github.com/rerankd/rerankd/scoring"
 )
 
 // syncBuf is a log sink safe for the server's goroutines.
@@ -58,7 +59,7 @@ func TestStoreRefused(t *testing.T) {
 	var logs syncBuf
 	cfg := DefaultConfig()
 	cfg.APIKeys = []string{"admin-key-0001"}
-	base := start(t, cfg, NewLexical(lexical.Default()), func(s *Server) {
+	base := start(t, cfg, scoring.NewLexical(lexical.Default()), func(s *Server) {
 		s.WithMemory(e)
 		s.log = slog.New(slog.NewTextHandler(&logs, nil))
 	})

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/rerankd/rerankd/retrieval"
 )
 
 // storeState remembers whether the shared store was usable at the last
@@ -20,7 +22,7 @@ func (st *storeState) observe(log *slog.Logger, err error) {
 	defer st.mu.Unlock()
 	switch {
 	case err != nil:
-		cause := trimPrefix(err)
+		cause := retrieval.Describe(err)
 		if !st.down || st.cause != cause {
 			log.Warn("memory store cannot be used", "cause", cause)
 		}

@@ -6,33 +6,14 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/rerankd/rerankd/api"
-	"github.com/rerankd/rerankd/rerank"
-	"github.com/rerankd/rerankd/retrieval/embed"
+	"github.com/rerankd/rerankd/retrieval"
 )
 
 // pairTokenizer is a reranker backend that can say which tokens it scores
-// a (query, document) pair on.
+// a (query, document) pair on (scoring.Neural).
 type pairTokenizer interface {
 	PairTokens(query, doc string) ([]int, error)
 	TokenText(id int) (string, bool)
-}
-
-// PairTokens implements pairTokenizer: the ids of the whole prompt the
-// model scores, template and truncation included.
-func (n *Neural) PairTokens(query, doc string) ([]int, error) {
-	p, err := n.scorer.Prompts(rerank.Request{Query: query, Docs: []string{doc}})
-	if err != nil {
-		return nil, err
-	}
-	return p[0].IDs, nil
-}
-
-// TokenText implements pairTokenizer.
-func (n *Neural) TokenText(id int) (string, bool) {
-	if t := n.scorer.Tokenizer(); t != nil {
-		return t.Token(id)
-	}
-	return "", false
 }
 
 // handleTokenize answers POST /tokenize: the tokens a served model runs on.
@@ -93,7 +74,7 @@ func (s *Server) handleTokenize(c *fiber.Ctx) error {
 		if len(pairs) > 0 {
 			return newError(KindValidation, "inputs: the embedder %q tokenizes texts, not pairs; pairs are for the reranker", m.Names[0])
 		}
-		o := embed.Options{}
+		o := retrieval.EmbedOptions{}
 		if req.PromptName != nil {
 			switch *req.PromptName {
 			case "query":

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/tracing/span"
 	"github.com/valyala/fasthttp"
 	"go.opentelemetry.io/otel/attribute"
@@ -91,21 +90,4 @@ func endSpan(s trace.Span, err error) {
 		s.SetAttributes(semconv.ErrorTypeKey.String(string(classify(err).Kind)))
 	}
 	span.End(s, err)
-}
-
-// scoreBackend scores r with the server's backend, traced by score: the
-// rerank stage of memory search (rerank.Reranker.Score).
-func (s *Server) scoreBackend(ctx context.Context, r rerank.Request) ([]rerank.Score, error) {
-	out, err := score(ctx, s.backend, r)
-	return out.Scores, err
-}
-
-// score calls b.Score inside a "rerankd.score" span, so /rerank and the
-// rerank stage of memory search trace the backend the same way.
-func score(ctx context.Context, b Backend, r rerank.Request) (Scored, error) {
-	ctx, sp := startSpan(ctx, "rerankd.score", attribute.String("rerankd.backend", b.Name()),
-		attribute.Int("rerankd.documents", len(r.Docs)))
-	out, err := b.Score(ctx, r)
-	endSpan(sp, err)
-	return out, err
 }

@@ -33,21 +33,43 @@ const DefaultTruncationReason = "latency over fidelity on CPU: prompts are cut a
 // cut (one pair's time by length), which /info points to.
 const TruncationDocs = "docs/user/models.md#truncation"
 
+// Where a backend's maximum length came from (api.TruncationInfo.Source).
+const (
+	SourceDefault  = "default"
+	SourceOperator = "operator"
+	SourceModel    = "model"
+	SourceNone     = "none"
+)
+
 // truncationInfo describes the limits a server applies, and why.
 func truncationInfo(cfg Config, maxLength int) *api.TruncationInfo {
 	t := &api.TruncationInfo{MaxLength: maxLength, MaxTokensPerDoc: cfg.MaxTokensPerDoc,
 		PerDocCut: cfg.MaxTokensPerDoc > 0, ModelCardMaxLength: ModelCardMaxLength, Docs: TruncationDocs}
+	perDoc := "no per-document cut"
+	if cfg.MaxTokensPerDoc > 0 {
+		perDoc = fmt.Sprintf("documents cut at %d tokens", cfg.MaxTokensPerDoc)
+	}
 	switch {
 	case maxLength == 0:
-		t.Reason = "this backend has no token limit: documents are never cut"
+		t.Source, t.Reason = SourceNone, "this backend has no token limit: documents are never cut"
 		t.ModelCardMaxLength = 0
-	case maxLength == rerank.DefaultPromptConfig().MaxLength && cfg.MaxTokensPerDoc == DefaultMaxTokensPerDoc:
-		t.Reason = DefaultTruncationReason
-	default:
-		perDoc := "no per-document cut"
-		if cfg.MaxTokensPerDoc > 0 {
-			perDoc = fmt.Sprintf("documents cut at %d tokens", cfg.MaxTokensPerDoc)
+	case cfg.ModelMaxLength > 0: // a model with its own limit (a cross-encoder), no model-card figure
+		t.ModelCardMaxLength, t.ModelMaxLength, t.ModelMaxLengthFrom = 0, cfg.ModelMaxLength, cfg.ModelMaxLengthFrom
+		if maxLength >= cfg.ModelMaxLength {
+			t.Source = SourceModel
+			t.Reason = fmt.Sprintf("the model's own limit: %d tokens (%s); pairs are cut to it, special tokens included, %s", cfg.ModelMaxLength, cfg.ModelMaxLengthFrom, perDoc)
+		} else {
+			t.Source = SourceOperator
+			t.Reason = fmt.Sprintf("set by the operator (--max-length %d, --max-tokens-per-doc %d): pairs cut at %d tokens, %s; the model takes up to %d (%s)",
+				maxLength, cfg.MaxTokensPerDoc, maxLength, perDoc, cfg.ModelMaxLength, cfg.ModelMaxLengthFrom)
 		}
+		if maxLength >= cfg.ModelMaxLength && cfg.MaxTokensPerDoc != DefaultMaxTokensPerDoc {
+			t.Source = SourceOperator
+		}
+	case maxLength == rerank.DefaultPromptConfig().MaxLength && cfg.MaxTokensPerDoc == DefaultMaxTokensPerDoc:
+		t.Source, t.Reason = SourceDefault, DefaultTruncationReason
+	default:
+		t.Source = SourceOperator
 		t.Reason = fmt.Sprintf("set by the operator (--max-length %d, --max-tokens-per-doc %d): prompts cut at %d tokens, %s; "+
 			"the model card scores up to %d. The defaults (1024, 0): %s",
 			maxLength, cfg.MaxTokensPerDoc, maxLength, perDoc, ModelCardMaxLength, DefaultTruncationReason)

@@ -12,6 +12,7 @@ import (
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/scheduler"
+	"github.com/rerankd/rerankd/scoring"
 )
 
 // TestConfigMaxTokensPerDocZero: 0 means no per-document cut and is valid;
@@ -41,7 +42,7 @@ func TestDocLimit(t *testing.T) {
 // TestInfoTruncation: /info reports the limits and why: the measured
 // default, the operator's choice, or no limit for a backend without one.
 func TestInfoTruncation(t *testing.T) {
-	info := func(cfg Config, b Backend) api.Info {
+	info := func(cfg Config, b scoring.Backend) api.Info {
 		var in api.Info
 		decodeInto(t, do(t, http.MethodGet, start(t, cfg, b)+"/info", "", ""), &in)
 		return in
@@ -59,9 +60,46 @@ func TestInfoTruncation(t *testing.T) {
 		!strings.Contains(tr.Reason, "documents cut at 300 tokens") {
 		t.Errorf("operator truncation %+v", tr)
 	}
-	tr = info(DefaultConfig(), NewLexical(lexical.Default())).Truncation
-	if tr == nil || tr.MaxLength != 0 || !strings.Contains(tr.Reason, "never cut") {
+	tr = info(DefaultConfig(), scoring.NewLexical(lexical.Default())).Truncation
+	if tr == nil || tr.MaxLength != 0 || !strings.Contains(tr.Reason, "never cut") || tr.Source != SourceNone {
 		t.Errorf("lexical truncation %+v", tr)
+	}
+}
+
+// TestTruncationSource: /info says where the limit came from. A
+// cross-encoder (serve.Config.ModelMaxLength set) cut at its own
+// positions reports the model as the source and no Qwen model-card
+// length; below them, the operator; Qwen models keep the default's
+// reason and the card's 8192.
+func TestTruncationSource(t *testing.T) {
+	const from = "config.json max_position_embeddings 512"
+	for _, c := range []struct {
+		name                 string
+		modelMax, maxLength  int
+		perDoc               int
+		source               string
+		card, model          int
+		reasonHas, reasonNot string
+	}{
+		{"qwen default", 0, 1024, 0, SourceDefault, 8192, 0, "latency over fidelity", "set by the operator"},
+		{"qwen operator", 0, 4096, 0, SourceOperator, 8192, 0, "set by the operator (--max-length 4096", ""},
+		{"encoder at its positions", 512, 512, 0, SourceModel, 0, 512, "the model's own limit: 512 tokens (" + from + ")", "operator"},
+		{"encoder below its positions", 512, 256, 0, SourceOperator, 0, 512, "the model takes up to 512", "model card"},
+		{"encoder with a per-document cut", 512, 512, 100, SourceOperator, 0, 512, "documents cut at 100 tokens", "model card"},
+		{"lexical", 0, 0, 0, SourceNone, 0, 0, "never cut", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.ModelMaxLength, cfg.ModelMaxLengthFrom, cfg.MaxTokensPerDoc = c.modelMax, from, c.perDoc
+			if c.modelMax == 0 {
+				cfg.ModelMaxLengthFrom = ""
+			}
+			tr := truncationInfo(cfg, c.maxLength)
+			if tr.Source != c.source || tr.ModelCardMaxLength != c.card || tr.ModelMaxLength != c.model ||
+				!strings.Contains(tr.Reason, c.reasonHas) || c.reasonNot != "" && strings.Contains(tr.Reason, c.reasonNot) {
+				t.Errorf("%+v; want source %s, card %d, model %d, reason with %q without %q", tr, c.source, c.card, c.model, c.reasonHas, c.reasonNot)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,8 @@
 package tokenizer
 
 import (
+	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -11,14 +13,14 @@ import (
 // and encoded as their single id, as the reference does.
 func (t *Tokenizer) Encode(text string) Encoding {
 	var e Encoding
-	t.encode(text, &e.IDs, &e.Offsets, nil)
+	_ = t.encode(nil, text, &e.IDs, &e.Offsets, nil)
 	return e
 }
 
 // EncodeIDs is Encode without offsets, for the scoring hot path.
 func (t *Tokenizer) EncodeIDs(text string) []int {
 	var ids []int
-	t.encode(text, &ids, nil, nil)
+	_ = t.encode(nil, text, &ids, nil, nil)
 	return ids
 }
 
@@ -39,6 +41,14 @@ type Part struct {
 // reference's default). Invalid UTF-8 in a part is read as EncodeIDs
 // reads it.
 func (t *Tokenizer) EncodeIDsUser(parts []Part, plainSpecial bool) []int {
+	ids, _ := t.EncodeIDsUserContext(context.Background(), parts, plainSpecial)
+	return ids
+}
+
+// EncodeIDsUserContext is EncodeIDsUser that stops when ctx is done,
+// returning ctx's error (checked every checkEvery words, so a huge text
+// stops within microseconds of a request's deadline or cancellation).
+func (t *Tokenizer) EncodeIDsUserContext(ctx context.Context, parts []Part, plainSpecial bool) ([]int, error) {
 	var b strings.Builder
 	var spans [][2]int
 	for _, p := range parts {
@@ -52,8 +62,8 @@ func (t *Tokenizer) EncodeIDsUser(parts []Part, plainSpecial bool) []int {
 		b.WriteString(text)
 	}
 	var ids []int
-	t.encode(b.String(), &ids, nil, spans)
-	return ids
+	err := t.encode(newStop(ctx), b.String(), &ids, nil, spans)
+	return ids, err
 }
 
 // EncodeBatch encodes texts in parallel (up to GOMAXPROCS goroutines); the
@@ -86,12 +96,62 @@ func (t *Tokenizer) EncodeBatch(texts []string) []Encoding {
 	return out
 }
 
-func (t *Tokenizer) encode(text string, ids *[]int, offs *[]Offset, plainSpans [][2]int) {
+// checkEvery is how many words an encoding runs between two looks at its
+// context: a context's Err is an atomic load, so this costs nothing
+// measurable, and a few hundred words take microseconds.
+const checkEvery = 256
+
+// stop ends an encoding early when its context is done. A nil *stop
+// never stops.
+type stop struct {
+	ctx   context.Context
+	words int
+}
+
+func newStop(ctx context.Context) *stop {
+	if ctx == nil || ctx.Done() == nil {
+		return nil // context.Background and TODO are never done
+	}
+	return &stop{ctx: ctx}
+}
+
+// word counts one word and returns the context's error every checkEvery
+// words once it is done.
+func (s *stop) word() error {
+	if s == nil {
+		return nil
+	}
+	if s.words++; s.words%checkEvery != 0 {
+		return nil
+	}
+	return s.err()
+}
+
+// errIf returns the context's error when it is done, else nil: an
+// encoding error that is not the stop's is left to the caller that
+// reports it (EncodeSingle).
+func (s *stop) errIf(error) error { return s.err() }
+
+func (s *stop) err() error {
+	if s == nil {
+		return nil
+	}
+	if err := s.ctx.Err(); err != nil {
+		return fmt.Errorf("tokenize: %w", err)
+	}
+	return nil
+}
+
+func (t *Tokenizer) encode(st *stop, text string, ids *[]int, offs *[]Offset, plainSpans [][2]int) error {
 	if t.pipe != nil {
 		// A model without unk_id fails on text it has no piece for; the
 		// ids up to there are returned (EncodeSingle reports the error).
-		*ids, _ = t.pipe.encode(text, *ids, plainSpans)
-		return
+		var err error
+		*ids, err = t.pipe.encode(st, text, *ids, plainSpans)
+		return st.errIf(err)
+	}
+	if err := st.err(); err != nil {
+		return err
 	}
 	var segBuf [8]segment
 	var wordBuf [64]span
@@ -105,6 +165,9 @@ func (t *Tokenizer) encode(text string, ids *[]int, offs *[]Offset, plainSpans [
 		}
 		a := normalize(text[seg.start:seg.end], seg.start)
 		for _, w := range splitWords(a.text, wordBuf[:0]) {
+			if err := st.word(); err != nil {
+				return err
+			}
 			word := a.text[w.start:w.end]
 			pieces, ok := t.cache.get(word)
 			if !ok {
@@ -121,4 +184,5 @@ func (t *Tokenizer) encode(text string, ids *[]int, offs *[]Offset, plainSpans [
 			}
 		}
 	}
+	return nil
 }

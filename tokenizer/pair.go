@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,11 +155,22 @@ func postProcessorFrom(c pipeComponent, t *Tokenizer) (*postProcessor, error) {
 
 // encodeNoSpecial returns the ids of text without special tokens on either
 // path (BPE or pipeline).
-func (t *Tokenizer) encodeNoSpecial(text string) ([]int, error) {
-	if t.pipe == nil {
-		return t.EncodeIDs(text), nil
+// With plainSpecial, special-token strings in text are plain text
+// (EncodeIDsUser's rule for a User part).
+func (t *Tokenizer) encodeNoSpecial(st *stop, text string, plainSpecial bool) ([]int, error) {
+	var spans [][2]int
+	if plainSpecial && text != "" {
+		if t.pipe != nil {
+			text = validUTF8(text) // the pipeline's reading, first, so the span holds
+		}
+		spans = [][2]int{{0, len(text)}}
 	}
-	return t.pipe.encode(text, nil, nil)
+	if t.pipe == nil {
+		var ids []int
+		err := t.encode(st, text, &ids, nil, spans)
+		return ids, err
+	}
+	return t.pipe.encode(st, text, nil, spans)
 }
 
 func (t *Tokenizer) postProcessor() *postProcessor {
@@ -172,7 +184,22 @@ func (t *Tokenizer) postProcessor() *postProcessor {
 // cutting the text's tokens (from the right) so the whole fits maxLen;
 // maxLen <= 0 means no limit.
 func (t *Tokenizer) EncodeSingle(text string, maxLen int) (Encoded, error) {
-	a, err := t.encodeNoSpecial(text)
+	return t.EncodeSingleContext(context.Background(), text, maxLen)
+}
+
+// EncodeSingleContext is EncodeSingle that stops with ctx's error when
+// ctx is done (see EncodeIDsUserContext).
+func (t *Tokenizer) EncodeSingleContext(ctx context.Context, text string, maxLen int) (Encoded, error) {
+	return t.EncodeSingleUser(ctx, text, maxLen, false)
+}
+
+// EncodeSingleUser is EncodeSingleContext for text from a user (a
+// document, a memory, a query): with plainSpecial its special-token
+// strings ("</s>", "[SEP]") are plain text, as the reference encodes with
+// split_special_tokens=True; the post-processor's own special tokens
+// are added as always.
+func (t *Tokenizer) EncodeSingleUser(ctx context.Context, text string, maxLen int, plainSpecial bool) (Encoded, error) {
+	a, err := t.encodeNoSpecial(newStop(ctx), text, plainSpecial)
 	if err != nil {
 		return Encoded{}, err
 	}
@@ -198,11 +225,25 @@ func (t *Tokenizer) EncodePair(a, b string, maxLen int) (Encoded, error) {
 
 // EncodePairTruncate is EncodePair with the truncation strategy named.
 func (t *Tokenizer) EncodePairTruncate(a, b string, maxLen int, strategy Truncation) (Encoded, error) {
-	ia, err := t.encodeNoSpecial(a)
+	return t.EncodePairContext(context.Background(), a, b, maxLen, strategy)
+}
+
+// EncodePairContext is EncodePairTruncate that stops with ctx's error
+// when ctx is done (see EncodeIDsUserContext).
+func (t *Tokenizer) EncodePairContext(ctx context.Context, a, b string, maxLen int, strategy Truncation) (Encoded, error) {
+	return t.EncodePairUser(ctx, a, b, maxLen, strategy, false)
+}
+
+// EncodePairUser is EncodePairContext for a pair of user texts (a query
+// and a document): with plainSpecial their special-token strings are
+// plain text (see EncodeSingleUser).
+func (t *Tokenizer) EncodePairUser(ctx context.Context, a, b string, maxLen int, strategy Truncation, plainSpecial bool) (Encoded, error) {
+	st := newStop(ctx)
+	ia, err := t.encodeNoSpecial(st, a, plainSpecial)
 	if err != nil {
 		return Encoded{}, err
 	}
-	ib, err := t.encodeNoSpecial(b)
+	ib, err := t.encodeNoSpecial(st, b, plainSpecial)
 	if err != nil {
 		return Encoded{}, err
 	}

@@ -122,19 +122,31 @@ func (p *pipeline) split(text string, plainSpans [][2]int) []segment {
 }
 
 // encode appends the ids of text without special tokens.
-func (p *pipeline) encode(text string, ids []int, plainSpans [][2]int) ([]int, error) {
+func (p *pipeline) encode(st *stop, text string, ids []int, plainSpans [][2]int) ([]int, error) {
 	text = validUTF8(text) // EncodeIDsUser's parts are valid already: their spans hold
 	var words []string
 	for _, seg := range p.split(text, plainSpans) {
+		if err := st.err(); err != nil {
+			return ids, err
+		}
 		if seg.added >= 0 {
 			ids = append(ids, p.added[seg.added].id)
 			continue
 		}
 		s := p.normalize(text[seg.start:seg.end])
 		words = p.preTokenize(s, seg.start == 0, words[:0])
+		encode := p.model.encode
+		if pm, ok := p.model.(interface {
+			encodePlain(string, []int) ([]int, error)
+		}); ok && overlaps(plainSpans, seg.start, seg.end) {
+			encode = pm.encodePlain // a model whose vocabulary holds control pieces (Unigram)
+		}
 		var err error
 		for _, w := range words {
-			if ids, err = p.model.encode(w, ids); err != nil {
+			if err := st.word(); err != nil {
+				return ids, err
+			}
+			if ids, err = encode(w, ids); err != nil {
 				return ids, fmt.Errorf("encode: %w", err)
 			}
 		}

@@ -178,6 +178,9 @@ func pipelineFromBytes(data []byte) (*Tokenizer, error) {
 		t.addedByID[a.ID] = len(t.added)
 		t.added = append(t.added, at)
 		p.added = append(p.added, pipeAdded{addedToken: at, lstrip: a.Lstrip, rstrip: a.Rstrip})
+		if u, ok := p.model.(*unigram); ok && a.Special {
+			u.markControl(a.Content)
+		}
 	}
 	if pp := f.PostProcessor; pp != nil {
 		if p.post, err = postProcessorFrom(*pp, t); err != nil {

@@ -21,6 +21,33 @@ type unigram struct {
 	unkScore float64
 	byteFB   bool
 	byteIDs  [256]int32 // id of <0xXX>; -1: missing
+	// control marks the pieces that are special added tokens ("<s>",
+	// "</s>": XLM-R's vocabulary lists them with score 0). In text whose
+	// special tokens are plain (encodePlain) they are never candidates,
+	// as SentencePiece never produces a CONTROL piece from text.
+	control []bool
+}
+
+// markControl marks the piece of text content, if the vocabulary has
+// one, as a control piece (see control).
+func (u *unigram) markControl(content string) {
+	id, ok := u.trie.lookup(content)
+	if !ok {
+		return
+	}
+	if u.control == nil {
+		u.control = make([]bool, len(u.scores))
+	}
+	if id < len(u.control) {
+		u.control[id] = true
+	}
+}
+
+// encodePlain is encode for text whose special-token strings are plain
+// text: control pieces are not candidates, so "</s>" is encoded as the
+// pieces of its characters.
+func (u *unigram) encodePlain(s string, ids []int) ([]int, error) {
+	return u.encodeWith(s, ids, u.control)
 }
 
 func newUnigram(pieces []string, scores []float64, unkID *int, byteFallback bool) (*unigram, error) {
@@ -61,7 +88,10 @@ type uniNode struct {
 }
 
 // encode appends the ids of one pre-tokenized word to ids.
-func (u *unigram) encode(s string, ids []int) ([]int, error) {
+func (u *unigram) encode(s string, ids []int) ([]int, error) { return u.encodeWith(s, ids, nil) }
+
+// encodeWith is encode with the pieces skip marks left out (nil: none).
+func (u *unigram) encodeWith(s string, ids []int, skip []bool) ([]int, error) {
 	if s == "" {
 		return ids, nil
 	}
@@ -77,6 +107,9 @@ func (u *unigram) encode(s string, ids []int) ([]int, error) {
 		// The reference scores a piece by the id its map holds for the
 		// piece's text (the last of repeated pieces), the id the trie keeps.
 		u.trie.prefixes(s[at:], func(n int, mid int32) {
+			if skip != nil && int(mid) < len(skip) && skip[mid] {
+				return
+			}
 			t := &nodes[at+n]
 			c := base + u.scores[mid]
 			if t.start < 0 || c > t.score {

@@ -208,6 +208,20 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if f.run != "" {
+		// A run written by eval locomo names its models: one with random
+		// weights gives scores whose calibration means nothing.
+		info, ok, err := readSidecar(f.run)
+		if err != nil {
+			return err
+		}
+		if ok {
+			for _, w := range info.randomWarnings() {
+				cal.Notes = append(cal.Notes, w)
+				fmt.Fprintf(stderr, "eval calibrate: WARNING: %s\n", w)
+			}
+		}
+	}
 	if err := cal.Degenerate(); err != nil {
 		// Flagged loudly, in the file and here; rerankd serve refuses to
 		// load such a file.

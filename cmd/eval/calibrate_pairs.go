@@ -19,7 +19,7 @@ import (
 )
 
 // locomoPairs labels the candidates of `eval locomo --pipeline bm25` with
-// ranking rk (enginePipeline: the served search's engine, same order, same
+// ranking rk (servicePipeline: the served search's memory service, same order, same
 // progress bar) with the evidence, top depth per question; the group is
 // the conversation. With served, a pair's score is what rerankd's lexical
 // /rerank backend (no --model) returns for that memory as relevance_score,
@@ -29,7 +29,7 @@ import (
 func locomoPairs(ds *locomo.Dataset, unit locomo.Unit, rk lexrank.Ranking, depth int, served bool, stderr io.Writer) ([]calibrate.Pair, error) {
 	qrels := metrics.Qrels(ds.Qrels(unit))
 	o := pipelineOptions{ranking: rk, depth: depth, fusion: post.DefaultFusionConfig()}
-	run, _, err := enginePipeline(context.Background(), ds, unit, pipelineSpec{base: "bm25"}, o, models{}, qrels, stderr)
+	run, _, err := servicePipeline(context.Background(), ds, unit, pipelineSpec{base: "bm25"}, o, models{}, qrels, stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -227,10 +227,10 @@ func runLocomoCV(args []string, job locomoJob, ds *locomo.Dataset, stdout, stder
 
 // cvRuns runs every job over ds and calls visit with each question's
 // ranking under job i; it returns the questions' categories. Jobs that
-// differ only in their ranking (every grid's points do) share one engine:
+// differ only in their ranking (every grid's points do) share one memory service:
 // each conversation is stored and indexed once, and each question
 // searched once per ranking, through the same searchOne as execute
-// (TestCVSharedEngine: the same runs). Any other grid runs job by job.
+// (TestCVSharedService: the same runs). Any other grid runs job by job.
 func cvRuns(jobs []locomoJob, ds *locomo.Dataset, qrels metrics.Qrels, stderr io.Writer,
 	visit func(i int, qid string, ranked []metrics.Ranked) error) (map[string]locomo.Category, error) {
 	rankings := make([]lexrank.Ranking, len(jobs))
@@ -261,7 +261,7 @@ func cvRuns(jobs []locomoJob, ds *locomo.Dataset, qrels metrics.Qrels, stderr io
 }
 
 // executeRankings is execute for several rankings at once, over one
-// engine (see cvRuns): visit gets each judged question's ranking under
+// memory service (see cvRuns): visit gets each judged question's ranking under
 // rankings[i].
 func (j locomoJob) executeRankings(ds *locomo.Dataset, qrels metrics.Qrels, rankings []lexrank.Ranking,
 	visit func(i int, qid string, ranked []metrics.Ranked) error, stderr io.Writer) (map[string]locomo.Category, error) {
@@ -282,7 +282,7 @@ func (j locomoJob) executeRankings(ds *locomo.Dataset, qrels metrics.Qrels, rank
 		return fail(err)
 	}
 	defer func() { _ = st.Close() }()
-	// The engine enginePipeline makes (same configuration).
+	// The memory service servicePipeline makes (same configuration).
 	cfg := retrieval.DefaultConfig()
 	cfg.Fusion, cfg.Depth = j.po.fusion, j.po.depth
 	e, err := retrieval.New(st, m.embedder, cfg)

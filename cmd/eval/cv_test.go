@@ -54,10 +54,10 @@ func TestLocomoCV(t *testing.T) {
 	}
 }
 
-// TestCVSharedEngine: the grid's shared engine (one store, each question
+// TestCVSharedService: the grid's shared memory service (one store, each question
 // searched once per ranking) gives every ranking the run that execute
 // gives it alone.
-func TestCVSharedEngine(t *testing.T) {
+func TestCVSharedService(t *testing.T) {
 	ds, err := locomo.Load(fixtures)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestCVSharedEngine(t *testing.T) {
 			t.Fatalf("execute: %v", err)
 		}
 		if !reflect.DeepEqual(got[i], want) {
-			t.Errorf("ranking %+v: the shared engine's run differs from execute's", j.po.ranking)
+			t.Errorf("ranking %+v: the shared memory service's run differs from execute's", j.po.ranking)
 		}
 	}
 	if reflect.DeepEqual(got[0], got[2]) {

@@ -235,7 +235,7 @@ func parseLocomo(args []string, stderr io.Writer) (locomoJob, error) {
 
 // execute runs the job's pipeline over ds. Every pipeline, plain bm25
 // included, runs through the retrieval service the server uses
-// (TestEngineBM25MatchesDirect shows it ranks as the direct
+// (TestServiceBM25MatchesDirect shows it ranks as the direct
 // per-conversation BM25 of bm25Run does). stderr gets the progress.
 func (j locomoJob) execute(ds *locomo.Dataset, qrels metrics.Qrels, stderr io.Writer) (metrics.Run, map[string]locomo.Category, error) {
 	ex, err := j.executeDescribed(ds, qrels, stderr)
@@ -262,7 +262,7 @@ func (j locomoJob) executeDescribed(ds *locomo.Dataset, qrels metrics.Qrels, std
 	if err != nil {
 		return executed{}, err
 	}
-	run, category, err := enginePipeline(context.Background(), ds, j.unit, j.spec, j.po, m, qrels, stderr)
+	run, category, err := servicePipeline(context.Background(), ds, j.unit, j.spec, j.po, m, qrels, stderr)
 	if err != nil {
 		return executed{}, err
 	}
@@ -291,8 +291,8 @@ func (m models) counts() *servedCounts {
 }
 
 // bm25Run ranks each conversation's memories for each of its judged
-// questions with per-request BM25: the direct computation the engine's
-// plain-BM25 ranking is checked against (TestEngineBM25MatchesDirect), and
+// questions with per-request BM25: the direct computation the memory service's
+// plain-BM25 ranking is checked against (TestServiceBM25MatchesDirect), and
 // the candidates of the model calibration test. LoCoMo retrieval is per
 // conversation: a question never sees another conversation's memories.
 func bm25Run(ds *locomo.Dataset, unit locomo.Unit, s *lexical.Scorer, depth int, qrels metrics.Qrels, stderr io.Writer) (metrics.Run, map[string]locomo.Category) {
@@ -312,7 +312,7 @@ func bm25Run(ds *locomo.Dataset, unit locomo.Unit, s *lexical.Scorer, depth int,
 			}
 			category[q.ID] = q.Category
 			// Only memories sharing a term with the question are retrieved,
-			// as with the engine's inverted index.
+			// as with the memory service's inverted index.
 			res := s.Score(q.Text, texts)
 			ranked := make([]metrics.Ranked, 0, len(res))
 			for j, r := range res {

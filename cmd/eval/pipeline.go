@@ -195,10 +195,10 @@ func (o pipelineOptions) inFlight() int {
 	return 1
 }
 
-// enginePipeline runs p through the same retrieval.Service the server uses:
+// servicePipeline runs p through the same retrieval.Service the server uses:
 // each conversation is a namespace of a throwaway store, and each judged
 // question a memory search in it.
-func enginePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p pipelineSpec, o pipelineOptions,
+func servicePipeline(ctx context.Context, ds *locomo.Dataset, unit locomo.Unit, p pipelineSpec, o pipelineOptions,
 	m models, qrels metrics.Qrels, stderr io.Writer) (metrics.Run, map[string]locomo.Category, error) {
 	dir, err := os.MkdirTemp("", "rerankd-eval-")
 	if err != nil {

@@ -50,10 +50,10 @@ func TestParsePipeline(t *testing.T) {
 	}
 }
 
-// TestEngineBM25MatchesDirect: the server's retrieval.Service, run as the
+// TestServiceBM25MatchesDirect: the server's retrieval.Service, run as the
 // bm25 pipeline, must rank exactly like the direct per-conversation BM25
 // path (same formula, same IDF over the conversation).
-func TestEngineBM25MatchesDirect(t *testing.T) {
+func TestServiceBM25MatchesDirect(t *testing.T) {
 	data := testenv.LoCoMoOr(t, fixtures)
 	ds, err := locomo.Load(data)
 	if err != nil {
@@ -65,7 +65,7 @@ func TestEngineBM25MatchesDirect(t *testing.T) {
 	const all = 100000
 	direct, _ := bm25Run(ds, locomo.UnitTurn, lexical.Default(), all, qrels, io.Discard)
 	o := pipelineOptions{depth: all, fusion: post.DefaultFusionConfig(), recency: post.DefaultRecencyConfig(), mmr: post.DefaultMMRConfig(), ranking: lexrank.PlainBM25()}
-	viaEngine, _, err := enginePipeline(context.Background(), ds, locomo.UnitTurn, pipelineSpec{base: "bm25"}, o, models{}, qrels, io.Discard)
+	viaService, _, err := servicePipeline(context.Background(), ds, locomo.UnitTurn, pipelineSpec{base: "bm25"}, o, models{}, qrels, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,12 +85,12 @@ func TestEngineBM25MatchesDirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := metrics.Evaluate(qrels, viaEngine)
+	b, _, err := metrics.Evaluate(qrels, viaService)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if math.Abs(a.MAP-b.MAP) > 1e-9 || math.Abs(a.NDCG10-b.NDCG10) > 1e-9 || a.Queries != b.Queries {
-		t.Fatalf("direct %+v\nengine %+v", a, b)
+		t.Fatalf("direct %+v\nservice %+v", a, b)
 	}
 	t.Logf("MAP %.4f NDCG@10 %.4f over %d queries, both paths", a.MAP, a.NDCG10, a.Queries)
 }

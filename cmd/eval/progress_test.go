@@ -13,7 +13,7 @@ import (
 // stderr is a terminal and writes none of it (no carriage returns, no bar
 // label) to a pipe or a log.
 func TestProgressOnlyOnTerminal(t *testing.T) {
-	for _, p := range []string{"bm25", "bm25+recency"} { // the direct path and the engine's
+	for _, p := range []string{"bm25", "bm25+recency"} { // the direct path and the memory service's
 		var out, errb bytes.Buffer
 		if code := run([]string{"locomo", "--data", fixtures, "--pipeline", p}, &out, &errb); code != exitOK {
 			t.Fatalf("%s: exit %d: %s", p, code, errb.String())

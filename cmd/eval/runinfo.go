@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/rerankd/rerankd/benchmarks/metrics"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/retrieval/lexrank"
 	"github.com/rerankd/rerankd/retrieval/post"
@@ -169,6 +170,21 @@ func readSidecar(run string) (runInfo, bool, error) {
 	return info, true, nil
 }
 
+// randomWarnings says, per stage whose model has random weights, that the
+// run's figures measure nothing.
+func (info runInfo) randomWarnings() []string {
+	var out []string
+	for _, s := range []struct {
+		name string
+		st   *stageInfo
+	}{{"reranker", info.Reranker}, {"embedder", info.Embedder}} {
+		if s.st != nil && s.st.RandomWeights {
+			out = append(out, fmt.Sprintf("the %s %s: %s", s.name, s.st.Folder, folder.RandomWeightsWarning))
+		}
+	}
+	return out
+}
+
 // printRunInfo writes the description's lines above a summary.
 func printRunInfo(w io.Writer, info runInfo) {
 	fmt.Fprintf(w, "pipeline %s, unit %s, depth %d", info.Pipeline, info.Unit, info.Depth)
@@ -176,6 +192,9 @@ func printRunInfo(w io.Writer, info runInfo) {
 		fmt.Fprintf(w, ", rerank depth %d", info.RerankDepth)
 	}
 	fmt.Fprintf(w, "\nreranker %s\nembedder %s\n", info.Reranker, info.Embedder)
+	for _, warn := range info.randomWarnings() {
+		fmt.Fprintf(w, "WARNING: %s\n", warn)
+	}
 	var files []string
 	for _, f := range info.Data.Files {
 		files = append(files, fmt.Sprintf("%s (sha256 %.12s)", f.Name, f.SHA256))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rerankd/rerankd/cmd/internal/paths"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/remote"
 )
 
@@ -137,6 +138,10 @@ type stageInfo struct {
 	ServedModel string `json:"served_model,omitempty"`
 	QueryPrefix string `json:"query_prefix,omitempty"`
 	Dim         int    `json:"dim,omitempty"`
+	// RandomWeights: the folder carries the test-model generator's
+	// random-weights marker (folder.RandomWeights): the run measures
+	// nothing about quality.
+	RandomWeights bool `json:"random_weights,omitempty"`
 }
 
 // String is the one-line form the summary prints.
@@ -151,7 +156,11 @@ func (s *stageInfo) String() string {
 		}
 		return out
 	}
-	return fmt.Sprintf("%s (sha256 %.12s)", s.Folder, s.SHA256)
+	out := fmt.Sprintf("%s (sha256 %.12s)", s.Folder, s.SHA256)
+	if s.RandomWeights {
+		out += " [RANDOM WEIGHTS]"
+	}
+	return out
 }
 
 func folderInfo(dir string) (*stageInfo, error) {
@@ -163,7 +172,11 @@ func folderInfo(dir string) (*stageInfo, error) {
 	if err != nil {
 		abs = dir
 	}
-	return &stageInfo{Folder: abs, SHA256: h}, nil
+	random, err := folder.RandomWeights(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &stageInfo{Folder: abs, SHA256: h, RandomWeights: random}, nil
 }
 
 // folderHash is the SHA-256 of a folder's regular files: each file's

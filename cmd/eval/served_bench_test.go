@@ -93,7 +93,7 @@ func evalRerank(b *testing.B, data string, args ...string) func() int {
 	}
 	b.Cleanup(m.Close)
 	return func() int {
-		run, _, err := enginePipeline(context.Background(), ds, job.unit, job.spec, job.po, m, qrels, io.Discard)
+		run, _, err := servicePipeline(context.Background(), ds, job.unit, job.spec, job.po, m, qrels, io.Discard)
 		if err != nil {
 			b.Fatal(err)
 		}

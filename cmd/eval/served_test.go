@@ -27,6 +27,7 @@ import (
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/scheduler"
+	"github.com/rerankd/rerankd/scoring"
 	"github.com/rerankd/rerankd/serve"
 )
 
@@ -71,7 +72,7 @@ func serveRerankd(t testing.TB, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := serve.NewNeural("tiny", s, sched, o.Scorer.Prompt.MaxLength)
+	b := scoring.NewNeural("tiny", s, sched, o.Scorer.Prompt.MaxLength)
 	srv, err := serve.New(serve.DefaultConfig(), b, serve.Limits{QueueSize: sc.QueueSize, BatchTokens: sc.BatchTokens, MaxBatch: sc.MaxBatch},
 		nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

@@ -85,10 +85,10 @@ func runZh(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 		loaded = time.Since(loadStart).Seconds()
 		start := time.Now()
-		if run, err = zhEngineRun(ds, an, rk, *depth); err != nil {
+		if run, err = zhServiceRun(ds, an, rk, *depth); err != nil {
 			return err
 		}
-		secs, pipeline = time.Since(start).Seconds(), "engine --ranking "+*rankingName
+		secs, pipeline = time.Since(start).Seconds(), "service --ranking "+*rankingName
 	} else {
 		// The ranking flags' zero values stand for "not given"; here
 		// only k1 and b apply, with lexical's defaults.
@@ -101,7 +101,7 @@ func runZh(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			}
 		})
 		if len(stages) > 0 {
-			return usageErr("%s: a ranking stage, only with --ranking (through the engine)", strings.Join(stages, ", "))
+			return usageErr("%s: a ranking stage, only with --ranking (through the memory service)", strings.Join(stages, ", "))
 		}
 		rk, err := ranking(lexrank.RankingBM25)
 		if err != nil {
@@ -176,11 +176,11 @@ func zhRun(ds *zh.Dataset, s *lexical.Scorer, depth int) metrics.Run {
 	return run
 }
 
-// zhEngineRun searches every query through retrieval.Service, the served
+// zhServiceRun searches every query through retrieval.Service, the served
 // search, with ranking rk: the memories are one namespace of a throwaway
 // store, each with its time and its speaker ("user" or "assistant") as
 // metadata speaker; they have no source, so context has no neighbours.
-func zhEngineRun(ds *zh.Dataset, an *lexical.Analyzer, rk lexrank.Ranking, depth int) (metrics.Run, error) {
+func zhServiceRun(ds *zh.Dataset, an *lexical.Analyzer, rk lexrank.Ranking, depth int) (metrics.Run, error) {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "rerankd-eval-zh-")
 	if err != nil {

@@ -92,10 +92,10 @@ func TestZhErrors(t *testing.T) {
 	}
 }
 
-// TestZhEngine: through the engine (served search), plain BM25 scores the
+// TestZhService: through the memory service (served search), plain BM25 scores the
 // set as the direct per-request scorer does; the rankings' flags apply
 // there and are refused without it.
-func TestZhEngine(t *testing.T) {
+func TestZhService(t *testing.T) {
 	summary := func(args ...string) map[string]float64 {
 		t.Helper()
 		var out, errb bytes.Buffer
@@ -112,7 +112,7 @@ func TestZhEngine(t *testing.T) {
 		return res.Summary
 	}
 	// The direct run lists every memory, those without a query term at
-	// score 0 last; the engine's lists the hits.
+	// score 0 last; the memory service's lists the hits.
 	ds, err := zh.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func TestZhEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := zhEngineRun(ds, an, lexrank.PlainBM25(), len(ds.Memories))
+	served, err := zhServiceRun(ds, an, lexrank.PlainBM25(), len(ds.Memories))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,14 +137,14 @@ func TestZhEngine(t *testing.T) {
 				want[r.DocID] = r.Score
 			}
 		}
-		got := engine[q.ID]
+		got := served[q.ID]
 		if len(got) != len(want) {
-			t.Errorf("%s: engine %d hits, direct %d", q.ID, len(got), len(want))
+			t.Errorf("%s: service %d hits, direct %d", q.ID, len(got), len(want))
 			continue
 		}
 		for _, r := range got {
 			if w, ok := want[r.DocID]; !ok || math.Abs(r.Score-w) > 1e-9 {
-				t.Errorf("%s: engine %s %v, direct %v (%v)", q.ID, r.DocID, r.Score, w, ok)
+				t.Errorf("%s: service %s %v, direct %v (%v)", q.ID, r.DocID, r.Score, w, ok)
 			}
 		}
 	}

@@ -35,7 +35,7 @@ func TestConvertEncoderFromHub(t *testing.T) {
 		{"BAAI/bge-m3", "xlmr", "embedding", "unigram/xlmr-current.json",
 			unused("pytorch_model.bin", "colbert_linear.pt", "sparse_linear.pt", "sentencepiece.bpe.model", "onnx/model.onnx")},
 		{"sentence-transformers/all-MiniLM-L6-v2", "bert", "embedding", "wordpiece/bert-uncased.json",
-			unused("pytorch_model.bin", "vocab.txt", "sentence_bert_config.json", "data_config.json", "rust_model.ot", "tf_model.h5", "onnx/model.onnx")},
+			unused("pytorch_model.bin", "vocab.txt", "data_config.json", "rust_model.ot", "tf_model.h5", "onnx/model.onnx")},
 	} {
 		t.Run(c.repo, func(t *testing.T) {
 			ckpt := filepath.Join(t.TempDir(), "ckpt")
@@ -49,6 +49,13 @@ func TestConvertEncoderFromHub(t *testing.T) {
 					t.Fatal(err)
 				}
 				if err := os.WriteFile(p, []byte("not read by rerankd"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.kind == "embedding" {
+				// The input limit sentence-transformers cuts at: read, so
+				// fetched and carried into the converted folder.
+				if err := os.WriteFile(filepath.Join(ckpt, "sentence_bert_config.json"), []byte(`{"max_seq_length": 40, "do_lower_case": false}`), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -100,6 +107,9 @@ func TestConvertEncoderFromHub(t *testing.T) {
 				}
 				if vecs[i], err = e.Embed(context.Background(), texts, false); err != nil {
 					t.Fatal(err)
+				}
+				if e.MaxLength() != 40 {
+					t.Errorf("%s: input limit %d (%s), want sentence_bert_config.json's 40", dir, e.MaxLength(), e.Info().MaxLengthSource)
 				}
 				_ = e.Close()
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/model/arch"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/tokenizer"
 )
@@ -142,5 +143,66 @@ func TestConvertConfigFields(t *testing.T) {
 		if strings.Contains(errs, known) {
 			t.Errorf("stderr %q mentions known key %s", errs, known)
 		}
+	}
+}
+
+// TestConvertRefusesDamaged: `rerankd convert` exits 1 naming the file
+// and the field (or tensor) for NaN or infinite weights, a
+// sentence_bert_config.json max_seq_length that is not a usable length,
+// and a Pooling word_embedding_dimension the weights contradict.
+func TestConvertRefusesDamaged(t *testing.T) {
+	enc := arch.TinyEncoder(arch.FamilyBERT, true)
+	encoder := func(t *testing.T) string {
+		dir := t.TempDir()
+		if err := folder.WriteTestEncoderCheckpoint(dir, enc, 1, "F32", arch.Pooling{Mode: arch.PoolMean}); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	for _, c := range []struct {
+		name string
+		src  func(t *testing.T) string
+		want []string
+	}{
+		{"NaN weight", func(t *testing.T) string {
+			w, err := arch.Random(arch.Tiny(), 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Tensors[arch.EmbedTokens].Data[3] = float32(math.NaN())
+			dir := t.TempDir()
+			if err := hf.WriteCheckpoint(dir, w, "F32", 1); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, []string{"model.safetensors", arch.EmbedTokens, "holds NaN at index 3"}},
+		{"max_seq_length -5", func(t *testing.T) string {
+			dir := encoder(t)
+			writeFile(t, dir, folder.STBertConfigFile, `{"max_seq_length": -5}`)
+			return dir
+		}, []string{folder.STBertConfigFile, "max_seq_length -5"}},
+		{"max_seq_length 1e12", func(t *testing.T) string {
+			dir := encoder(t)
+			writeFile(t, dir, folder.STBertConfigFile, `{"max_seq_length": 1e12}`)
+			return dir
+		}, []string{folder.STBertConfigFile, "max_seq_length 1e+12"}},
+		{"word_embedding_dimension wrong", func(t *testing.T) string {
+			dir := encoder(t)
+			writeFile(t, dir, filepath.FromSlash(folder.STPoolingFile), `{"word_embedding_dimension": 1024, "pooling_mode_mean_tokens": true}`)
+			return dir
+		}, []string{"config.json", "word_embedding_dimension 1024 disagrees with the weights"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			code, stdout, errs := runCLI(t, "convert", "--from", c.src(t), "--out", out, "--quant", "none")
+			if code != 1 || stdout != "" {
+				t.Fatalf("exit %d, stdout %q; want 1 and nothing (stderr %q)", code, stdout, errs)
+			}
+			for _, w := range append([]string{"rerankd convert"}, c.want...) {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr %q lacks %q", errs, w)
+				}
+			}
+		})
 	}
 }

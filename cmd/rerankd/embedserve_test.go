@@ -149,6 +149,18 @@ func TestServeEmbeddingsParity(t *testing.T) {
 			if fl.Object != "list" || fl.Model != filepath.Base(tc.dir) || len(fl.Data) != len(texts) || fl.Usage.PromptTokens < len(texts) || fl.Usage.TotalTokens != fl.Usage.PromptTokens {
 				t.Fatalf("envelope: object %q model %q, %d vectors, usage %+v", fl.Object, fl.Model, len(fl.Data), fl.Usage)
 			}
+			// /info says where the input limit came from.
+			resp, err := http.Get(s.url + "/info")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var inf api.Info
+			err = json.NewDecoder(resp.Body).Decode(&inf)
+			_ = resp.Body.Close()
+			wantFrom := map[string]string{"qwen3-embedding": "rerankd's default", "bge-m3-dense": "max_position_embeddings", "bert-bi-encoder": "max_position_embeddings"}[tc.name]
+			if err != nil || inf.Embedder == nil || inf.Embedder.MaxInputTokens < 2 || !strings.Contains(inf.Embedder.MaxInputTokensFrom, wantFrom) {
+				t.Errorf("/info embedder %+v (%v): want max_input_tokens_from naming %q", inf.Embedder, err, wantFrom)
+			}
 			// The reference pass of the class, on the same folder.
 			o := model.DefaultEmbedderOptions()
 			o.Engine, o.EncoderTokenizer = model.EngineReference, tc.tok

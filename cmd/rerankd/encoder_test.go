@@ -19,6 +19,7 @@ import (
 	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/rerank"
+	"github.com/rerankd/rerankd/serve"
 )
 
 // encoderServer converts `testmodel --arch a` and serves it on a local
@@ -139,6 +140,14 @@ func TestServeEncoderReranker(t *testing.T) {
 			}
 			if inf.Architecture != tc.class || inf.Template != nil || inf.MaxTokens != info.MaxLength {
 				t.Errorf("/info: architecture %q template %v max tokens %d, want %s, none, %d", inf.Architecture, inf.Template, inf.MaxTokens, tc.class, info.MaxLength)
+			}
+			// The default --max-length (1024) is above the tiny model's
+			// positions: the limit is the model's, named as such, with no
+			// Qwen model-card figure.
+			if tr := inf.Truncation; tr == nil || tr.Source != serve.SourceModel || tr.ModelCardMaxLength != 0 ||
+				tr.ModelMaxLength != info.Encoder.MaxTokens() || tr.MaxLength != info.MaxLength ||
+				!strings.Contains(tr.ModelMaxLengthFrom, "max_position_embeddings") || strings.Contains(tr.Reason, "set by the operator") {
+				t.Errorf("/info truncation %+v: want the model's own limit %d from its positions", tr, info.Encoder.MaxTokens())
 			}
 			if inf.Engine != nil && inf.Engine.PrefixCacheMB != 0 {
 				t.Errorf("/info engine reports prefix_cache_mb %d for a cross-encoder, which has no prefix cache", inf.Engine.PrefixCacheMB)

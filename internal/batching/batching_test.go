@@ -71,3 +71,28 @@ func TestPadded(t *testing.T) {
 		t.Errorf("Padded(nil) = %d, want 0", got)
 	}
 }
+
+func TestCheckTypes(t *testing.T) {
+	seqs := [][]int{{1, 2}, {3}}
+	for _, tc := range []struct {
+		name          string
+		types         [][]int
+		fits, untyped bool
+	}{
+		{"none", nil, true, true},
+		{"all nil", [][]int{nil, nil}, true, true},
+		{"one typed", [][]int{{0, 1}, nil}, true, false},
+		{"fewer rows", [][]int{{0, 1}}, false, false},
+		{"short row", [][]int{{0}, nil}, false, false},
+		{"empty row", [][]int{nil, {}}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := CheckTypes(seqs, tc.types); (err == nil) != tc.fits {
+				t.Errorf("CheckTypes: %v, want fits %v", err, tc.fits)
+			}
+			if err := CheckNoTypes(tc.types); (err == nil) != tc.untyped {
+				t.Errorf("CheckNoTypes: %v, want untyped %v", err, tc.untyped)
+			}
+		})
+	}
+}

@@ -102,7 +102,10 @@ func WriteTestModel(out string, cfg arch.Config, seed uint64, o BuildOptions) er
 	if err != nil {
 		return err
 	}
-	return writeFolder(out, w, o.Tokenizer, "", o)
+	if err := writeFolder(out, w, o.Tokenizer, "", o); err != nil {
+		return err
+	}
+	return writeRandomMarker(out, seed)
 }
 
 // Convert reads a Hugging Face checkpoint folder (config.json, safetensors,
@@ -116,8 +119,16 @@ func WriteTestModel(out string, cfg arch.Config, seed uint64, o BuildOptions) er
 // config.json is judged first (arch.ParseConfig): fields whose values ask
 // for a computation rerankd does not implement fail the conversion before
 // anything is written, all of them in one error; unknown keys go to o.Warn
-// (also when the conversion fails).
+// (also when the conversion fails). A random-weights marker (MarkerFile)
+// in src is carried into out.
 func Convert(src, out string, o BuildOptions) error {
+	if err := convert(src, out, o); err != nil {
+		return err
+	}
+	return copyMarker(src, out)
+}
+
+func convert(src, out string, o BuildOptions) error {
 	if enc, err := IsEncoderCheckpoint(src); err != nil {
 		return err
 	} else if enc {

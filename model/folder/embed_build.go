@@ -87,7 +87,10 @@ func WriteTestEmbeddingModel(out string, cfg arch.Config, seed uint64, o BuildOp
 	if err != nil {
 		return err
 	}
-	return writeEmbeddingFolder(out, w, cfg, o.Tokenizer, "", o)
+	if err := writeEmbeddingFolder(out, w, cfg, o.Tokenizer, "", o); err != nil {
+		return err
+	}
+	return writeRandomMarker(out, seed)
 }
 
 // convertEmbedding writes a Qwen3-Embedding checkpoint (Qwen3Model names,
@@ -101,11 +104,30 @@ func convertEmbedding(src, out string, o BuildOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkEmbeddingST(src, cfg.HiddenSize); err != nil {
+		return err
+	}
 	tokDir := o.Tokenizer
 	if _, err := os.Stat(filepath.Join(src, tokenizer.FileName)); err == nil {
 		tokDir = src
 	}
 	return writeEmbeddingFolder(out, w, cfg, tokDir, src, o)
+}
+
+// checkEmbeddingST refuses a Qwen3-Embedding checkpoint whose
+// sentence-transformers files contradict the weights or are out of
+// range: a word_embedding_dimension other than the hidden size, a
+// max_seq_length that is not an integer in 1..MaxSeqLengthLimit.
+func checkEmbeddingST(src string, hidden int) error {
+	st, err := ReadSTSettings(src)
+	if err != nil {
+		return err
+	}
+	if st.PoolingDim > 0 && st.PoolingDim != hidden {
+		return fmt.Errorf("%s: word_embedding_dimension %d disagrees with the weights, whose hidden size is %d", filepath.Join(src, filepath.FromSlash(STPoolingFile)), st.PoolingDim, hidden)
+	}
+	_, _, err = ReadMaxSeqLength(src)
+	return err
 }
 
 // writeEmbeddingFolder builds and saves the embedding graph of w and the
@@ -236,6 +258,12 @@ func writeSTFiles(out, stSrc string, hidden int) error {
 			"default_prompt_name": nil,
 			"similarity_fn_name":  "cosine",
 		},
+	}
+	if stSrc != "" {
+		err := copyFile(filepath.Join(stSrc, STBertConfigFile), filepath.Join(out, STBertConfigFile))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("copy %s: %w", STBertConfigFile, err)
+		}
 	}
 	for _, name := range []string{STModulesFile, STPoolingFile, STConfigFile} {
 		dst := filepath.Join(out, filepath.FromSlash(name))

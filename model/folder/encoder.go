@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,7 +34,7 @@ import (
 // XLM-R, WordPiece for BERT) and the files that configure it.
 var EncoderTokenizerFiles = []string{
 	"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-	"sentencepiece.bpe.model", "vocab.txt",
+	"sentencepiece.bpe.model", "vocab.txt", STBertConfigFile,
 }
 
 // STNormalizeType is the sentence-transformers module that L2-normalises
@@ -90,7 +91,7 @@ func convertEncoder(src, out string, o BuildOptions) error {
 	}
 	var pool arch.Pooling
 	if !c.Classifier() {
-		if pool, err = ReadEncoderPooling(src); err != nil {
+		if pool, err = checkEncoderST(src, c, o); err != nil {
 			return err
 		}
 	}
@@ -202,6 +203,18 @@ func relayoutEncoder(src, out string) error {
 // is refused by name, as is a folder without 1_Pooling/config.json: the
 // pooling is the model's, never guessed.
 func ReadEncoderPooling(dir string) (arch.Pooling, error) {
+	p, _, err := readEncoderPooling(dir)
+	return p, err
+}
+
+// ReadEncoderPoolingDim is ReadEncoderPooling that also returns the
+// Pooling config's word_embedding_dimension (0 when it states none); a
+// value that is not a positive integer is an error naming the field.
+func ReadEncoderPoolingDim(dir string) (arch.Pooling, int, error) {
+	return readEncoderPooling(dir)
+}
+
+func readEncoderPooling(dir string) (arch.Pooling, int, error) {
 	poolPath, normalize := STPoolingFile, false
 	data, err := os.ReadFile(filepath.Join(dir, STModulesFile))
 	switch {
@@ -211,13 +224,13 @@ func ReadEncoderPooling(dir string) (arch.Pooling, error) {
 			Type string `json:"type"`
 		}
 		if err := json.Unmarshal(data, &mods); err != nil {
-			return arch.Pooling{}, fmt.Errorf("%s: %w", STModulesFile, err)
+			return arch.Pooling{}, 0, fmt.Errorf("%s: %w", STModulesFile, err)
 		}
 		for _, m := range mods {
 			switch {
 			case strings.HasSuffix(m.Type, ".Pooling"):
 				if !filepath.IsLocal(filepath.FromSlash(m.Path)) {
-					return arch.Pooling{}, fmt.Errorf("%s: Pooling module path %q is outside the model folder", STModulesFile, m.Path)
+					return arch.Pooling{}, 0, fmt.Errorf("%s: Pooling module path %q is outside the model folder", STModulesFile, m.Path)
 				}
 				poolPath = m.Path + "/config.json"
 			case m.Type == STNormalizeType:
@@ -227,20 +240,20 @@ func ReadEncoderPooling(dir string) (arch.Pooling, error) {
 				// A Dense (or any other) module changes the embedding;
 				// serving without it would give other vectors than the
 				// model's, silently.
-				return arch.Pooling{}, fmt.Errorf("%s: module %q (%s) is not supported: rerankd computes Transformer, Pooling and Normalize modules only, "+
+				return arch.Pooling{}, 0, fmt.Errorf("%s: module %q (%s) is not supported: rerankd computes Transformer, Pooling and Normalize modules only, "+
 					"so its embeddings would not be the model's", STModulesFile, m.Path, m.Type)
 			}
 		}
 	case !errors.Is(err, os.ErrNotExist):
-		return arch.Pooling{}, err
+		return arch.Pooling{}, 0, err
 	}
 	data, err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(poolPath)))
 	if err != nil {
-		return arch.Pooling{}, fmt.Errorf("embedding model pooling: %w (an encoder embedding model needs sentence-transformers' %s to say how it pools)", err, poolPath)
+		return arch.Pooling{}, 0, fmt.Errorf("embedding model pooling: %w (an encoder embedding model needs sentence-transformers' %s to say how it pools)", err, poolPath)
 	}
 	var c map[string]any
 	if err := json.Unmarshal(data, &c); err != nil {
-		return arch.Pooling{}, fmt.Errorf("%s: %w", poolPath, err)
+		return arch.Pooling{}, 0, fmt.Errorf("%s: %w", poolPath, err)
 	}
 	var modes []string
 	for k, v := range c {
@@ -251,9 +264,17 @@ func ReadEncoderPooling(dir string) (arch.Pooling, error) {
 	slices.Sort(modes)
 	byName := map[string]arch.PoolMode{"cls_token": arch.PoolCLS, "mean_tokens": arch.PoolMean, "max_tokens": arch.PoolMax}
 	if len(modes) != 1 || byName[modes[0]] == "" {
-		return arch.Pooling{}, fmt.Errorf("%s: pooling modes %v: rerankd pools encoders with exactly one of cls_token, mean_tokens, max_tokens", poolPath, modes)
+		return arch.Pooling{}, 0, fmt.Errorf("%s: pooling modes %v: rerankd pools encoders with exactly one of cls_token, mean_tokens, max_tokens", poolPath, modes)
 	}
-	return arch.Pooling{Mode: byName[modes[0]], Normalize: normalize}, nil
+	dim := 0
+	if v, ok := c["word_embedding_dimension"]; ok && v != nil {
+		d, isNum := v.(float64)
+		if !isNum || d < 1 || d > 1<<20 || d != math.Trunc(d) {
+			return arch.Pooling{}, 0, fmt.Errorf("%s: word_embedding_dimension %v: want a positive integer", poolPath, v)
+		}
+		dim = int(d)
+	}
+	return arch.Pooling{Mode: byName[modes[0]], Normalize: normalize}, dim, nil
 }
 
 // writeEncoderST writes modules.json, 1_Pooling/config.json and (when p
@@ -304,6 +325,9 @@ func WriteTestEncoderCheckpoint(out string, cfg arch.EncoderConfig, seed uint64,
 	if err := hf.WriteEncoderCheckpoint(out, w, dtype); err != nil {
 		return err
 	}
+	if err := writeRandomMarker(out, seed); err != nil {
+		return err
+	}
 	if cfg.Classifier() {
 		return nil
 	}
@@ -311,6 +335,30 @@ func WriteTestEncoderCheckpoint(out string, cfg arch.EncoderConfig, seed uint64,
 		return err
 	}
 	return writeEncoderST(out, cfg.HiddenSize, p)
+}
+
+// checkEncoderST reads an encoder embedding checkpoint's
+// sentence-transformers files and refuses, naming the file and the field,
+// what the weights contradict: a Pooling word_embedding_dimension other
+// than the hidden size, a max_seq_length that is not an integer in
+// 1..MaxSeqLengthLimit. A max_seq_length beyond the model's positions is
+// held to them (ReadInputLimit), with a warning.
+func checkEncoderST(src string, c arch.EncoderConfig, o BuildOptions) (arch.Pooling, error) {
+	pool, dim, err := ReadEncoderPoolingDim(src)
+	if err != nil {
+		return arch.Pooling{}, err
+	}
+	if dim > 0 && dim != c.HiddenSize {
+		return arch.Pooling{}, fmt.Errorf("%s: word_embedding_dimension %d disagrees with the weights, whose hidden size is %d", filepath.Join(src, filepath.FromSlash(STPoolingFile)), dim, c.HiddenSize)
+	}
+	lim, err := ReadInputLimit(src, c.MaxPositionEmbeddings, c.MaxTokens())
+	if err != nil {
+		return arch.Pooling{}, err
+	}
+	if lim.Capped {
+		o.warn(fmt.Sprintf("%s: %s %d is beyond the model's %d positions: inputs are cut at %d", src, lim.Source, lim.Stated, lim.Tokens, lim.Tokens))
+	}
+	return pool, nil
 }
 
 // checkEncoderTokenizer refuses, at convert, a tokenizer.json the folder

@@ -61,7 +61,7 @@ func loadWeights(dir string, cfg arch.Config) (*arch.Weights, error) {
 			errs = append(errs, fmt.Errorf("%s: tensor %s has shape %v, want %v", f.Path, stored, info.Shape, want))
 			continue
 		}
-		t, err := f.Float32(stored)
+		t, err := f.finiteWeights(stored)
 		if err != nil {
 			errs = append(errs, err)
 			continue

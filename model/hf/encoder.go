@@ -48,7 +48,7 @@ func LoadEncoder(dir string) (*arch.EncoderWeights, []string, error) {
 			errs = append(errs, fmt.Errorf("%s: tensor %s has shape %v, want %v", f.Path, stored, info.Shape, shapes[name]))
 			continue
 		}
-		t, err := f.Float32(stored)
+		t, err := f.finiteWeights(stored)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -148,7 +148,7 @@ func (c *Client) Info(ctx context.Context, repo string) (*RepoInfo, error) {
 // Download fetches the files needed to load repo (config.json, *.safetensors,
 // the shard index, tokenizer.json, tokenizer_config.json, the
 // sentence-transformers modules.json, config_sentence_transformers.json,
-// 1_Pooling/config.json and a LogitScore module's config.json, and
+// sentence_bert_config.json, 1_Pooling/config.json and a LogitScore module's config.json, and
 // rerankd_template.json, when present, plus Config.Patterns) into CacheDir and returns the folder, ready for
 // LoadCheckpoint. Files already there and matching the hub's size and
 // sha256 are kept; interrupted downloads resume.
@@ -182,6 +182,9 @@ var commitPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // (folder.Convert's --kind auto and folder.LoadTemplate read them).
 var defaultFiles = []string{ConfigFile, WeightsIndex, "tokenizer.json", "tokenizer_config.json", "*.safetensors",
 	"modules.json", "config_sentence_transformers.json", "1_Pooling/config.json",
+	// The Transformer module's max_seq_length (an encoder embedding
+	// model's input limit: folder.ReadInputLimit).
+	"sentence_bert_config.json",
 	// A reranker's prompt template: rerankd's own file, and a causal-LM
 	// CrossEncoder's score module config (its answer token ids).
 	"rerankd_template.json", "*_LogitScore/config.json", "*_CausalScoreHead/config.json"}

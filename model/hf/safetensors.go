@@ -256,7 +256,8 @@ func (f *File) Close() error { return f.f.Close() }
 // tensor never needs a second full-size buffer.
 const readChunk = 1 << 20
 
-// Float32 reads tensor name and converts it to float32.
+// Float32 reads tensor name and converts it to float32 (NaN and
+// infinities included: the checkpoint loaders refuse them, finiteWeights).
 func (f *File) Float32(name string) (*arch.Tensor, error) {
 	info, ok := f.Tensors[name]
 	if !ok {
@@ -280,4 +281,29 @@ func (f *File) Float32(name string) (*arch.Tensor, error) {
 		}
 	}
 	return &arch.Tensor{Shape: slices.Clone(info.Shape), Data: out}, nil
+}
+
+// finiteWeights is Float32 for a model's weights: a NaN or an infinity
+// (an F64 value beyond float32's range too) is an error naming the file,
+// the tensor and the first such value's index. No trained model holds
+// one, and a graph built from it would score every input NaN.
+func (f *File) finiteWeights(name string) (*arch.Tensor, error) {
+	t, err := f.Float32(name)
+	if err != nil {
+		return nil, err
+	}
+	if i := nonFinite(t.Data); i >= 0 {
+		return nil, fmt.Errorf("%s: tensor %q holds %v at index %d: the weights are damaged (no trained model holds NaN or infinity)", f.Path, name, t.Data[i], i)
+	}
+	return t, nil
+}
+
+// nonFinite returns the index of the first NaN or infinity in v, or -1.
+func nonFinite(v []float32) int {
+	for i, x := range v {
+		if x-x != 0 { // NaN - NaN and Inf - Inf are NaN; finite x - x is 0
+			return i
+		}
+	}
+	return -1
 }

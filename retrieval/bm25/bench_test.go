@@ -15,7 +15,7 @@ import (
 
 // Benchmarks, with ratios against a baseline measured in the same run:
 //
-//	BenchmarkBM25_Search  query latency (top 100, the engine's default
+//	BenchmarkBM25_Search  query latency (top 100, the memory service's default
 //	                      depth) at 10k / 100k / 1M memories;
 //	                      "x-10k" is the latency over the 10k index's,
 //	                      timed query by query in alternation so both see

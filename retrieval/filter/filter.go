@@ -6,9 +6,11 @@
 //
 // A Filter is compiled once per request (Compile validates it, reporting
 // every problem at once) into a Matcher, which says whether one memory
-// matches. The indexes (retrieval/index) use the Matcher to build an
-// allow-list before any stage cuts its candidates, so a search returns
-// the k best matching memories whenever k match.
+// matches, and names its top-level equalities (Equalities) and ranges
+// (Intervals). The indexes (retrieval/index) build an allow-list from the
+// memories the most selective of those selects, or from every memory,
+// before any stage cuts its candidates, so a search returns the k best
+// matching memories whenever k match.
 //
 // Keys: "time", "source" and "id" are the memory's own fields;
 // "metadata.K" is metadata key K; any other key is a metadata key too
@@ -86,6 +88,7 @@ func Of(m memory.Memory) Fields {
 type Matcher struct {
 	root node
 	eq   []Equality
+	iv   []Interval
 }
 
 // Equality is a top-level equality condition on a metadata key or the
@@ -123,6 +126,19 @@ func Compile(f *Filter) (*Matcher, error) {
 		vals := c.values(cond.Match, "")
 		m.eq = append(m.eq, Equality{Key: k.meta, Source: k.field == fieldSource, Values: vals})
 	}
+	for _, cond := range f.Must {
+		if cond.Range == nil {
+			continue
+		}
+		// Compiled once more: it was valid, so this reports nothing.
+		r, ok := c.rng(key(cond.Key), cond.Range, "").(rangeNode)
+		if !ok {
+			continue
+		}
+		iv := Interval{Time: r.k.field == fieldTime, Key: r.k.meta, Lo: r.lo.export(), Hi: r.hi.export()}
+		iv.Times = r.lo.isTime || r.hi.isTime
+		m.iv = append(m.iv, iv)
+	}
 	return m, nil
 }
 
@@ -146,6 +162,48 @@ func (m *Matcher) Equalities() []Equality {
 		return nil
 	}
 	return m.eq
+}
+
+// Interval is a top-level range condition on the memory's time or on a
+// metadata key: a memory matches the filter only if the key's value lies
+// in it. The indexes read the memories in it from a sorted index rather
+// than every memory. Numbers are compared as numbers; times (the time
+// field, and metadata strings that ParseTime reads) as instants.
+type Interval struct {
+	Time   bool   // the memory's time field; else the metadata key Key
+	Key    string // a metadata key, when not Time
+	Times  bool   // the bounds are times (Bound.T), else numbers (Bound.N)
+	Lo, Hi Bound
+}
+
+// Bound is one end of an Interval; an unset one does not bound it.
+type Bound struct {
+	Set    bool
+	Strict bool // gt or lt: the bound itself is outside
+	N      float64
+	T      time.Time
+}
+
+// Intervals are the filter's top-level range conditions (see Interval);
+// nil when it has none.
+func (m *Matcher) Intervals() []Interval {
+	if m == nil {
+		return nil
+	}
+	return m.iv
+}
+
+// ParseTime reads a metadata string holding a time (RFC 3339): the rule
+// by which a range with time bounds reads a metadata value, so that the
+// indexes read it alike.
+func ParseTime(s string) (time.Time, bool) {
+	// Every RFC 3339 time is at least "2006-01-02T15:04:05Z" long, with
+	// '-' after the year: most strings are refused without parsing.
+	if len(s) < len("2006-01-02T15:04:05Z") || s[4] != '-' {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
 }
 
 type field int
@@ -405,6 +463,8 @@ type bound struct {
 	strict bool
 }
 
+func (b bound) export() Bound { return Bound{Set: b.set, Strict: b.strict, N: b.n, T: b.t} }
+
 type rangeNode struct {
 	k      keyRef
 	lo, hi bound
@@ -428,8 +488,8 @@ func (n rangeNode) match(f *Fields) bool {
 		if num, ok := v.Num(); ok {
 			x = num
 		} else if s, ok := v.Str(); ok {
-			pt, err := time.Parse(time.RFC3339Nano, s)
-			if err != nil {
+			pt, ok := ParseTime(s)
+			if !ok {
 				return false
 			}
 			t, isTime = pt, true

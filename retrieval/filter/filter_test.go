@@ -136,3 +136,53 @@ func deep(n int) Filter {
 	}
 	return f
 }
+
+// TestParseTime: the metadata strings a time range reads are exactly
+// those RFC 3339 reads, the quick refusal included.
+func TestParseTime(t *testing.T) {
+	for _, tc := range []struct {
+		s  string
+		ok bool
+	}{
+		{"2025-02-01T00:00:00Z", true},
+		{"2025-02-01T00:00:00.123456789+05:30", true},
+		{"2025-02-01", false},
+		{"2025-02-01 00:00:00Z", false},
+		{"12025-02-01T00:00:00Z", false},
+		{"not a time at all, but long", false},
+		{"", false},
+	} {
+		got, ok := ParseTime(tc.s)
+		want, err := time.Parse(time.RFC3339Nano, tc.s)
+		if ok != tc.ok || ok != (err == nil) || (ok && !got.Equal(want)) {
+			t.Errorf("ParseTime(%q) = %v, %v; want ok %v (time.Parse: %v)", tc.s, got, ok, tc.ok, err)
+		}
+	}
+}
+
+// TestIntervals: a matcher names its top-level must ranges, with their
+// bounds, for the indexes; ranges elsewhere are not named.
+func TestIntervals(t *testing.T) {
+	m, err := Compile(&Filter{
+		Must: []Condition{eq("kind", "fact"), rng("n", Range{GT: 1.0, LTE: 9.0}),
+			rng("time", Range{GTE: "2025-01-01T00:00:00Z"})},
+		Should: []Condition{rng("m", Range{LT: 3.0})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	iv := m.Intervals()
+	if len(iv) != 2 {
+		t.Fatalf("%d intervals, want 2: %+v", len(iv), iv)
+	}
+	n, tm := iv[0], iv[1]
+	if n.Time || n.Key != "n" || n.Times || !n.Lo.Set || !n.Lo.Strict || n.Lo.N != 1 || !n.Hi.Set || n.Hi.Strict || n.Hi.N != 9 {
+		t.Errorf("numeric interval %+v", n)
+	}
+	if !tm.Time || !tm.Times || !tm.Lo.Set || tm.Lo.Strict || !tm.Lo.T.Equal(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)) || tm.Hi.Set {
+		t.Errorf("time interval %+v", tm)
+	}
+	if (*Matcher)(nil).Intervals() != nil {
+		t.Error("a nil matcher has intervals")
+	}
+}

@@ -9,7 +9,7 @@ import (
 // namespaces caught up: one listening for the store's notifications, one
 // polling every namespace's sequence, and one applying the changes they
 // find, so that searches rarely have to wait.
-func (e *Follower) startFollowing() {
+func (f *Follower) startFollowing() {
 	wake := make(chan string, 256)
 	notify := func(ns string) {
 		select {
@@ -17,102 +17,95 @@ func (e *Follower) startFollowing() {
 		default: // full: the poll will find it
 		}
 	}
-	e.BG.Add(3)
-	go func() {
-		defer e.BG.Done()
+	f.Go(func() {
 		backoff := 100 * time.Millisecond
-		for e.Ctx.Err() == nil {
+		for f.Context().Err() == nil {
 			t0 := time.Now()
-			err := e.feed.Listen(e.Ctx, notify)
-			if e.Ctx.Err() != nil {
+			err := f.feed.Listen(f.Context(), notify)
+			if f.Context().Err() != nil {
 				return
 			}
 			if time.Since(t0) > 10*time.Second {
 				backoff = 100 * time.Millisecond
 			}
-			e.Log.Debug("shared store notifications lost; listening again", "err", err, "in", backoff)
+			f.Logger().Debug("shared store notifications lost; listening again", "err", err, "in", backoff)
 			select {
-			case <-e.Stopping():
+			case <-f.Stopping():
 				return
 			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, 5*time.Second)
 		}
-	}()
-	go func() {
-		defer e.BG.Done()
-		t := time.NewTicker(e.conf.Poll)
+	})
+	f.Go(func() {
+		t := time.NewTicker(f.conf.Poll)
 		defer t.Stop()
 		for {
 			select {
-			case <-e.Stopping():
+			case <-f.Stopping():
 				return
 			case <-t.C:
 			}
-			names := e.spaces.Names()
+			names := f.spaces.Names()
 			if len(names) == 0 {
 				continue
 			}
-			e.purgeTombstones()
-			if snaps := e.dbSnaps(); snaps != nil && !e.savingDB.Load() {
-				e.BG.Add(1) // inside a running background goroutine: Close waits for it too
-				go func() {
-					defer e.BG.Done()
-					e.saveIdleDBSnapshots(snaps)
-				}()
+			f.purgeTombstones()
+			if snaps := f.dbSnaps(); snaps != nil && !f.savingDB.Load() {
+				// Inside a running background goroutine: Close waits for it too.
+				f.Go(func() { f.saveIdleDBSnapshots(snaps) })
 			}
-			seqs, err := e.feed.Seqs(e.Ctx, names)
+			seqs, err := f.feed.Seqs(f.Context(), names)
 			if err != nil {
 				continue // the store is down; searches say so
 			}
 			for ns, seq := range seqs {
-				if sp := e.space(ns); sp != nil && sp.through.Load() < seq {
+				if sp := f.space(ns); sp != nil && sp.through.Load() < seq {
 					notify(ns)
 				}
 			}
 		}
-	}()
-	go func() {
-		defer e.BG.Done()
+	})
+	f.Go(func() {
 		for {
 			select {
-			case <-e.Stopping():
+			case <-f.Stopping():
 				return
 			case ns := <-wake:
-				e.catchUpInBackground(ns)
+				f.catchUpInBackground(ns)
 			}
 		}
-	}()
+	})
 }
 
-// purgeEvery is how often a shared-store engine purges old tombstones.
+// purgeEvery is how often a follower purges old tombstones.
 const purgeEvery = time.Hour
 
 // purgeTombstones removes, at most every purgeEvery, the store's
 // tombstones older than Config.Follow.TombstoneRetention (see pgstore's
 // purge.go): every replica does, which is harmless (each namespace's
 // purge is one short transaction, and a second finds nothing).
-func (e *Follower) purgeTombstones() {
-	if e.conf.TombstoneRetention <= 0 {
+func (f *Follower) purgeTombstones() {
+	if f.conf.TombstoneRetention <= 0 {
 		return
 	}
 	now := time.Now()
-	if last := e.lastPurge.Load(); last != 0 && now.Sub(time.Unix(0, last)) < purgeEvery {
+	if last := f.lastPurge.Load(); last != 0 && now.Sub(time.Unix(0, last)) < purgeEvery {
 		return
 	}
-	e.lastPurge.Store(now.UnixNano())
-	n, err := e.feed.PurgeTombstones(e.Ctx, now.Add(-e.conf.TombstoneRetention))
-	if err != nil && e.Ctx.Err() == nil {
-		e.Log.Warn("purging deleted memories' tombstones from the shared store; the next hour retries", "purged", n, "err", err)
+	f.lastPurge.Store(now.UnixNano())
+	n, err := f.feed.PurgeTombstones(f.Context(), now.Add(-f.conf.TombstoneRetention))
+	if err != nil && f.Context().Err() == nil {
+		f.Logger().Warn("purging deleted memories' tombstones from the shared store; the next hour retries", "purged", n, "err", err)
 	} else if n > 0 {
-		e.Log.Info("purged deleted memories' tombstones from the shared store", "purged", n, "older_than", e.conf.TombstoneRetention)
+		f.Logger().Info("purged deleted memories' tombstones from the shared store", "purged", n, "older_than", f.conf.TombstoneRetention)
 	}
 }
 
 // catchUpInBackground brings a built namespace up to the store's current
 // sequence, unless a search is already doing it.
-func (e *Follower) catchUpInBackground(ns string) {
-	sp := e.space(ns)
+func (f *Follower) catchUpInBackground(ns string) {
+	sp := f.space(ns)
 	if sp == nil {
 		return
 	}
@@ -125,16 +118,16 @@ func (e *Follower) catchUpInBackground(ns string) {
 		return
 	}
 	defer sp.Mu.Unlock()
-	ctx, cancel := context.WithTimeout(e.Ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(f.Context(), 30*time.Second)
 	defer cancel()
-	target, err := e.feed.Seq(ctx, ns)
+	target, err := f.feed.Seq(ctx, ns)
 	if err != nil || sp.through.Load() >= target {
 		return
 	}
-	if err := e.catchUpLocked(ctx, ns, sp, target); err != nil && e.Ctx.Err() == nil {
-		e.Log.Debug("background catch-up failed; the next search or poll retries", "err", err)
+	if err := f.catchUpLocked(ctx, ns, sp, target); err != nil && f.Context().Err() == nil {
+		f.Logger().Debug("background catch-up failed; the next search or poll retries", "err", err)
 	}
 	sp.Mu.Unlock()
-	e.enforceBudget(ns)
+	f.enforceBudget(ns)
 	sp.Mu.Lock() // for the deferred Unlock
 }

@@ -6,8 +6,8 @@ import (
 
 // enforceBudget drops least recently used namespaces, never keep, while
 // the estimated total exceeds Config.Follow.IndexMemory.
-func (e *Follower) enforceBudget(keep string) {
-	if e.conf.IndexMemory <= 0 {
+func (f *Follower) enforceBudget(keep string) {
+	if f.conf.IndexMemory <= 0 {
 		return
 	}
 	type entry struct {
@@ -18,17 +18,17 @@ func (e *Follower) enforceBudget(keep string) {
 	}
 	var all []entry
 	var total int64
-	e.spaces.Each(func(ns string, sp *space) {
+	f.spaces.Each(func(ns string, sp *space) {
 		b := sp.bytes.Load()
 		total += b
 		all = append(all, entry{ns, sp, sp.lastUse.Load(), b})
 	})
-	if total <= e.conf.IndexMemory {
+	if total <= f.conf.IndexMemory {
 		return
 	}
 	slices.SortFunc(all, func(a, b entry) int { return int(min(max(a.used-b.used, -1), 1)) })
 	for _, en := range all {
-		if total <= e.conf.IndexMemory {
+		if total <= f.conf.IndexMemory {
 			break
 		}
 		if en.ns == keep {
@@ -39,8 +39,8 @@ func (e *Follower) enforceBudget(keep string) {
 		default:
 			continue // still building: its first user is waiting for it
 		}
-		e.drop(en.ns, en.sp)
-		e.evictions.Add(1)
+		f.drop(en.ns, en.sp)
+		f.evictions.Add(1)
 		total -= en.bytes
 	}
 }

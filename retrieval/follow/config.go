@@ -40,7 +40,7 @@ type Config struct {
 	// SnapshotMinVectors: namespaces with fewer vectors are not
 	// snapshotted. Default 1000.
 	SnapshotMinVectors int
-	// Poll is how often the engine asks the store for every namespace's
+	// Poll is how often the follower asks the store for every namespace's
 	// sequence, to catch up namespaces whose change notifications were
 	// missed. Default 1 s.
 	Poll time.Duration

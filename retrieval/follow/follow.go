@@ -29,7 +29,7 @@ type Follower struct {
 // the store's change sequence.
 type space struct {
 	keep.Space
-	dim     int           // the engine's, for Fill
+	dim     int           // the memory service's, for Fill
 	loaded  chan struct{} // closed when the first build ends
 	loadErr error         // set before loaded is closed
 	// applied is the position of the last change applied; guarded by Mu.
@@ -53,16 +53,16 @@ func New(b *keep.Base, feed store.Shared, conf Config) *Follower {
 
 // Start starts following the store. There is no start-up build: a
 // namespace is built on its first use.
-func (e *Follower) Start() {
-	e.Built(nil)
-	if !e.Closed() {
-		e.startFollowing()
+func (f *Follower) Start() {
+	f.Built(nil)
+	if !f.Closed() {
+		f.startFollowing()
 	}
 }
 
 // Write only writes to the store: the indexes learn of it from the change
 // sequence, as they do of other processes' writes.
-func (e *Follower) Write(ctx context.Context, _ []store.Item, put func() error) error {
+func (f *Follower) Write(ctx context.Context, _ []store.Item, put func() error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -70,50 +70,47 @@ func (e *Follower) Write(ctx context.Context, _ []store.Item, put func() error) 
 }
 
 // Remove only deletes from the store: the change sequence carries it.
-func (e *Follower) Remove(_, _ string, del func() error) error { return del() }
+func (f *Follower) Remove(_, _ string, del func() error) error { return del() }
 
 // Forget deletes the namespace in the store; like any delete, it reaches
 // every follower's indexes (this one's included) through the change
 // sequence, before their next search.
-func (e *Follower) Forget(_ string, del func() (int, error)) (int, error) { return del() }
+func (f *Follower) Forget(_ string, del func() (int, error)) (int, error) { return del() }
 
 // Check refuses: other processes write between any catch-up and the
 // comparison, so a disagreement would prove nothing; the indexes are
 // rebuilt from the store whenever they are dropped.
-func (e *Follower) Check(context.Context, bool) (keep.CheckReport, error) {
+func (f *Follower) Check(context.Context, bool) (keep.CheckReport, error) {
 	return keep.CheckReport{}, fmt.Errorf("%w: retrieval: check compares indexes with a store of this process alone; a shared store is checked with `rerankd store check`", keep.ErrInvalid)
 }
 
 // Close stops following and waits; it has nothing to save: the snapshots
 // are in the store.
-func (e *Follower) Close() error {
-	e.Shutdown(&e.spaces) // getSpace reads Closed under the same lock: no build starts after this
+func (f *Follower) Close() error {
+	f.Shutdown(&f.spaces) // getSpace reads Closed under the same lock: no build starts after this
 	return nil
 }
 
 // Names lists the resident namespaces.
-func (e *Follower) Names() []string { return e.spaces.Names() }
+func (f *Follower) Names() []string { return f.spaces.Names() }
 
 // Stats describes ns's indexes: a shared namespace's come from the store
 // (and its snapshot) on first use, with no start-up source or back-fill.
-func (e *Follower) Stats(ns string) keep.Stats {
-	if sp, _ := e.spaces.Get(ns); sp != nil {
+func (f *Follower) Stats(ns string) keep.Stats {
+	if sp, _ := f.spaces.Get(ns); sp != nil {
 		return sp.Stats(ns)
 	}
 	return keep.Stats{Namespace: ns, Ready: true}
 }
 
-// Shared is true: other processes write the store too.
-func (e *Follower) Shared() bool { return true }
-
 // space returns ns's resident space, or nil.
-func (e *Follower) space(ns string) *space {
-	sp, _ := e.spaces.Get(ns)
+func (f *Follower) space(ns string) *space {
+	sp, _ := f.spaces.Get(ns)
 	return sp
 }
 
 // drop forgets sp if it is still ns's space: the next use builds anew.
-func (e *Follower) drop(ns string, sp *space) { e.spaces.Drop(ns, sp) }
+func (f *Follower) drop(ns string, sp *space) { f.spaces.Drop(ns, sp) }
 
 // unavailable wraps a store failure of the follow path.
 func unavailable(what, ns string, err error) error {
@@ -129,17 +126,17 @@ func unavailable(what, ns string, err error) error {
 // Open returns ns's indexes holding every write committed before
 // the call (nil when the namespace was never written), building them
 // first if this process has none.
-func (e *Follower) Open(ctx context.Context, ns string) (keep.Slot, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.conf.CatchUp)
+func (f *Follower) Open(ctx context.Context, ns string) (keep.Slot, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.conf.CatchUp)
 	defer cancel()
-	target, err := e.feed.Seq(ctx, ns)
+	target, err := f.feed.Seq(ctx, ns)
 	if err != nil {
 		return nil, unavailable("reading the sequence", ns, err)
 	}
 	if target == 0 {
 		return nil, nil
 	}
-	sp, err := e.sharedSpace(ns)
+	sp, err := f.sharedSpace(ns)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +167,7 @@ func (e *Follower) Open(ctx context.Context, ns string) (keep.Slot, error) {
 		return nil, unavailable("catching up", ns, err)
 	}
 	defer sp.Mu.Unlock()
-	if err := e.catchUpLocked(ctx, ns, sp, target); err != nil {
+	if err := f.catchUpLocked(ctx, ns, sp, target); err != nil {
 		return nil, unavailable("catching up", ns, err)
 	}
 	return sp, nil
@@ -178,20 +175,19 @@ func (e *Follower) Open(ctx context.Context, ns string) (keep.Slot, error) {
 
 // sharedSpace returns ns's space, creating it and starting its build when
 // this process has none.
-func (e *Follower) sharedSpace(ns string) (*space, error) {
-	return e.spaces.Create(ns, func() (*space, error) {
-		if e.Closed() { // read under the spaces' lock: Close fences on it before waiting for e.BG
+func (f *Follower) sharedSpace(ns string) (*space, error) {
+	return f.spaces.Create(ns, func() (*space, error) {
+		if f.Closed() { // read under the spaces' lock: Close fences on it before waiting for the background work
 			return nil, keep.ErrClosed
 		}
-		ix, err := e.NewIndexes()
+		ix, err := f.NewIndexes()
 		if err != nil {
 			return nil, err
 		}
-		sp := &space{dim: e.Dim, loaded: make(chan struct{})}
+		sp := &space{dim: f.Dim(), loaded: make(chan struct{})}
 		sp.Init(ix, false)
 		sp.lastUse.Store(time.Now().UnixNano())
-		e.BG.Add(1)
-		go e.load(ns, sp)
+		f.Go(func() { f.load(ns, sp) })
 		return sp, nil
 	})
 }
@@ -201,11 +197,10 @@ func (e *Follower) sharedSpace(ns string) (*space, error) {
 // either state; the catch-up from that sequence applies its latest, so
 // the result is exact. A failed build drops the space, so the next use
 // builds again.
-func (e *Follower) load(ns string, sp *space) {
-	defer e.BG.Done()
+func (f *Follower) load(ns string, sp *space) {
 	t0 := time.Now()
 	sp.Mu.Lock()
-	inserted, err := e.loadLocked(ns, sp)
+	inserted, err := f.loadLocked(ns, sp)
 	if err == nil {
 		sp.Lex.Store(true)
 		sp.Vec.Store(true)
@@ -213,71 +208,71 @@ func (e *Follower) load(ns string, sp *space) {
 	}
 	sp.Mu.Unlock()
 	if err != nil {
-		e.drop(ns, sp)
+		f.drop(ns, sp)
 		sp.loadErr = err
 		close(sp.loaded)
 		if !errors.Is(err, keep.ErrStopped) {
-			e.Log.Warn("memory index build from the shared store failed; the next use retries", "namespace_len", len(ns), "err", err)
+			f.Logger().Warn("memory index build from the shared store failed; the next use retries", "namespace_len", len(ns), "err", err)
 		}
 		return
 	}
-	e.loads.Add(1)
-	e.Log.Debug("memory index built from the shared store", "memories", sp.Indexes().Lex.Len(), "took", time.Since(t0))
+	f.loads.Add(1)
+	f.Logger().Debug("memory index built from the shared store", "memories", sp.Indexes().Lex.Len(), "took", time.Since(t0))
 	// Within budget before the first search is let in, so that what it
 	// and /metrics see is the state after the eviction.
-	e.enforceBudget(ns)
+	f.enforceBudget(ns)
 	close(sp.loaded)
-	if snaps := e.dbSnaps(); snaps != nil && inserted {
-		e.saveDBSnapshot(snaps, ns, sp)
+	if snaps := f.dbSnaps(); snaps != nil && inserted {
+		f.saveDBSnapshot(snaps, ns, sp)
 	}
 }
 
 // It reports whether the vectors were inserted one by one (no snapshot
 // was loaded), so that the caller saves one.
-func (e *Follower) loadLocked(ns string, sp *space) (bool, error) {
-	seq, err := e.feed.Seq(e.Ctx, ns)
+func (f *Follower) loadLocked(ns string, sp *space) (bool, error) {
+	seq, err := f.feed.Seq(f.Context(), ns)
 	if err != nil {
 		return false, err
 	}
-	from, vectors := seq, e.Dim > 0
-	if snaps := e.dbSnaps(); snaps != nil {
-		idx, at, err := e.loadDBSnapshot(snaps, ns)
+	from, vectors := seq, f.Dim() > 0
+	if snaps := f.dbSnaps(); snaps != nil {
+		idx, at, err := f.loadDBSnapshot(snaps, ns)
 		switch {
 		case err == nil:
 			old := sp.Indexes()
 			sp.Swap(old.WithVectors(idx))
 			from, vectors = at, false // the changes after at bring the vectors up to date
 			sp.snapSeq.Store(at)
-			e.snapLoads.Add(1)
+			f.snapLoads.Add(1)
 		case errNoSnapshot(err):
-		case e.Ctx.Err() != nil:
+		case f.Context().Err() != nil:
 			return false, keep.ErrStopped
 		default:
-			e.Log.Warn("memory vector index snapshot in the shared store not used; inserting every vector", "why", err.Error())
+			f.Logger().Warn("memory vector index snapshot in the shared store not used; inserting every vector", "why", err.Error())
 			if snap.Kind(err) != "" {
 				// Damaged, or made with another dimension or index
-				// configuration: of no use to this engine, and it would
+				// configuration: of no use to this process, and it would
 				// keep a newer one of ours out. A store error leaves it.
-				if err := snaps.DeleteSnapshot(e.Ctx, ns); err != nil {
-					e.Log.Warn("removing an unusable memory vector index snapshot", "err", err)
+				if err := snaps.DeleteSnapshot(f.Context(), ns); err != nil {
+					f.Logger().Warn("removing an unusable memory vector index snapshot", "err", err)
 				}
 			}
 		}
 	}
 	ix := sp.Indexes()
-	if e.Ctx.Err() != nil {
+	if f.Context().Err() != nil {
 		return false, keep.ErrStopped
 	}
-	for pg, err := range store.Pages(e.St, ns, e.Cfg.PageSize, e.Dim > 0) {
+	for pg, err := range store.Pages(f.Store(), ns, f.PageSize(), f.Dim() > 0) {
 		if err != nil {
 			return false, err
 		}
-		if e.Ctx.Err() != nil {
+		if f.Context().Err() != nil {
 			return false, keep.ErrStopped
 		}
 		for _, r := range pg.Records {
 			if vectors {
-				e.applyRecord(sp, ix, r)
+				f.applyRecord(sp, ix, r)
 			} else { // the vector index came from the snapshot
 				ix.PutText(r.Memory)
 				sp.recs.put(r)
@@ -286,28 +281,28 @@ func (e *Follower) loadLocked(ns string, sp *space) (bool, error) {
 	}
 	sp.applied = store.Cursor{Seq: from + 1} // after every change of from
 	sp.through.Store(from)
-	return vectors, e.catchUpLocked(e.Ctx, ns, sp, seq)
+	return vectors, f.catchUpLocked(f.Context(), ns, sp, seq)
 }
 
 // catchUpLocked applies every change after sp's cursor, page by page, and
 // records that everything up to target is applied: target was committed
 // before the first page was read, so the drained feed holds it. sp.Mu is
 // held. A catch-up cut short keeps what it applied.
-func (e *Follower) catchUpLocked(ctx context.Context, ns string, sp *space, target uint64) error {
+func (f *Follower) catchUpLocked(ctx context.Context, ns string, sp *space, target uint64) error {
 	ix := sp.Indexes()
 	applied := 0
 	defer func() {
 		if applied > 0 {
-			e.caughtUp.Add(int64(applied))
+			f.caughtUp.Add(int64(applied))
 			sp.bytes.Store(ix.Bytes() + sp.recs.size())
 			sp.changedAt.Store(time.Now().UnixNano())
 		}
 	}()
 	for {
-		changes, err := e.feed.Changes(ctx, ns, sp.applied, e.Cfg.PageSize, e.Dim > 0)
+		changes, err := f.feed.Changes(ctx, ns, sp.applied, f.PageSize(), f.Dim() > 0)
 		if errors.Is(err, store.ErrStale) {
 			// Deletes this index has not applied were purged: rebuild.
-			e.drop(ns, sp)
+			f.drop(ns, sp)
 			return err
 		}
 		if err != nil {
@@ -320,12 +315,12 @@ func (e *Follower) catchUpLocked(ctx context.Context, ns string, sp *space, targ
 				ix.Remove(id)
 				sp.recs.delete(id)
 			} else {
-				e.applyRecord(sp, ix, c.Record)
+				f.applyRecord(sp, ix, c.Record)
 			}
 			sp.applied = c.Cursor()
 			target = max(target, c.Seq)
 		}
-		if len(changes) < e.Cfg.PageSize {
+		if len(changes) < f.PageSize() {
 			break
 		}
 	}
@@ -335,22 +330,22 @@ func (e *Follower) catchUpLocked(ctx context.Context, ns string, sp *space, targ
 	if sp.Dirty.Load() {
 		// An index refused a vector the store accepted: rebuild on the
 		// next use rather than answer without it.
-		e.drop(ns, sp)
+		f.drop(ns, sp)
 	}
 	return nil
 }
 
 // applyRecord puts one memory's current state into ix (replacing any
 // earlier state of its ID).
-func (e *Follower) applyRecord(sp *space, ix *index.Set, r store.Record) {
+func (f *Follower) applyRecord(sp *space, ix *index.Set, r store.Record) {
 	sp.recs.put(r)
 	sp.Put(ix, r.Memory, r.Vector)
 }
 
 // Space returns ns's indexes if resident (nil when not), for tests and
 // tools that look inside.
-func (e *Follower) Space(ns string) *keep.Space {
-	if sp := e.space(ns); sp != nil {
+func (f *Follower) Space(ns string) *keep.Space {
+	if sp := f.space(ns); sp != nil {
 		return &sp.Space
 	}
 	return nil
@@ -358,8 +353,8 @@ func (e *Follower) Space(ns string) *keep.Space {
 
 // Loaded is closed when the first build of ns's resident indexes ends
 // (nil when ns is not resident).
-func (e *Follower) Loaded(ns string) <-chan struct{} {
-	if sp := e.space(ns); sp != nil {
+func (f *Follower) Loaded(ns string) <-chan struct{} {
+	if sp := f.space(ns); sp != nil {
 		return sp.loaded
 	}
 	return nil

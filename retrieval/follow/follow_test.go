@@ -16,24 +16,24 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store/pgstore"
 )
 
-// sharedEngine opens a PostgreSQL store on url and a started engine over
+// sharedService opens a PostgreSQL store on url and a started service over
 // it, both closed at the end of the test.
-func sharedEngine(t *testing.T, url string, cfg retrieval.Config) (*retrieval.Service, *pgstore.Store) {
+func sharedService(t *testing.T, url string, cfg retrieval.Config) (*retrieval.Service, *pgstore.Store) {
 	t.Helper()
 	st, err := pgstore.Open(url, pgstore.Options{Dimension: cfg.Dim})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := retrieval.New(st, nil, cfg)
+	svc, err := retrieval.New(st, nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Start()
+	svc.Start()
 	t.Cleanup(func() {
-		_ = e.Close()
+		_ = svc.Close()
 		_ = st.Close()
 	})
-	return e, st
+	return svc, st
 }
 
 func putN(t *testing.T, st store.Backend, ns string, n int, text func(i int) string) {
@@ -50,9 +50,9 @@ func putN(t *testing.T, st store.Backend, ns string, n int, text func(i int) str
 	}
 }
 
-func topID(t *testing.T, e *retrieval.Service, ns, q string) string {
+func topID(t *testing.T, svc *retrieval.Service, ns, q string) string {
 	t.Helper()
-	got, err := e.Retrieve(context.Background(), retrieval.Query{Namespace: ns, Text: q})
+	got, err := svc.Retrieve(context.Background(), retrieval.Query{Namespace: ns, Text: q})
 	if err != nil {
 		t.Fatalf("retrieve %q in %s: %v", q, ns, err)
 	}
@@ -62,7 +62,7 @@ func topID(t *testing.T, e *retrieval.Service, ns, q string) string {
 	return got.Candidates[0].ID
 }
 
-// TestSharedFollows: two engines on one database see each other's adds,
+// TestSharedFollows: two services on one database see each other's adds,
 // replaces and deletes at their next search (read-your-writes), build a
 // namespace from the database on first use, and follow writes in the
 // background without a search asking.
@@ -70,8 +70,8 @@ func TestSharedFollows(t *testing.T) {
 	url := pgtest.Shared(t).NewDB(t)
 	cfg := retrieval.DefaultConfig()
 	cfg.Follow.Poll = 50 * time.Millisecond
-	a, sa := sharedEngine(t, url, cfg)
-	b, _ := sharedEngine(t, url, cfg)
+	a, sa := sharedService(t, url, cfg)
+	b, _ := sharedService(t, url, cfg)
 	if !a.Shared() || !a.Ready() {
 		t.Fatalf("shared %v ready %v", a.Shared(), a.Ready())
 	}
@@ -136,35 +136,35 @@ func TestSharedFollows(t *testing.T) {
 func TestSharedIndexMemory(t *testing.T) {
 	url := pgtest.Shared(t).NewDB(t)
 	cfg := retrieval.DefaultConfig()
-	e, st := sharedEngine(t, url, cfg)
+	svc, st := sharedService(t, url, cfg)
 	for _, ns := range []string{"a", "b", "c"} {
 		putN(t, st, ns, 300, func(i int) string { return fmt.Sprintf("%s memory %d about the %s river", ns, i, ns) })
 	}
-	topID(t, e, "a", "river")
-	one := e.Follow().Bytes
+	topID(t, svc, "a", "river")
+	one := svc.Follow().Bytes
 	if one <= 0 {
-		t.Fatalf("no size estimate: %+v", e.Follow())
+		t.Fatalf("no size estimate: %+v", svc.Follow())
 	}
 	// Room for two namespaces, not three.
 	cfg.Follow.IndexMemory = 2*one + one/2
-	e, _ = sharedEngine(t, url, cfg)
-	topID(t, e, "a", "river")
-	topID(t, e, "b", "river")
-	topID(t, e, "c", "river") // a is the least recently used
-	f := e.Follow()
-	if f.Evictions != 1 || f.Loaded != 2 || f.Bytes > e.Config().Follow.IndexMemory {
-		t.Fatalf("after three namespaces within room for two: %+v (budget %d)", f, e.Config().Follow.IndexMemory)
+	svc, _ = sharedService(t, url, cfg)
+	topID(t, svc, "a", "river")
+	topID(t, svc, "b", "river")
+	topID(t, svc, "c", "river") // a is the least recently used
+	f := svc.Follow()
+	if f.Evictions != 1 || f.Loaded != 2 || f.Bytes > svc.Config().Follow.IndexMemory {
+		t.Fatalf("after three namespaces within room for two: %+v (budget %d)", f, svc.Config().Follow.IndexMemory)
 	}
-	if sp, _ := space(e, "a"); sp != nil {
+	if sp, _ := space(svc, "a"); sp != nil {
 		t.Fatal("the least recently used namespace was kept")
 	}
-	if id := topID(t, e, "a", "memory 299"); id != "m00299" {
+	if id := topID(t, svc, "a", "memory 299"); id != "m00299" {
 		t.Fatalf("rebuilt namespace: top %q", id)
 	}
-	if got := e.Stats("a").Indexed; got != 300 {
+	if got := svc.Stats("a").Indexed; got != 300 {
 		t.Fatalf("rebuilt namespace holds %d memories, want 300", got)
 	}
-	if f := e.Follow(); f.Builds != 4 || f.Evictions != 2 {
+	if f := svc.Follow(); f.Builds != 4 || f.Evictions != 2 {
 		t.Fatalf("after using the dropped namespace again: %+v", f)
 	}
 }
@@ -180,13 +180,13 @@ func TestSharedCatchUpBound(t *testing.T) {
 	cfg := retrieval.DefaultConfig()
 	cfg.Follow.CatchUp = 50 * time.Millisecond // room for the sequence read, not the build
 	cfg.PageSize = 20                          // 1000 round trips: the build takes far longer
-	e, st := sharedEngine(t, url, cfg)
+	svc, st := sharedService(t, url, cfg)
 	putN(t, st, "n", 20000, func(i int) string { return fmt.Sprintf("memory %d", i) })
 	ctx := context.Background()
 	retry := func(q string) retrieval.Retrieved {
 		t.Helper()
 		for try := 0; ; try++ {
-			got, err := e.Retrieve(ctx, retrieval.Query{Namespace: "n", Text: q})
+			got, err := svc.Retrieve(ctx, retrieval.Query{Namespace: "n", Text: q})
 			if errors.Is(err, retrieval.ErrUnavailable) && try < 200 {
 				time.Sleep(10 * time.Millisecond) // the sequence read, on a loaded machine
 				continue
@@ -198,7 +198,7 @@ func TestSharedCatchUpBound(t *testing.T) {
 		}
 	}
 	got := retry("memory 19999")
-	sp, _ := space(e, "n")
+	sp, _ := space(svc, "n")
 	if sp == nil {
 		t.Fatal("no build started")
 	}
@@ -208,7 +208,7 @@ func TestSharedCatchUpBound(t *testing.T) {
 	if got.Level != retrieval.LevelScan || len(got.Candidates) == 0 || got.Candidates[0].ID != "m19999" {
 		t.Fatalf("first search during the build: level %s, %d candidates", got.Level, len(got.Candidates))
 	}
-	<-followerOf(e).Loaded("n")
+	<-followerOf(svc).Loaded("n")
 	if got := retry("memory 19999"); got.Level != retrieval.LevelBM25 || got.Candidates[0].ID != "m19999" {
 		t.Fatalf("after the build: level %s", got.Level)
 	}
@@ -218,7 +218,7 @@ func TestSharedCatchUpBound(t *testing.T) {
 	sp.Mu.Lock()
 	putN(t, st, "n", 20000, func(i int) string { return fmt.Sprintf("memory %d again", i) })
 	sp.Mu.Unlock()
-	_, err := e.Retrieve(ctx, retrieval.Query{Namespace: "n", Text: "again"})
+	_, err := svc.Retrieve(ctx, retrieval.Query{Namespace: "n", Text: "again"})
 	if !errors.Is(err, retrieval.ErrUnavailable) {
 		t.Fatalf("search behind 20000 changes with 50 ms to catch up: %v", err)
 	}
@@ -233,48 +233,48 @@ func TestSharedCatchUpBound(t *testing.T) {
 func TestSharedStoreDown(t *testing.T) {
 	srv := pgtest.Start(t)
 	url := srv.NewDB(t)
-	e, st := sharedEngine(t, url, retrieval.DefaultConfig())
+	svc, st := sharedService(t, url, retrieval.DefaultConfig())
 	putN(t, st, "n", 10, func(i int) string { return fmt.Sprintf("memory %d", i) })
-	topID(t, e, "n", "memory")
+	topID(t, svc, "n", "memory")
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := e.Retrieve(ctx, retrieval.Query{Namespace: "n", Text: "memory"}); !errors.Is(err, retrieval.ErrUnavailable) {
+	if _, err := svc.Retrieve(ctx, retrieval.Query{Namespace: "n", Text: "memory"}); !errors.Is(err, retrieval.ErrUnavailable) {
 		t.Fatalf("search with the database down: %v", err)
 	}
-	if _, err := e.Add(ctx, []store.Item{{Memory: memory.Memory{Namespace: "n", ID: "x", Text: "lost?"}}}); !errors.Is(err, retrieval.ErrUnavailable) {
+	if _, err := svc.Add(ctx, []store.Item{{Memory: memory.Memory{Namespace: "n", ID: "x", Text: "lost?"}}}); !errors.Is(err, retrieval.ErrUnavailable) {
 		t.Fatalf("add with the database down: %v", err)
 	}
-	if err := e.Ping(ctx); !errors.Is(err, retrieval.ErrUnavailable) {
+	if err := svc.Ping(ctx); !errors.Is(err, retrieval.ErrUnavailable) {
 		t.Fatalf("ping with the database down: %v", err)
 	}
 	if err := srv.StartAgain(); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for e.Ping(ctx) != nil {
+	for svc.Ping(ctx) != nil {
 		if time.Now().After(deadline) {
-			t.Fatalf("still unavailable 10 s after the database came back: %v", e.Ping(ctx))
+			t.Fatalf("still unavailable 10 s after the database came back: %v", svc.Ping(ctx))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if _, err := e.Add(ctx, []store.Item{{Memory: memory.Memory{Namespace: "n", ID: "x", Text: "kept"}}}); err != nil {
+	if _, err := svc.Add(ctx, []store.Item{{Memory: memory.Memory{Namespace: "n", ID: "x", Text: "kept"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if id := topID(t, e, "n", "kept"); id != "x" {
+	if id := topID(t, svc, "n", "kept"); id != "x" {
 		t.Fatalf("after recovery: top %q", id)
 	}
 }
 
-// TestSharedVectors: vectors written through one engine reach the other's
+// TestSharedVectors: vectors written through one service reach the other's
 // vector index (with the memory's text), replaced and removed with it.
 func TestSharedVectors(t *testing.T) {
 	url := pgtest.Shared(t).NewDB(t)
 	cfg := retrieval.DefaultConfig()
 	cfg.Dim = 4
-	a, _ := sharedEngine(t, url, cfg)
-	b, _ := sharedEngine(t, url, cfg)
+	a, _ := sharedService(t, url, cfg)
+	b, _ := sharedService(t, url, cfg)
 	ctx := context.Background()
 	add := func(id, text string, vec []float32) {
 		t.Helper()
@@ -323,7 +323,7 @@ func TestSharedSnapshots(t *testing.T) {
 	cfg.Follow.SnapshotMinVectors = 10
 	cfg.Follow.SnapshotIdle = 100 * time.Millisecond
 	cfg.Follow.Poll = 50 * time.Millisecond
-	a, st := sharedEngine(t, url, cfg)
+	a, st := sharedService(t, url, cfg)
 	vec := func(i int) []float32 {
 		return []float32{float32(i%7) + 1, float32(i%11) + 1, float32(i%13) + 1, float32(i)}
 	}
@@ -382,10 +382,10 @@ func TestSharedSnapshots(t *testing.T) {
 	delete(want, "m006")
 	delete(want, "m010")
 	delete(want, "m011")
-	exact := func(e *retrieval.Service) {
+	exact := func(svc *retrieval.Service) {
 		t.Helper()
 		for id, v := range want {
-			got, err := e.Retrieve(ctx, retrieval.Query{Namespace: "s", Text: "x", Vector: v, Mode: retrieval.ModeDense, Depth: 1})
+			got, err := svc.Retrieve(ctx, retrieval.Query{Namespace: "s", Text: "x", Vector: v, Mode: retrieval.ModeDense, Depth: 1})
 			if err != nil || len(got.Candidates) == 0 || got.Candidates[0].ID != id {
 				// Equal vectors (i and i+1001 cannot collide; i%7... can) tie: accept an ID with the same vector.
 				if err == nil && len(got.Candidates) > 0 && slices.Equal(want[got.Candidates[0].ID], v) {
@@ -394,11 +394,11 @@ func TestSharedSnapshots(t *testing.T) {
 				t.Fatalf("dense search for %s's vector: %+v %v", id, got.Candidates, err)
 			}
 		}
-		if got := e.Stats("s"); got.Vectors != len(want) || got.Indexed != 203 {
+		if got := svc.Stats("s"); got.Vectors != len(want) || got.Indexed != 203 {
 			t.Fatalf("index holds %d vectors and %d memories, want %d and 203", got.Vectors, got.Indexed, len(want))
 		}
 	}
-	b, _ := sharedEngine(t, url, cfg)
+	b, _ := sharedService(t, url, cfg)
 	exact(b)
 	if f := b.Follow(); f.SnapshotLoads != 1 {
 		t.Fatalf("b did not load the snapshot: %+v", f)
@@ -419,7 +419,7 @@ func TestSharedSnapshots(t *testing.T) {
 	if ok, err := conn.PutSnapshot(ctx, "s", 1<<40, func(w io.Writer) error { _, err := w.Write([]byte("not a snapshot")); return err }); err != nil || !ok {
 		t.Fatalf("planting a damaged snapshot: %v %v", ok, err)
 	}
-	c, _ := sharedEngine(t, url, cfg)
+	c, _ := sharedService(t, url, cfg)
 	exact(c)
 	if f := c.Follow(); f.SnapshotLoads != 0 {
 		t.Fatalf("c loaded a damaged snapshot: %+v", f)
@@ -431,17 +431,17 @@ func TestSharedSnapshots(t *testing.T) {
 	}
 }
 
-// TestSharedStaleAfterPurge: an engine whose index has not applied deletes
+// TestSharedStaleAfterPurge: a service whose index has not applied deletes
 // that were since purged from the store's history answers ErrUnavailable
 // once, drops the namespace, and rebuilds it without the deleted memories.
 func TestSharedStaleAfterPurge(t *testing.T) {
 	url := pgtest.Shared(t).NewDB(t)
-	e, st := sharedEngine(t, url, retrieval.DefaultConfig())
+	svc, st := sharedService(t, url, retrieval.DefaultConfig())
 	putN(t, st, "n", 20, func(i int) string { return fmt.Sprintf("memory %d", i) })
-	if id := topID(t, e, "n", "memory 7"); id != "m00007" {
+	if id := topID(t, svc, "n", "memory 7"); id != "m00007" {
 		t.Fatalf("before: top %q", id)
 	}
-	sp, _ := space(e, "n")
+	sp, _ := space(svc, "n")
 	sp.Mu.Lock() // the deletes and the purge happen while this index cannot follow
 	for _, id := range []string{"m00007", "m00008"} {
 		if err := st.Delete("n", id); err != nil {
@@ -456,7 +456,7 @@ func TestSharedStaleAfterPurge(t *testing.T) {
 	var got retrieval.Retrieved
 	var err error
 	for try := 0; try < 500; try++ {
-		if got, err = e.Retrieve(ctx, retrieval.Query{Namespace: "n", Text: "memory 7"}); !errors.Is(err, retrieval.ErrUnavailable) {
+		if got, err = svc.Retrieve(ctx, retrieval.Query{Namespace: "n", Text: "memory 7"}); !errors.Is(err, retrieval.ErrUnavailable) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -469,7 +469,7 @@ func TestSharedStaleAfterPurge(t *testing.T) {
 			t.Fatalf("a deleted memory is still found after the rebuild: %v", c.ID)
 		}
 	}
-	if f := e.Follow(); f.Builds != 2 {
+	if f := svc.Follow(); f.Builds != 2 {
 		t.Fatalf("the namespace was not rebuilt: %+v", f)
 	}
 }
@@ -491,8 +491,8 @@ func TestSnapshotsAt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := retrieval.DefaultConfig()
 			cfg.Dim, cfg.Follow.SharedSnapshots = tc.dim, tc.shared
-			e, _ := sharedEngine(t, url, cfg)
-			if got := e.SnapshotsAt(); got != tc.want {
+			svc, _ := sharedService(t, url, cfg)
+			if got := svc.SnapshotsAt(); got != tc.want {
 				t.Errorf("SnapshotsAt() = %q, want %q", got, tc.want)
 			}
 		})

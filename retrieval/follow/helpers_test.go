@@ -10,9 +10,11 @@ import (
 )
 
 // followerOf is e's keeper, which over a shared store is the follower.
-func followerOf(e *retrieval.Service) *follow.Follower { return e.Keeper().(*follow.Follower) }
+func followerOf(svc *retrieval.Service) *follow.Follower { return svc.Keeper().(*follow.Follower) }
 
 // space returns ns's indexes if resident (nil when not).
-func space(e *retrieval.Service, ns string) (*keep.Space, error) { return followerOf(e).Space(ns), nil }
+func space(svc *retrieval.Service, ns string) (*keep.Space, error) {
+	return followerOf(svc).Space(ns), nil
+}
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -28,30 +28,30 @@ import (
 // is as recent.
 
 // SnapshotsAt implements keep.Keeper: "in the database", or "off".
-func (e *Follower) SnapshotsAt() string {
-	if e.dbSnaps() == nil {
+func (f *Follower) SnapshotsAt() string {
+	if f.dbSnaps() == nil {
 		return "off"
 	}
 	return "in the database"
 }
 
-// dbSnaps returns the store's snapshot keeping, or nil when the engine
+// dbSnaps returns the store's snapshot keeping, or nil when the follower
 // keeps none (no vectors, or switched off).
-func (e *Follower) dbSnaps() store.Snapshots {
-	if e.Dim == 0 || !e.conf.SharedSnapshots {
+func (f *Follower) dbSnaps() store.Snapshots {
+	if f.Dim() == 0 || !f.conf.SharedSnapshots {
 		return nil
 	}
-	return e.feed
+	return f.feed
 }
 
 // loadDBSnapshot returns ns's vector index from the store's snapshot and
 // the change sequence it was taken at, or an error saying why not
 // (wrapping store.ErrNotFound when there is none).
-func (e *Follower) loadDBSnapshot(snaps store.Snapshots, ns string) (snap.Savable, uint64, error) {
+func (f *Follower) loadDBSnapshot(snaps store.Snapshots, ns string) (snap.Savable, uint64, error) {
 	var idx snap.Savable
 	var at uint64
-	err := snaps.Snapshot(e.Ctx, ns, func(seq uint64, r io.Reader) error {
-		x, _, err := snap.Decode(r, snap.Want{Namespace: ns, Dim: e.Dim, Index: e.VectorIndex()}, func(h snap.Header) error {
+	err := snaps.Snapshot(f.Context(), ns, func(seq uint64, r io.Reader) error {
+		x, _, err := snap.Decode(r, snap.Want{Namespace: ns, Dim: f.Dim(), Index: f.VectorIndex()}, func(h snap.Header) error {
 			if h.Seq != seq {
 				return snap.Miss("corrupt", "header says sequence %d, the store %d", h.Seq, seq)
 			}
@@ -63,7 +63,7 @@ func (e *Follower) loadDBSnapshot(snaps store.Snapshots, ns string) (snap.Savabl
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := snap.SearchSettings(idx, e.VectorIndex()); err != nil {
+	if err := snap.SearchSettings(idx, f.VectorIndex()); err != nil {
 		return nil, 0, err
 	}
 	return idx, at, nil
@@ -73,19 +73,19 @@ func (e *Follower) loadDBSnapshot(snaps store.Snapshots, ns string) (snap.Savabl
 // vectors and the store's snapshot is older. The index is encoded into
 // memory under its read lock (searches go on; catch-ups wait for the
 // encoding, which runs at memory speed), then uploaded without it.
-func (e *Follower) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
-	if !e.savingDB.CompareAndSwap(false, true) {
+func (f *Follower) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
+	if !f.savingDB.CompareAndSwap(false, true) {
 		return // one at a time: the next idle check tries again
 	}
-	defer e.savingDB.Store(false)
+	defer f.savingDB.Store(false)
 	sp.Mu.Lock()
 	at, ix, dirty := sp.through.Load(), sp.Indexes(), sp.Dirty.Load()
 	sp.Mu.Unlock()
 	sv, ok := ix.Vec.(snap.Savable)
-	if dirty || !ok || at == 0 || sv.Len() < e.conf.SnapshotMinVectors {
+	if dirty || !ok || at == 0 || sv.Len() < f.conf.SnapshotMinVectors {
 		return
 	}
-	ctx, cancel := context.WithTimeout(e.Ctx, 10*time.Minute)
+	ctx, cancel := context.WithTimeout(f.Context(), 10*time.Minute)
 	defer cancel()
 	if cur, err := snaps.SnapshotSeq(ctx, ns); err != nil || cur >= at {
 		sp.snapSeq.Store(max(cur, sp.snapSeq.Load()))
@@ -93,9 +93,9 @@ func (e *Follower) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
 	}
 	t0 := time.Now()
 	var buf bytes.Buffer
-	h := snap.Header{Namespace: ns, Seq: at, Dim: e.Dim, Index: sv.Config(), Vectors: sv.Len(), Saved: t0.UTC()}
+	h := snap.Header{Namespace: ns, Seq: at, Dim: f.Dim(), Index: sv.Config(), Vectors: sv.Len(), Saved: t0.UTC()}
 	if err := snap.Encode(&buf, h, sv); err != nil {
-		e.Log.Warn("memory vector index snapshot not encoded", "err", err)
+		f.Logger().Warn("memory vector index snapshot not encoded", "err", err)
 		return
 	}
 	size := buf.Len()
@@ -104,40 +104,40 @@ func (e *Follower) saveDBSnapshot(snaps store.Snapshots, ns string, sp *space) {
 		return err
 	})
 	if err != nil {
-		if e.Ctx.Err() == nil {
-			e.Log.Warn("memory vector index snapshot not saved to the shared store; a later idle period retries", "err", err)
+		if f.Context().Err() == nil {
+			f.Logger().Warn("memory vector index snapshot not saved to the shared store; a later idle period retries", "err", err)
 		}
 		return
 	}
 	sp.snapSeq.Store(at)
 	if saved {
-		e.snapSaves.Add(1)
-		e.Log.Debug("memory vector index snapshot saved to the shared store", "vectors", sv.Len(), "bytes", size, "seq", at, "took", time.Since(t0))
+		f.snapSaves.Add(1)
+		f.Logger().Debug("memory vector index snapshot saved to the shared store", "vectors", sv.Len(), "bytes", size, "seq", at, "took", time.Since(t0))
 	}
 }
 
 // saveIdleDBSnapshots saves the snapshot of every resident namespace whose
 // changes have been quiet for Config.Follow.SnapshotIdle since changes its stored
 // snapshot lacks.
-func (e *Follower) saveIdleDBSnapshots(snaps store.Snapshots) {
-	if e.conf.SnapshotIdle <= 0 {
+func (f *Follower) saveIdleDBSnapshots(snaps store.Snapshots) {
+	if f.conf.SnapshotIdle <= 0 {
 		return
 	}
 	now := time.Now().UnixNano()
 	var due []string
-	e.spaces.Each(func(ns string, sp *space) {
+	f.spaces.Each(func(ns string, sp *space) {
 		if sp.through.Load() <= sp.snapSeq.Load() {
 			return
 		}
-		if last := sp.changedAt.Load(); last != 0 && now-last >= int64(e.conf.SnapshotIdle) {
+		if last := sp.changedAt.Load(); last != 0 && now-last >= int64(f.conf.SnapshotIdle) {
 			due = append(due, ns)
 		}
 	})
 	for _, ns := range due {
-		if sp := e.space(ns); sp != nil && e.Ctx.Err() == nil {
+		if sp := f.space(ns); sp != nil && f.Context().Err() == nil {
 			select {
 			case <-sp.loaded:
-				e.saveDBSnapshot(snaps, ns, sp)
+				f.saveDBSnapshot(snaps, ns, sp)
 			default:
 			}
 		}

@@ -8,10 +8,10 @@ import (
 )
 
 // FollowStats reports the follower's counters.
-func (e *Follower) FollowStats() keep.FollowStats {
-	st := keep.FollowStats{Builds: e.loads.Load(), Evictions: e.evictions.Load(), Changes: e.caughtUp.Load(),
-		SnapshotLoads: e.snapLoads.Load(), SnapshotSaves: e.snapSaves.Load()}
-	e.spaces.Each(func(_ string, sp *space) {
+func (f *Follower) FollowStats() keep.FollowStats {
+	st := keep.FollowStats{Builds: f.loads.Load(), Evictions: f.evictions.Load(), Changes: f.caughtUp.Load(),
+		SnapshotLoads: f.snapLoads.Load(), SnapshotSaves: f.snapSaves.Load()}
+	f.spaces.Each(func(_ string, sp *space) {
 		st.Loaded++
 		st.Bytes += sp.bytes.Load()
 	})
@@ -19,8 +19,8 @@ func (e *Follower) FollowStats() keep.FollowStats {
 }
 
 // Ping checks that the shared store can be reached.
-func (e *Follower) Ping(ctx context.Context) error {
-	if err := e.feed.Ping(ctx); err != nil {
+func (f *Follower) Ping(ctx context.Context) error {
+	if err := f.feed.Ping(ctx); err != nil {
 		return fmt.Errorf("%w: %w", keep.ErrUnavailable, err)
 	}
 	return nil

@@ -26,7 +26,7 @@
 // (ErrNonFinite) and vectors of the wrong dimension (ErrDimMismatch) are
 // refused, as vectors and as queries, by every implementation: exactly
 // the vectors retrieval/embed.Check refuses (a norm at most
-// embed.MinNorm is zero), so a vector the engine accepts as indexed is
+// embed.MinNorm is zero), so a vector the memory service accepts as indexed is
 // never refused here.
 //
 // # The native algorithm

@@ -8,13 +8,15 @@ import (
 )
 
 // attrs holds what filters read of each memory (its time, source and
-// metadata), and which memories hold each source and metadata value, so
-// that a filter's allow-list is built from the memories holding its
-// equality's values rather than from every memory.
+// metadata), which memories hold each source and metadata value, and the
+// times and numbers in sorted order (ranges), so that a filter's
+// allow-list is built from the memories holding its equality's values or
+// lying in its range rather than from every memory.
 type attrs struct {
 	mu sync.RWMutex
 	m  map[string]*filter.Fields
 	eq map[eqKey]map[string]struct{}
+	rg ranges
 }
 
 // eqKey is one source (Source set, Key "") or one metadata key's value.
@@ -25,7 +27,7 @@ type eqKey struct {
 }
 
 func newAttrs() *attrs {
-	return &attrs{m: map[string]*filter.Fields{}, eq: map[eqKey]map[string]struct{}{}}
+	return &attrs{m: map[string]*filter.Fields{}, eq: map[eqKey]map[string]struct{}{}, rg: newRanges()}
 }
 
 func (a *attrs) put(m memory.Memory) {
@@ -42,6 +44,7 @@ func (a *attrs) put(m memory.Memory) {
 		}
 		set[m.ID] = struct{}{}
 	})
+	a.rg.put(m.ID, &f)
 }
 
 func (a *attrs) remove(id string) {
@@ -56,6 +59,7 @@ func (a *attrs) removeLocked(id string) {
 		return
 	}
 	delete(a.m, id)
+	a.rg.remove(id, f)
 	a.each(f, func(k eqKey) {
 		if set := a.eq[k]; set != nil {
 			delete(set, id)
@@ -89,20 +93,22 @@ func (a *Allowed) Has(id string) bool { _, ok := a.set[id]; return ok }
 // Len is the number of allowed memories.
 func (a *Allowed) Len() int { return len(a.IDs) }
 
-// Allowed returns the memories of s that m matches. With a top-level
-// equality it reads only the memories holding one of its values (the
-// smallest such set); otherwise every memory.
+// Allowed returns the memories of s that m matches. It reads only the
+// memories of the smallest set that a top-level condition selects from
+// an index: those holding one of an equality's values, or those whose
+// value lies in a range; every memory when the filter has neither.
 func (s *Set) Allowed(m *filter.Matcher) *Allowed {
 	a := s.attrs
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	out := &Allowed{set: map[string]struct{}{}, Live: len(a.m)}
 	add := func(id string, f *filter.Fields) {
-		if m.MatchPtr(f) {
+		if f != nil && m.MatchPtr(f) {
 			out.IDs = append(out.IDs, id)
 			out.set[id] = struct{}{}
 		}
 	}
+	// The smallest equality: its sets' sizes are known.
 	var best []map[string]struct{}
 	bestN := -1
 	for _, e := range m.Equalities() {
@@ -122,7 +128,31 @@ func (s *Set) Allowed(m *filter.Matcher) *Allowed {
 			best, bestN = sets, n
 		}
 	}
-	if bestN >= 0 {
+	// A range is counted by reading it, so only up to the best so far.
+	var inRange []string
+	ranged := false
+	for _, iv := range m.Intervals() {
+		var ids []string
+		whole := true
+		a.rg.in(iv, func(id string) bool {
+			if bestN >= 0 && len(ids) >= bestN {
+				whole = false
+				return false
+			}
+			ids = append(ids, id)
+			return true
+		})
+		if whole {
+			inRange, bestN, ranged = ids, len(ids), true
+		}
+	}
+	switch {
+	case ranged:
+		// A memory has one value per key: no ID comes twice.
+		for _, id := range inRange {
+			add(id, a.m[id])
+		}
+	case bestN >= 0:
 		for _, set := range best {
 			for id := range set {
 				if _, dup := out.set[id]; !dup {
@@ -130,10 +160,10 @@ func (s *Set) Allowed(m *filter.Matcher) *Allowed {
 				}
 			}
 		}
-		return out
-	}
-	for id, f := range a.m {
-		add(id, f)
+	default:
+		for id, f := range a.m {
+			add(id, f)
+		}
 	}
 	return out
 }

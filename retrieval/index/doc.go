@@ -1,7 +1,11 @@
 // Package index holds one namespace's in-memory indexes, derived from the
 // store and never trusted over it: BM25 over each memory's text, speaker
 // and time fields (retrieval/bm25), each source's time order (Order, for
-// the context stage) and the vector index (retrieval/hnsw).
+// the context stage), the vector index (retrieval/hnsw), and what filters
+// read (each memory's fields, the memories holding each source and
+// metadata value, and every time, metadata number and metadata time
+// string in sorted order), from which Allowed builds a filter's
+// allow-list.
 //
 // Set.Put is the one way a memory's state enters a Set (text, fields,
 // order and vector together, replacing its earlier state), and Remove the

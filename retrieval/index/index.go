@@ -47,7 +47,7 @@ type Config struct {
 type Set struct {
 	Lex   *bm25.Index
 	Order *Order
-	Vec   VectorIndex // nil when the engine has no vector dimension
+	Vec   VectorIndex // nil when the memory service has no vector dimension
 
 	attrs *attrs // what filters read, by ID
 
@@ -126,8 +126,12 @@ func (s *Set) Remove(id string) {
 func (s *Set) Bytes() int64 {
 	const perOrder = 96   // source order entry: key, map entry
 	const perVector = 320 // HNSW node: neighbour lists, map entries
+	const perRange = 48   // a sorted time or number: entry, B-tree share
 	n := int64(s.Lex.Len())
 	b := s.Lex.Bytes() + n*perOrder
+	s.attrs.mu.RLock()
+	b += int64(s.attrs.rg.len()) * perRange
+	s.attrs.mu.RUnlock()
 	if s.Vec != nil {
 		b += int64(s.Vec.Len()) * (int64(s.dim)*4 + perVector)
 	}

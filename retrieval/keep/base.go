@@ -20,7 +20,7 @@ type Embedder interface {
 	Dim() int
 }
 
-// Store is what the engine needs of a memory store. Both backends meet it:
+// Store is what the memory service needs of a memory store. Both backends meet it:
 // *bolt.Store (bbolt) and pgstore.Store (PostgreSQL); a store that also
 // implements store.Shared is shared with other processes, and its keeper
 // is the follower.
@@ -38,10 +38,10 @@ type Store interface {
 	BumpVectorGen(ns string) (store.VectorGen, error)
 }
 
-// Common is what both keepers take of the engine's configuration.
+// Common is what both keepers take of the memory service's configuration.
 type Common struct {
 	// Index is the configuration of every namespace's indexes; its
-	// Vectors.Dim is the engine's dimension (0: no vector index).
+	// Vectors.Dim is the memory service's dimension (0: no vector index).
 	Index index.Config
 	// PageSize is how many records one store read returns.
 	PageSize int
@@ -52,17 +52,18 @@ type Common struct {
 
 // Base is the state the facade and its keeper share: the store, the
 // embedder, the configuration and the lifecycle (background work, the
-// start-up build, Close).
+// start-up build, Close). Its dependencies are given to NewBase and read
+// through accessors; nothing outside keep changes them.
 type Base struct {
-	St  Store
-	Emb Embedder // nil: vectors only from clients (if Dim > 0)
-	Dim int      // 0: no vector index
-	Cfg Common
-	Log *slog.Logger
-	// Ctx is cancelled by Shutdown: it stops embedder and store calls of
-	// the background work. BG counts the background goroutines.
-	Ctx context.Context
-	BG  sync.WaitGroup
+	st  Store
+	emb Embedder // nil: vectors only from clients (if dim > 0)
+	dim int      // 0: no vector index
+	cfg Common
+	log *slog.Logger
+	// ctx is cancelled by Shutdown: it stops embedder and store calls of
+	// the background work. bg counts the background goroutines (Go).
+	ctx context.Context
+	bg  sync.WaitGroup
 
 	cancel   context.CancelFunc
 	stop     chan struct{}
@@ -71,25 +72,56 @@ type Base struct {
 	buildErr error         // set before built is closed
 }
 
-// NewBase returns a Base; log nil discards.
+// NewBase returns a Base over st; emb may be nil (vectors only from
+// clients), dim 0 means no vector index, log nil discards.
 func NewBase(st Store, emb Embedder, dim int, cfg Common, log *slog.Logger) *Base {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Index.Vectors.Dim = dim
-	b := &Base{St: st, Emb: emb, Dim: dim, Cfg: cfg, Log: log, stop: make(chan struct{}), built: make(chan struct{})}
-	b.Ctx, b.cancel = context.WithCancel(context.Background())
+	b := &Base{st: st, emb: emb, dim: dim, cfg: cfg, log: log, stop: make(chan struct{}), built: make(chan struct{})}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
 	return b
+}
+
+// Store is the memory store.
+func (b *Base) Store() Store { return b.st }
+
+// Embedder is the embedder; nil when vectors come only from clients.
+func (b *Base) Embedder() Embedder { return b.emb }
+
+// Dim is the vector dimension (0: no vector index).
+func (b *Base) Dim() int { return b.dim }
+
+// PageSize is how many records one store read returns.
+func (b *Base) PageSize() int { return b.cfg.PageSize }
+
+// Logger is where the keeper logs.
+func (b *Base) Logger() *slog.Logger { return b.log }
+
+// Context is the background work's context: Shutdown cancels it, which
+// stops the embedder and store calls made under it.
+func (b *Base) Context() context.Context { return b.ctx }
+
+// Go runs fn in a background goroutine that Shutdown waits for. A keeper
+// starts background work only while not Closed (read under the lock it
+// passes to Shutdown), or from inside background work already running.
+func (b *Base) Go(fn func()) {
+	b.bg.Add(1)
+	go func() {
+		defer b.bg.Done()
+		fn()
+	}()
 }
 
 // VectorIndex is the configuration of every vector index, which a
 // snapshot must match.
-func (b *Base) VectorIndex() hnsw.Config { return b.Cfg.Index.Vectors }
+func (b *Base) VectorIndex() hnsw.Config { return b.cfg.Index.Vectors }
 
 // Progress reports build or back-fill progress, if anyone listens.
 func (b *Base) Progress(phase string, done, total int) {
-	if b.Cfg.Progress != nil {
-		b.Cfg.Progress(phase, done, total)
+	if b.cfg.Progress != nil {
+		b.cfg.Progress(phase, done, total)
 	}
 }
 
@@ -131,18 +163,19 @@ func (b *Base) Wait(ctx context.Context) error {
 
 // Shutdown marks the base closed while holding fence (so that code which
 // reads Closed under fence starts no background work after it), tells the
-// background goroutines to stop, cancels Ctx and waits for them.
+// background goroutines to stop, cancels Context and waits for every
+// goroutine started by Go.
 func (b *Base) Shutdown(fence sync.Locker) {
 	fence.Lock()
 	b.closed.Store(true)
 	fence.Unlock()
 	close(b.stop)
 	b.cancel()
-	b.BG.Wait()
+	b.bg.Wait()
 }
 
 // NewIndexes returns a namespace's empty indexes.
-func (b *Base) NewIndexes() (*index.Set, error) { return index.New(b.Cfg.Index) }
+func (b *Base) NewIndexes() (*index.Set, error) { return index.New(b.cfg.Index) }
 
 // Complete copies a memory's fields into its candidate, so that a result
 // needs no further read of the store; vectors the index cannot use are

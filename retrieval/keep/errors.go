@@ -7,14 +7,14 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// The error kinds of the engine and its keepers; retrieval re-exports
+// The error kinds of the memory service and its keepers; retrieval re-exports
 // them (its documentation says when each is returned). Callers map them
 // to statuses with errors.Is.
 var (
 	ErrInvalid     = errors.New("invalid request")
 	ErrNotFound    = errors.New("not found")
-	ErrNoVectors   = errors.New("this engine has no vector index")
-	ErrClosed      = errors.New("retrieval engine closed")
+	ErrNoVectors   = errors.New("this memory service has no vector index")
+	ErrClosed      = errors.New("memory service closed")
 	ErrEmbed       = errors.New("embedding failed")
 	ErrStorage     = errors.New("memory store failed")
 	ErrUnavailable = errors.New("memory store unavailable")
@@ -24,7 +24,7 @@ var (
 // ErrStopped ends a build cut short by Close.
 var ErrStopped = errors.New("retrieval: build stopped")
 
-// MapStoreErr adds the engine's error kinds to store errors: the store's
+// MapStoreErr adds the memory service's error kinds to store errors: the store's
 // not-found and invalid errors keep their message; anything else is a
 // storage failure.
 func MapStoreErr(err error) error {

@@ -81,18 +81,16 @@ func TestCtxMutex(t *testing.T) {
 }
 
 // TestShutdown: Shutdown marks the base closed under the fence, stops
-// and waits for the background work, and cancels Ctx.
+// and waits for the background work, and cancels Context.
 func TestShutdown(t *testing.T) {
 	b := NewBase(nil, nil, 0, Common{}, nil)
 	var s Spaces[*int]
 	stopped := false
-	b.BG.Add(1)
-	go func() {
-		defer b.BG.Done()
+	b.Go(func() {
 		<-b.Stopping()
 		time.Sleep(10 * time.Millisecond)
 		stopped = true
-	}()
+	})
 	if b.Ready() {
 		t.Fatal("ready before the build ended")
 	}
@@ -101,7 +99,7 @@ func TestShutdown(t *testing.T) {
 		t.Fatalf("after Built: %v, ready %v", err, b.Ready())
 	}
 	b.Shutdown(&s)
-	if !b.Closed() || !stopped || b.Ctx.Err() == nil {
-		t.Fatalf("after Shutdown: closed %v, background stopped %v, ctx %v", b.Closed(), stopped, b.Ctx.Err())
+	if !b.Closed() || !stopped || b.Context().Err() == nil {
+		t.Fatalf("after Shutdown: closed %v, background stopped %v, ctx %v", b.Closed(), stopped, b.Context().Err())
 	}
 }

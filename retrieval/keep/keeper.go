@@ -13,8 +13,10 @@ import (
 // start and whose writes all pass through it; the follower
 // (retrieval/follow) for a store shared with other processes, whose
 // indexes are caches that follow the store's change sequence. The facade
-// (retrieval.Service) calls only these methods, never asking which keeper
-// it has.
+// (retrieval.Service) calls these methods of either keeper alike; what
+// only a follower can answer (its counters, whether the shared store can
+// be reached) the facade asks through an interface of its own, which the
+// owner does not implement.
 type Keeper interface {
 	// Start begins the keeper's background work (Service.Start).
 	Start()
@@ -40,12 +42,6 @@ type Keeper interface {
 	// describes one of them (zero values, Ready, for one it does not hold).
 	Names() []string
 	Stats(ns string) Stats
-	// Shared reports whether the store is shared with other processes;
-	// FollowStats and Ping report on it (zero and nil for a store of this
-	// process alone).
-	Shared() bool
-	FollowStats() FollowStats
-	Ping(ctx context.Context) error
 	// SnapshotsAt says, for people, where the vector index snapshots are
 	// kept: a directory, "in the database", or "off".
 	SnapshotsAt() string

@@ -25,7 +25,7 @@ type Stats struct {
 	BackfillFailed int
 }
 
-// FollowStats counts what a shared-store engine did since it started.
+// FollowStats counts what a follower did since it started.
 type FollowStats struct {
 	// Loaded is how many namespaces were resident at the time of the
 	// call, and Bytes their estimated index memory.
@@ -67,7 +67,7 @@ type Disagreement struct {
 type CheckReport struct {
 	Namespaces int
 	Memories   int
-	// OtherDim counts stored vectors of another dimension than the engine's
+	// OtherDim counts stored vectors of another dimension than the memory service's
 	// (written under a different embedding model); they are not indexed.
 	OtherDim      int
 	Disagreements []Disagreement

@@ -81,10 +81,10 @@ func backfillConfig() retrieval.Config {
 	return cfg
 }
 
-func waitBackfill(t *testing.T, e *retrieval.Service) {
+func waitBackfill(t *testing.T, svc *retrieval.Service) {
 	t.Helper()
 	select {
-	case <-ownerOf(e).Backfilled():
+	case <-ownerOf(svc).Backfilled():
 	case <-time.After(20 * time.Second):
 		t.Fatal("back-fill did not end")
 	}
@@ -106,10 +106,10 @@ func TestBackfillFillsOldMemories(t *testing.T) {
 		}
 	}
 	emb := &gateEmbedder{HashEmbedder: servicetest.HashEmbedder{N: 16}}
-	e := newEngine(t, st, emb, cfg)
-	waitBackfill(t, e)
+	svc := newService(t, st, emb, cfg)
+	waitBackfill(t, svc)
 	for ns, n := range map[string]int{"a": 45, "b": 15} {
-		s := e.Stats(ns)
+		s := svc.Stats(ns)
 		if s.Vectors != n || s.BackfillFailed != 0 {
 			t.Fatalf("%s: %+v, want %d vectors", ns, s, n)
 		}
@@ -117,7 +117,7 @@ func TestBackfillFillsOldMemories(t *testing.T) {
 			t.Fatalf("%s: the store has %d usable vectors, want %d", ns, len(vectorIDs(t, st, ns, 16)), n)
 		}
 	}
-	if a, b := e.Stats("a").Backfilled, e.Stats("b").Backfilled; a != 45 || b != 12 {
+	if a, b := svc.Stats("a").Backfilled, svc.Stats("b").Backfilled; a != 45 || b != 12 {
 		t.Fatalf("backfilled a=%d b=%d", a, b)
 	}
 	mu.Lock()
@@ -125,19 +125,19 @@ func TestBackfillFillsOldMemories(t *testing.T) {
 		t.Errorf("last back-fill progress %v, want 60/60", last)
 	}
 	mu.Unlock()
-	if rep, err := e.Check(context.Background(), false); err != nil || len(rep.Disagreements) != 0 || rep.OtherDim != 0 {
+	if rep, err := svc.Check(context.Background(), false); err != nil || len(rep.Disagreements) != 0 || rep.OtherDim != 0 {
 		t.Fatalf("check: %+v, %v", rep, err)
 	}
-	res, err := e.Retrieve(context.Background(), retrieval.Query{Namespace: "a", Text: "w17 topic"})
+	res, err := svc.Retrieve(context.Background(), retrieval.Query{Namespace: "a", Text: "w17 topic"})
 	if err != nil || res.Level != retrieval.LevelHybrid || res.Candidates[0].ID != "o017" {
 		t.Fatalf("search: %s %v, %v", res.Level, servicetest.CandIDs(res.Candidates), err)
 	}
 	// A second start finds nothing left to do (the embedder sees queries only).
 	calls := emb.n.Load()
-	e2 := newEngine(t, st, emb, cfg)
-	waitBackfill(t, e2)
-	if emb.n.Load() != calls || e2.Stats("a").Backfilled != 0 {
-		t.Fatalf("second start embedded again: %d calls, %+v", emb.n.Load()-calls, e2.Stats("a"))
+	svc2 := newService(t, st, emb, cfg)
+	waitBackfill(t, svc2)
+	if emb.n.Load() != calls || svc2.Stats("a").Backfilled != 0 {
+		t.Fatalf("second start embedded again: %d calls, %+v", emb.n.Load()-calls, svc2.Stats("a"))
 	}
 }
 
@@ -151,36 +151,36 @@ func TestBackfillKeepsNewerWrite(t *testing.T) {
 		want  []float32 // stored vector of o000 after; nil: none / gone
 		gone  bool
 	}{
-		{"new text with its own vector", func(e *retrieval.Service) error {
+		{"new text with its own vector", func(svc *retrieval.Service) error {
 			it := servicetest.Item("a", "o000", "rewritten")
 			it.Vector = own
-			_, err := e.Add(context.Background(), []store.Item{it})
+			_, err := svc.Add(context.Background(), []store.Item{it})
 			return err
 		}, own, false},
-		{"same text with its own vector", func(e *retrieval.Service) error {
+		{"same text with its own vector", func(svc *retrieval.Service) error {
 			it := servicetest.Item("a", "o000", "old memory w0 about topic t0")
 			it.Vector = own
-			_, err := e.Add(context.Background(), []store.Item{it})
+			_, err := svc.Add(context.Background(), []store.Item{it})
 			return err
 		}, own, false},
-		{"deleted", func(e *retrieval.Service) error { return e.Delete("a", "o000") }, nil, true},
+		{"deleted", func(svc *retrieval.Service) error { return svc.Delete("a", "o000") }, nil, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := servicetest.OpenStore(t, "")
 			oldMemories(t, st, "a", 3)
 			emb := &gateEmbedder{HashEmbedder: servicetest.HashEmbedder{N: 16}, entered: make(chan struct{}, 1), release: make(chan struct{})}
-			e := newEngine(t, st, emb, backfillConfig())
+			svc := newService(t, st, emb, backfillConfig())
 			select {
 			case <-emb.entered:
 			case <-time.After(10 * time.Second):
 				t.Fatal("back-fill never called the embedder")
 			}
-			if err := tc.write(e); err != nil {
+			if err := tc.write(svc); err != nil {
 				t.Fatal(err)
 			}
 			close(emb.release)
-			waitBackfill(t, e)
+			waitBackfill(t, svc)
 			v, err := st.Vector("a", "o000")
 			switch {
 			case tc.want == nil && !errors.Is(err, store.ErrNotFound):
@@ -188,14 +188,14 @@ func TestBackfillKeepsNewerWrite(t *testing.T) {
 			case tc.want != nil && (err != nil || fmt.Sprint(v) != fmt.Sprint(tc.want)):
 				t.Fatalf("the back-fill overwrote the newer vector: %v, %v", v, err)
 			}
-			sp, _ := space(e, "a")
+			sp, _ := space(svc, "a")
 			if sp.Indexes().Vec.Has("o000") == tc.gone {
 				t.Fatalf("index has o000: %v", !tc.gone)
 			}
-			if s := e.Stats("a"); s.Backfilled != 2 {
+			if s := svc.Stats("a"); s.Backfilled != 2 {
 				t.Fatalf("stats %+v: want the 2 untouched memories filled", s)
 			}
-			if rep, err := e.Check(context.Background(), false); err != nil || len(rep.Disagreements) != 0 {
+			if rep, err := svc.Check(context.Background(), false); err != nil || len(rep.Disagreements) != 0 {
 				t.Fatalf("check: %+v, %v", rep, err)
 			}
 		})
@@ -208,11 +208,11 @@ func TestBackfillStopsOnClose(t *testing.T) {
 	st := servicetest.OpenStore(t, "")
 	oldMemories(t, st, "a", 30)
 	emb := &gateEmbedder{HashEmbedder: servicetest.HashEmbedder{N: 16}, entered: make(chan struct{}, 1), release: make(chan struct{})}
-	e, err := retrieval.New(st, emb, backfillConfig())
+	svc, err := retrieval.New(st, emb, backfillConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Start()
+	svc.Start()
 	select {
 	case <-emb.entered:
 	case <-time.After(10 * time.Second):
@@ -220,7 +220,7 @@ func TestBackfillStopsOnClose(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	t0 := time.Now()
-	go func() { done <- e.Close() }()
+	go func() { done <- svc.Close() }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -230,7 +230,7 @@ func TestBackfillStopsOnClose(t *testing.T) {
 		t.Fatal("Close did not return while the back-fill was embedding")
 	}
 	t.Logf("Close took %v", time.Since(t0))
-	if s := e.Stats("a"); s.Backfilled != 0 || s.BackfillFailed != 0 {
+	if s := svc.Stats("a"); s.Backfilled != 0 || s.BackfillFailed != 0 {
 		t.Fatalf("a cancelled batch was counted: %+v", s)
 	}
 }
@@ -262,9 +262,9 @@ func TestBackfillEmbedderFailure(t *testing.T) {
 			cfg := backfillConfig()
 			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			emb := &gateEmbedder{HashEmbedder: servicetest.HashEmbedder{N: 16}, fail: tc.fail}
-			e := newEngine(t, st, emb, cfg)
-			waitBackfill(t, e)
-			s := e.Stats("a")
+			svc := newService(t, st, emb, cfg)
+			waitBackfill(t, svc)
+			s := svc.Stats("a")
 			if s.Backfilled != tc.filled || s.BackfillFailed != tc.failed || s.Vectors != tc.filled || s.Indexed != 50 {
 				t.Fatalf("stats %+v, want %d filled, %d failed", s, tc.filled, tc.failed)
 			}
@@ -275,7 +275,7 @@ func TestBackfillEmbedderFailure(t *testing.T) {
 				t.Fatalf("embedder error not logged:\n%s", logs.String())
 			}
 			// Still serving: lexical search finds a memory left without a vector.
-			res, err := e.Retrieve(context.Background(), retrieval.Query{Namespace: "a", Text: "w3", Mode: retrieval.ModeBM25})
+			res, err := svc.Retrieve(context.Background(), retrieval.Query{Namespace: "a", Text: "w3", Mode: retrieval.ModeBM25})
 			if err != nil || len(res.Candidates) == 0 || res.Candidates[0].ID != "o003" {
 				t.Fatalf("search after failures: %v, %v", servicetest.CandIDs(res.Candidates), err)
 			}
@@ -289,9 +289,9 @@ func TestBackfillDisabled(t *testing.T) {
 	cfg := backfillConfig()
 	cfg.Owner.Backfill = false
 	emb := &gateEmbedder{HashEmbedder: servicetest.HashEmbedder{N: 16}}
-	e := newEngine(t, st, emb, cfg)
-	waitBackfill(t, e)
-	if s := e.Stats("a"); s.Vectors != 0 || s.Backfilled != 0 || emb.n.Load() != 0 {
+	svc := newService(t, st, emb, cfg)
+	waitBackfill(t, svc)
+	if s := svc.Stats("a"); s.Vectors != 0 || s.Backfilled != 0 || emb.n.Load() != 0 {
 		t.Fatalf("back-fill ran while disabled: %+v, %d calls", s, emb.n.Load())
 	}
 }
@@ -304,12 +304,12 @@ func TestBackfillThenSnapshot(t *testing.T) {
 	cfg := backfillConfig()
 	cfg.Owner.SnapshotDir, cfg.Owner.SnapshotMinVectors, cfg.Owner.SnapshotIdle = t.TempDir(), 1, 0
 	emb := &gateEmbedder{HashEmbedder: servicetest.HashEmbedder{N: 16}}
-	e1 := newEngine(t, st, emb, cfg)
-	waitBackfill(t, e1)
+	svc1 := newService(t, st, emb, cfg)
+	waitBackfill(t, svc1)
 	// e1 is never closed before e2 starts: a crash.
-	e2 := newEngine(t, st, emb, cfg)
-	waitBackfill(t, e2)
-	if s := e2.Stats("a"); s.VectorSource != "snapshot" || s.Vectors != 30 || s.Backfilled != 0 {
+	svc2 := newService(t, st, emb, cfg)
+	waitBackfill(t, svc2)
+	if s := svc2.Stats("a"); s.VectorSource != "snapshot" || s.Vectors != 30 || s.Backfilled != 0 {
 		t.Fatalf("after a back-fill and a crash: %+v", s)
 	}
 }

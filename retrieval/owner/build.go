@@ -16,49 +16,46 @@ import (
 // current one exists), so lexical search is ready early. After the build
 // it saves snapshots, back-fills missing vectors and keeps snapshots
 // fresh, until Close. After Close, the build ends at once with an error.
-func (e *Owner) Start() {
-	if e.Closed() {
-		e.Built(keep.ErrStopped)
-		close(e.afterBuild)
-		close(e.backfilled)
+func (o *Owner) Start() {
+	if o.Closed() {
+		o.Built(keep.ErrStopped)
+		close(o.afterBuild)
+		close(o.backfilled)
 		return
 	}
-	e.BG.Add(1)
-	go func() {
-		defer e.BG.Done()
-		defer close(e.backfilled)
-		afterBuild := sync.OnceFunc(func() { close(e.afterBuild) })
+	o.Go(func() {
+		defer close(o.backfilled)
+		afterBuild := sync.OnceFunc(func() { close(o.afterBuild) })
 		defer afterBuild()
-		e.Built(e.build())
-		if errors.Is(e.BuildErr(), keep.ErrStopped) {
+		o.Built(o.build())
+		if errors.Is(o.BuildErr(), keep.ErrStopped) {
 			return
 		}
-		if err := e.saveSnapshots("build"); err != nil {
-			e.Log.Warn("memory index snapshots not saved after the build; the next start may rebuild", "err", err)
+		if err := o.saveSnapshots("build"); err != nil {
+			o.Logger().Warn("memory index snapshots not saved after the build; the next start may rebuild", "err", err)
 		}
 		afterBuild()
-		if e.conf.SnapshotIdle > 0 && e.snapshotsOn() {
-			e.BG.Add(1)
-			go e.snapshotWhenIdle()
+		if o.conf.SnapshotIdle > 0 && o.snapshotsOn() {
+			o.Go(o.snapshotWhenIdle)
 		}
 		// A long back-fill's vectors are worth a snapshot at once, not
 		// only when SnapshotIdle (which may be off) next finds them quiet.
-		if e.backfill() > 0 && e.Ctx.Err() == nil {
-			if err := e.saveSnapshots("backfill"); err != nil {
-				e.Log.Warn("memory index snapshots not saved after the back-fill", "err", err)
+		if o.backfill() > 0 && o.Context().Err() == nil {
+			if err := o.saveSnapshots("backfill"); err != nil {
+				o.Logger().Warn("memory index snapshots not saved after the back-fill", "err", err)
 			}
 		}
-	}()
+	})
 }
 
 // build runs both phases over the namespaces known at New.
-func (e *Owner) build() error {
-	names := e.spaces.Names()
+func (o *Owner) build() error {
+	names := o.spaces.Names()
 
 	total := 0
 	counts := make(map[string]int, len(names))
 	for _, ns := range names {
-		n, err := e.St.Count(ns)
+		n, err := o.Store().Count(ns)
 		if err != nil {
 			return fmt.Errorf("retrieval: build: %w", err)
 		}
@@ -67,24 +64,24 @@ func (e *Owner) build() error {
 	}
 	var errs []error
 	for _, phase := range []string{"bm25", "vector"} {
-		if phase == "vector" && e.Dim == 0 {
+		if phase == "vector" && o.Dim() == 0 {
 			break
 		}
 		if phase == "vector" {
-			defer e.logVectorSources(names, time.Now()) // evaluated now: the phase's start
+			defer o.logVectorSources(names, time.Now()) // evaluated now: the phase's start
 		}
 		done := 0
 		for _, ns := range names {
-			sp, _ := e.space(ns, false)
+			sp, _ := o.space(ns, false)
 			if phase == "vector" && sp.atStart {
-				if e.vectorsFromSnapshot(ns, sp) {
+				if o.vectorsFromSnapshot(ns, sp) {
 					done += counts[ns]
-					e.Progress(phase, done, total)
+					o.Progress(phase, done, total)
 					continue
 				}
 			}
-			n, err := e.buildSpace(ns, sp, phase, func(k int) {
-				e.Progress(phase, done+k, total)
+			n, err := o.buildSpace(ns, sp, phase, func(k int) {
+				o.Progress(phase, done+k, total)
 			})
 			done += n
 			if errors.Is(err, keep.ErrStopped) {
@@ -96,10 +93,10 @@ func (e *Owner) build() error {
 				errs = append(errs, err)
 			}
 		}
-		e.Progress(phase, done, total)
+		o.Progress(phase, done, total)
 	}
 	for _, ns := range names {
-		if sp, _ := e.space(ns, false); sp != nil {
+		if sp, _ := o.space(ns, false); sp != nil {
 			sp.Mu.Lock()
 			sp.touched = nil
 			sp.Mu.Unlock()
@@ -112,7 +109,7 @@ func (e *Owner) build() error {
 // it ready. Each page is applied under sp.Mu, skipping IDs written live
 // since the build began (their index entry is already newer). It returns
 // the number of memories read.
-func (e *Owner) buildSpace(ns string, sp *space, phase string, progress func(int)) (int, error) {
+func (o *Owner) buildSpace(ns string, sp *space, phase string, progress func(int)) (int, error) {
 	read := 0
 	defer func() {
 		// Even a failed build marks the index ready: it holds every record
@@ -125,7 +122,7 @@ func (e *Owner) buildSpace(ns string, sp *space, phase string, progress func(int
 	}()
 	stopped := func() bool {
 		select {
-		case <-e.Stopping():
+		case <-o.Stopping():
 			// Incomplete: never to be snapshotted (nor trusted by Check).
 			sp.Dirty.Store(true)
 			return true
@@ -136,7 +133,7 @@ func (e *Owner) buildSpace(ns string, sp *space, phase string, progress func(int
 	if stopped() {
 		return read, keep.ErrStopped
 	}
-	for pg, err := range store.Pages(e.St, ns, e.Cfg.PageSize, phase == "vector") {
+	for pg, err := range store.Pages(o.Store(), ns, o.PageSize(), phase == "vector") {
 		if err != nil {
 			sp.Dirty.Store(true)
 			return read, fmt.Errorf("retrieval: build %s index of %q after %q: %w", phase, ns, pg.After, err)

@@ -21,12 +21,12 @@ func TestBuildWithLiveWrites(t *testing.T) {
 	cfg := retrieval.DefaultConfig()
 	cfg.PageSize = 3           // many pages, so writes interleave with the build
 	cfg.Owner.Backfill = false // vectors of the old memories would join the zebra hits
-	e, err := retrieval.New(st, &servicetest.HashEmbedder{N: 16}, cfg)
+	svc, err := retrieval.New(st, &servicetest.HashEmbedder{N: 16}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
-	e.Start()
+	defer svc.Close()
+	svc.Start()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -34,30 +34,30 @@ func TestBuildWithLiveWrites(t *testing.T) {
 		for i := 599; i >= 0; i -= 3 {
 			id := fmt.Sprintf("m%04d", i)
 			if i%2 == 0 {
-				if err := e.Delete("a", id); err != nil {
+				if err := svc.Delete("a", id); err != nil {
 					t.Error(err)
 				}
-			} else if _, err := e.Add(ctx, []store.Item{servicetest.Item("a", id, "rewritten zebra "+id)}); err != nil {
+			} else if _, err := svc.Add(ctx, []store.Item{servicetest.Item("a", id, "rewritten zebra "+id)}); err != nil {
 				t.Error(err)
 			}
 		}
 	}()
 	wg.Wait()
-	if err := e.Wait(ctx); err != nil {
+	if err := svc.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := e.Check(ctx, false)
+	rep, err := svc.Check(ctx, false)
 	if err != nil || len(rep.Disagreements) != 0 {
 		t.Fatalf("after build with live writes: %+v, %v", rep, err)
 	}
-	res, err := e.Retrieve(ctx, retrieval.Query{Namespace: "a", Text: "zebra", Depth: 1000})
+	res, err := svc.Retrieve(ctx, retrieval.Query{Namespace: "a", Text: "zebra", Depth: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Candidates) != 100 {
 		t.Fatalf("%d memories mention zebra, want the 100 rewritten", len(res.Candidates))
 	}
-	res, _ = e.Retrieve(ctx, retrieval.Query{Namespace: "a", Text: "w596"})
+	res, _ = svc.Retrieve(ctx, retrieval.Query{Namespace: "a", Text: "w596"})
 	if slices.Contains(servicetest.CandIDs(res.Candidates), "m0596") {
 		t.Fatalf("a deleted memory came back from the build: %v %s", servicetest.CandIDs(res.Candidates), res.Level)
 	}
@@ -68,17 +68,17 @@ func TestCheckRepairsDisagreement(t *testing.T) {
 	st := servicetest.OpenStore(t, "")
 	servicetest.FillStore(t, st, "a", 20, true)
 	servicetest.FillStore(t, st, "b", 5, false)
-	e := newEngine(t, st, &servicetest.HashEmbedder{N: 16}, retrieval.DefaultConfig())
-	rep, err := e.Check(ctx, false)
+	svc := newService(t, st, &servicetest.HashEmbedder{N: 16}, retrieval.DefaultConfig())
+	rep, err := svc.Check(ctx, false)
 	if err != nil || rep.Memories != 25 || rep.Namespaces != 2 || len(rep.Disagreements) != 0 {
 		t.Fatalf("clean check: %+v, %v", rep, err)
 	}
-	// Break the index behind the engine's back: a ghost entry, a lost one.
-	sp, _ := space(e, "a")
+	// Break the index behind the service's back: a ghost entry, a lost one.
+	sp, _ := space(svc, "a")
 	sp.Indexes().Lex.Add("ghost", "boo")
 	sp.Indexes().Lex.Delete("m0003")
 	sp.Indexes().Vec.Delete("m0004")
-	rep, err = e.Check(ctx, false)
+	rep, err = svc.Check(ctx, false)
 	if err != nil || len(rep.Disagreements) != 1 {
 		t.Fatalf("check: %+v, %v", rep, err)
 	}
@@ -87,14 +87,33 @@ func TestCheckRepairsDisagreement(t *testing.T) {
 		d.StoreVectors != 20 || d.IndexedVectors != 19 || d.Repaired {
 		t.Fatalf("disagreement %+v", d)
 	}
-	if rep, err = e.Check(ctx, true); err != nil || !rep.Disagreements[0].Repaired {
+	if rep, err = svc.Check(ctx, true); err != nil || !rep.Disagreements[0].Repaired {
 		t.Fatalf("repair: %+v, %v", rep, err)
 	}
-	if rep, err = e.Check(ctx, false); err != nil || len(rep.Disagreements) != 0 {
+	if rep, err = svc.Check(ctx, false); err != nil || len(rep.Disagreements) != 0 {
 		t.Fatalf("after repair: %+v, %v", rep, err)
 	}
-	res, _ := e.Retrieve(ctx, retrieval.Query{Namespace: "a", Text: "w3"})
+	res, _ := svc.Retrieve(ctx, retrieval.Query{Namespace: "a", Text: "w3"})
 	if len(res.Candidates) == 0 || res.Candidates[0].ID != "m0003" {
 		t.Fatalf("repaired memory not found: %v", servicetest.CandIDs(res.Candidates))
+	}
+}
+
+// TestOwnedStoreIsNotShared: over a store of this process alone the
+// service's keeper is the owner, which answers none of the follower's
+// questions: not shared, zero follow counters, nothing to ping.
+func TestOwnedStoreIsNotShared(t *testing.T) {
+	svc := newService(t, servicetest.OpenStore(t, ""), nil, retrieval.DefaultConfig())
+	if _, ok := svc.Keeper().(interface{ FollowStats() retrieval.FollowStats }); ok {
+		t.Errorf("the owner %T answers FollowStats", svc.Keeper())
+	}
+	if svc.Shared() {
+		t.Error("Shared() = true over a bbolt store")
+	}
+	if f := svc.Follow(); f != (retrieval.FollowStats{}) {
+		t.Errorf("Follow() = %+v, want zero", f)
+	}
+	if err := svc.Ping(context.Background()); err != nil {
+		t.Errorf("Ping() = %v, want nil", err)
 	}
 }

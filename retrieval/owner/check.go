@@ -16,15 +16,15 @@ const maxListed = 10
 // Check compares every namespace's indexes with the store and, with
 // repair, rebuilds each namespace that disagrees. It waits for the start-up
 // build first. Writes to a namespace wait while it is checked.
-func (e *Owner) Check(ctx context.Context, repair bool) (keep.CheckReport, error) {
-	if err := e.Wait(ctx); err != nil {
+func (o *Owner) Check(ctx context.Context, repair bool) (keep.CheckReport, error) {
+	if err := o.Wait(ctx); err != nil {
 		return keep.CheckReport{}, fmt.Errorf("retrieval: check: start-up build: %w", err)
 	}
-	names, err := e.St.Namespaces()
+	names, err := o.Store().Namespaces()
 	if err != nil {
 		return keep.CheckReport{}, fmt.Errorf("retrieval: check: %w", err)
 	}
-	for _, ns := range e.spaces.Names() {
+	for _, ns := range o.spaces.Names() {
 		if !slices.Contains(names, ns) {
 			names = append(names, ns) // indexed but gone from the store
 		}
@@ -35,7 +35,7 @@ func (e *Owner) Check(ctx context.Context, repair bool) (keep.CheckReport, error
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		d, n, other, err := e.checkSpace(ns, repair)
+		d, n, other, err := o.checkSpace(ns, repair)
 		if err != nil {
 			return rep, err
 		}
@@ -49,8 +49,8 @@ func (e *Owner) Check(ctx context.Context, repair bool) (keep.CheckReport, error
 }
 
 // checkSpace compares one namespace under its write lock.
-func (e *Owner) checkSpace(ns string, repair bool) (*keep.Disagreement, int, int, error) {
-	sp, err := e.space(ns, true)
+func (o *Owner) checkSpace(ns string, repair bool) (*keep.Disagreement, int, int, error) {
+	sp, err := o.space(ns, true)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -60,7 +60,7 @@ func (e *Owner) checkSpace(ns string, repair bool) (*keep.Disagreement, int, int
 	ix := sp.Indexes()
 	inStore := map[string]bool{}
 	other := 0
-	for pg, err := range store.Pages(e.St, ns, e.Cfg.PageSize, e.Dim > 0) {
+	for pg, err := range store.Pages(o.Store(), ns, o.PageSize(), o.Dim() > 0) {
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("retrieval: check %q: %w", ns, err)
 		}
@@ -70,12 +70,12 @@ func (e *Owner) checkSpace(ns string, repair bool) (*keep.Disagreement, int, int
 			if !ix.Lex.Has(id) && len(d.Missing) < maxListed {
 				d.Missing = append(d.Missing, id)
 			}
-			if embed.Check(r.Vector, e.Dim) == nil {
+			if embed.Check(r.Vector, o.Dim()) == nil {
 				d.StoreVectors++
 				if !ix.Vec.Has(id) && len(d.MissingVectors) < maxListed {
 					d.MissingVectors = append(d.MissingVectors, id)
 				}
-			} else if r.Vector != nil && len(r.Vector) != e.Dim {
+			} else if r.Vector != nil && len(r.Vector) != o.Dim() {
 				other++
 			}
 		}
@@ -96,7 +96,7 @@ func (e *Owner) checkSpace(ns string, repair bool) (*keep.Disagreement, int, int
 		return nil, d.StoreMemories, other, nil
 	}
 	if repair {
-		if err := e.rebuildLocked(ns, sp); err != nil {
+		if err := o.rebuildLocked(ns, sp); err != nil {
 			return nil, 0, 0, err
 		}
 		d.Repaired = true
@@ -106,12 +106,12 @@ func (e *Owner) checkSpace(ns string, repair bool) (*keep.Disagreement, int, int
 
 // rebuildLocked replaces sp's indexes by ones built from the store; sp.Mu
 // is held, so no write interleaves.
-func (e *Owner) rebuildLocked(ns string, sp *space) error {
-	fresh, err := e.NewIndexes()
+func (o *Owner) rebuildLocked(ns string, sp *space) error {
+	fresh, err := o.NewIndexes()
 	if err != nil {
 		return err
 	}
-	for pg, err := range store.Pages(e.St, ns, e.Cfg.PageSize, e.Dim > 0) {
+	for pg, err := range store.Pages(o.Store(), ns, o.PageSize(), o.Dim() > 0) {
 		if err != nil {
 			return fmt.Errorf("retrieval: rebuild %q: %w", ns, err)
 		}

@@ -11,7 +11,7 @@ import (
 // Config configures the owner, the keeper of a store of this process
 // alone: its indexes are built at Start, and kept by every write.
 type Config struct {
-	// SnapshotDir, when set, is a directory where the engine saves each
+	// SnapshotDir, when set, is a directory where the owner saves each
 	// namespace's vector index (retrieval/snap's format) at Close, after
 	// the start-up build and when writes go quiet, and from which the next
 	// start loads it instead of re-inserting every vector (a load is a

@@ -45,7 +45,7 @@
 //
 // Memories stored before an Embedder was configured (or with a zero
 // vector, or one of another dimension) have no usable vector. With an
-// Embedder and Config.Owner.Backfill, after the start-up build the engine pages
+// Embedder and Config.Owner.Backfill, after the start-up build the owner pages
 // through every namespace and embeds them, Config.Owner.BackfillBatch texts per
 // call, in the background. Each batch is stored with store.PutVectorsIf
 // under the namespace's write lock: a vector is written only if the

@@ -11,24 +11,24 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store/bolt"
 )
 
-// newEngine opens an engine over st, starts it and waits for its build.
-func newEngine(t testing.TB, st *bolt.Store, emb retrieval.Embedder, cfg retrieval.Config) *retrieval.Service {
+// newService opens a service over st, starts it and waits for its build.
+func newService(t testing.TB, st *bolt.Store, emb retrieval.Embedder, cfg retrieval.Config) *retrieval.Service {
 	t.Helper()
-	e, err := retrieval.New(st, emb, cfg)
+	svc, err := retrieval.New(st, emb, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Start()
-	if err := e.Wait(context.Background()); err != nil {
+	svc.Start()
+	if err := svc.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = e.Close() })
-	return e
+	t.Cleanup(func() { _ = svc.Close() })
+	return svc
 }
 
-func mustAdd(t testing.TB, e *retrieval.Service, items ...store.Item) []retrieval.Added {
+func mustAdd(t testing.TB, svc *retrieval.Service, items ...store.Item) []retrieval.Added {
 	t.Helper()
-	got, err := e.Add(context.Background(), items)
+	got, err := svc.Add(context.Background(), items)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,9 @@ func mustAdd(t testing.TB, e *retrieval.Service, items ...store.Item) []retrieva
 }
 
 // ownerOf is e's keeper, which over a bbolt store is the owner.
-func ownerOf(e *retrieval.Service) *owner.Owner { return e.Keeper().(*owner.Owner) }
+func ownerOf(svc *retrieval.Service) *owner.Owner { return svc.Keeper().(*owner.Owner) }
 
 // space returns ns's indexes as the owner holds them (nil when none).
-func space(e *retrieval.Service, ns string) (*keep.Space, error) { return ownerOf(e).Space(ns), nil }
+func space(svc *retrieval.Service, ns string) (*keep.Space, error) {
+	return ownerOf(svc).Space(ns), nil
+}

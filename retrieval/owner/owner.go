@@ -45,7 +45,7 @@ type space struct {
 	// atStart: the namespace was in the store at New (immutable).
 	atStart bool
 	// startGen is the store's vector generation of the namespace at New,
-	// before any write through this engine: a snapshot saved at it holds
+	// before any write through this owner: a snapshot saved at it holds
 	// exactly the vectors the store had then.
 	startGen store.VectorGen
 	// snapGen is the generation of the namespace's snapshot file, zero
@@ -67,86 +67,86 @@ type vecInfo struct{ source, miss string }
 // get empty, not-ready indexes: until Start's build reaches them,
 // searches there use the scan level.
 func New(b *keep.Base, conf Config) (*Owner, error) {
-	e := &Owner{Base: b, conf: conf, afterBuild: make(chan struct{}), backfilled: make(chan struct{})}
-	if err := e.initSnapshots(); err != nil {
+	o := &Owner{Base: b, conf: conf, afterBuild: make(chan struct{}), backfilled: make(chan struct{})}
+	if err := o.initSnapshots(); err != nil {
 		return nil, err
 	}
-	names, err := e.St.Namespaces()
+	names, err := o.Store().Namespaces()
 	if err != nil {
 		return nil, fmt.Errorf("retrieval.New: %w", err)
 	}
-	// Read before any write through this engine can move them: a snapshot
+	// Read before any write through this owner can move them: a snapshot
 	// at these generations is exact, and writes from now on are replayed
 	// onto it (they are in touched).
-	gens, err := e.St.VectorGens()
+	gens, err := o.Store().VectorGens()
 	if err != nil {
 		return nil, fmt.Errorf("retrieval.New: %w", err)
 	}
 	for _, ns := range names {
-		sp, err := e.newSpace(ns)
+		sp, err := o.newSpace(ns)
 		if err != nil {
 			return nil, err
 		}
 		sp.touched, sp.atStart, sp.startGen = map[string]struct{}{}, true, gens[ns]
 		sp.Lex.Store(false)
-		sp.Vec.Store(e.Dim == 0) // no vector phase without a dimension
-		e.spaces.SetLocked(ns, sp)
+		sp.Vec.Store(o.Dim() == 0) // no vector phase without a dimension
+		o.spaces.SetLocked(ns, sp)
 	}
-	return e, nil
+	return o, nil
 }
 
-// initSnapshots decides whether the engine keeps snapshots: only with a
+// initSnapshots decides whether the owner keeps snapshots: only with a
 // SnapshotDir and a vector dimension.
 // A SnapshotDir that exists but is not a directory is a configuration
 // error; anything else wrong with it is found, logged and survived later.
-func (e *Owner) initSnapshots() error {
-	dir := e.conf.SnapshotDir
-	if dir == "" || e.Dim == 0 {
+func (o *Owner) initSnapshots() error {
+	dir := o.conf.SnapshotDir
+	if dir == "" || o.Dim() == 0 {
 		return nil
 	}
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return fmt.Errorf("retrieval.New: SnapshotDir %s is not a directory", dir)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		e.Log.Warn("memory index snapshots: cannot use the directory; indexes will be rebuilt at start", "dir", dir, "err", err)
+		o.Logger().Warn("memory index snapshots: cannot use the directory; indexes will be rebuilt at start", "dir", dir, "err", err)
 	}
 	return nil
 }
 
 // newSpace returns empty indexes for ns, marked ready (a namespace created
 // after start has nothing to rebuild).
-func (e *Owner) newSpace(ns string) (*space, error) {
-	ix, err := e.NewIndexes()
+func (o *Owner) newSpace(ns string) (*space, error) {
+	ix, err := o.NewIndexes()
 	if err != nil {
 		return nil, err
 	}
-	sp := &space{o: e, ns: ns}
+	sp := &space{o: o, ns: ns}
 	sp.Init(ix, true)
 	return sp, nil
 }
 
 // space returns ns's indexes, creating them when create is set.
-func (e *Owner) space(ns string, create bool) (*space, error) {
+func (o *Owner) space(ns string, create bool) (*space, error) {
 	if !create {
-		sp, _ := e.spaces.Get(ns)
+		sp, _ := o.spaces.Get(ns)
 		return sp, nil
 	}
-	return e.spaces.Create(ns, func() (*space, error) { return e.newSpace(ns) })
+	return o.spaces.Create(ns, func() (*space, error) { return o.newSpace(ns) })
 }
 
 // Open returns ns's indexes: every acknowledged write passed through them.
-func (e *Owner) Open(_ context.Context, ns string) (keep.Slot, error) {
-	if sp, _ := e.spaces.Get(ns); sp != nil {
+func (o *Owner) Open(_ context.Context, ns string) (keep.Slot, error) {
+	if sp, _ := o.spaces.Get(ns); sp != nil {
 		return sp, nil
 	}
 	return nil, nil
 }
 
 // Names lists the namespaces held.
-func (e *Owner) Names() []string { return e.spaces.Names() }
+func (o *Owner) Names() []string { return o.spaces.Names() }
 
 // Stats describes ns's indexes and where they came from.
-func (e *Owner) Stats(ns string) keep.Stats {
-	sp, _ := e.spaces.Get(ns)
+func (o *Owner) Stats(ns string) keep.Stats {
+	sp, _ := o.spaces.Get(ns)
 	if sp == nil {
 		return keep.Stats{Namespace: ns, Ready: true}
 	}
@@ -160,8 +160,8 @@ func (e *Owner) Stats(ns string) keep.Stats {
 
 // Write writes items to the store under their namespaces' locks, then
 // indexes them.
-func (e *Owner) Write(ctx context.Context, items []store.Item, put func() error) error {
-	spaces, unlock, err := e.lockSpaces(items)
+func (o *Owner) Write(ctx context.Context, items []store.Item, put func() error) error {
+	spaces, unlock, err := o.lockSpaces(items)
 	if err != nil {
 		return err
 	}
@@ -174,15 +174,15 @@ func (e *Owner) Write(ctx context.Context, items []store.Item, put func() error)
 	}
 	// Durable from here on. Later duplicates in the batch win, as in the store.
 	for _, it := range items {
-		e.indexLocked(spaces[it.Memory.Namespace], it.Memory, it.Vector)
+		o.indexLocked(spaces[it.Memory.Namespace], it.Memory, it.Vector)
 	}
 	return nil
 }
 
 // Remove deletes from the store, then from the indexes, under the
 // namespace's lock.
-func (e *Owner) Remove(ns, id string, del func() error) error {
-	sp, err := e.space(ns, false)
+func (o *Owner) Remove(ns, id string, del func() error) error {
+	sp, err := o.space(ns, false)
 	if err != nil {
 		return err
 	}
@@ -206,8 +206,8 @@ func (e *Owner) Remove(ns, id string, del func() error) error {
 // Forget deletes ns in the store under the namespace's lock, then gives
 // it empty indexes and removes its snapshot file. A start-up build of ns
 // still running marks it dirty, so that Check rebuilds it from the store.
-func (e *Owner) Forget(ns string, del func() (int, error)) (int, error) {
-	sp, err := e.space(ns, false)
+func (o *Owner) Forget(ns string, del func() (int, error)) (int, error) {
+	sp, err := o.space(ns, false)
 	if err != nil {
 		return 0, err
 	}
@@ -220,7 +220,7 @@ func (e *Owner) Forget(ns string, del func() (int, error)) (int, error) {
 		return 0, err
 	}
 	if sp != nil {
-		ix, err := e.NewIndexes()
+		ix, err := o.NewIndexes()
 		if err != nil {
 			sp.Dirty.Store(true)
 			return n, nil
@@ -231,9 +231,9 @@ func (e *Owner) Forget(ns string, del func() (int, error)) (int, error) {
 		}
 		sp.noteWrite()
 	}
-	if e.conf.SnapshotDir != "" {
-		if err := e.removeSnapshot(ns); err != nil {
-			e.Log.Warn("forget: snapshot file not removed; the next start finds it stale", "namespace", ns, "err", err)
+	if o.conf.SnapshotDir != "" {
+		if err := o.removeSnapshot(ns); err != nil {
+			o.Logger().Warn("forget: snapshot file not removed; the next start finds it stale", "namespace", ns, "err", err)
 		}
 	}
 	return n, nil
@@ -242,30 +242,21 @@ func (e *Owner) Forget(ns string, del func() (int, error)) (int, error) {
 // Close stops the build, the back-fill and the snapshot saver, waits for
 // them, then saves the snapshots of the namespaces whose vectors changed
 // since theirs.
-func (e *Owner) Close() error {
-	e.Shutdown(&e.spaces)
-	return e.saveSnapshots("close")
+func (o *Owner) Close() error {
+	o.Shutdown(&o.spaces)
+	return o.saveSnapshots("close")
 }
-
-// Shared is false: the store is this process's alone.
-func (e *Owner) Shared() bool { return false }
-
-// FollowStats is zero: nothing is followed.
-func (e *Owner) FollowStats() keep.FollowStats { return keep.FollowStats{} }
-
-// Ping has nothing to reach.
-func (e *Owner) Ping(context.Context) error { return nil }
 
 // lockSpaces locks the spaces of the items' namespaces (creating them) in
 // sorted order, so concurrent batches cannot deadlock.
-func (e *Owner) lockSpaces(items []store.Item) (map[string]*space, func(), error) {
+func (o *Owner) lockSpaces(items []store.Item) (map[string]*space, func(), error) {
 	spaces := map[string]*space{}
 	for _, it := range items {
 		ns := it.Memory.Namespace
 		if spaces[ns] != nil {
 			continue
 		}
-		sp, err := e.space(ns, true)
+		sp, err := o.space(ns, true)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -288,7 +279,7 @@ func (e *Owner) lockSpaces(items []store.Item) (map[string]*space, func(), error
 
 // indexLocked applies one durable write to sp's indexes; sp.Mu is held.
 // vec nil removes any previous vector of id (the store did the same).
-func (e *Owner) indexLocked(sp *space, m memory.Memory, vec []float32) {
+func (o *Owner) indexLocked(sp *space, m memory.Memory, vec []float32) {
 	id := m.ID
 	if sp.touched != nil {
 		sp.touched[id] = struct{}{}
@@ -306,7 +297,7 @@ func (sp *space) Fill(cands []post.Candidate) ([]post.Candidate, error) {
 	for i, c := range cands {
 		ids[i] = c.ID
 	}
-	recs, err := sp.o.St.GetMany(sp.ns, ids, true)
+	recs, err := sp.o.Store().GetMany(sp.ns, ids, true)
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: load candidates: %w", keep.MapStoreErr(err))
 	}
@@ -320,7 +311,7 @@ func (sp *space) Fill(cands []post.Candidate) ([]post.Candidate, error) {
 		if !ok {
 			continue
 		}
-		keep.Complete(&c, r, sp.o.Dim)
+		keep.Complete(&c, r, sp.o.Dim())
 		out = append(out, c)
 	}
 	return out, nil
@@ -328,8 +319,8 @@ func (sp *space) Fill(cands []post.Candidate) ([]post.Candidate, error) {
 
 // Space returns ns's indexes as the owner holds them (nil when none), for
 // tests and tools that look inside.
-func (e *Owner) Space(ns string) *keep.Space {
-	if sp, _ := e.spaces.Get(ns); sp != nil {
+func (o *Owner) Space(ns string) *keep.Space {
+	if sp, _ := o.spaces.Get(ns); sp != nil {
 		return &sp.Space
 	}
 	return nil
@@ -338,8 +329,8 @@ func (e *Owner) Space(ns string) *keep.Space {
 // AfterBuild is closed when the snapshots after the start-up build are
 // saved (or the build was stopped), Backfilled when the back-fill ends
 // (or was not run).
-func (e *Owner) AfterBuild() <-chan struct{} { return e.afterBuild }
+func (o *Owner) AfterBuild() <-chan struct{} { return o.afterBuild }
 
 // Backfilled is closed when the start-up back-fill of vectors ends (or
 // was not run).
-func (e *Owner) Backfilled() <-chan struct{} { return e.backfilled }
+func (o *Owner) Backfilled() <-chan struct{} { return o.backfilled }

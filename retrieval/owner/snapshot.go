@@ -16,35 +16,35 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// snapshotsOn reports whether the engine loads and saves snapshots.
-func (e *Owner) snapshotsOn() bool {
-	return e.conf.SnapshotDir != "" && e.Dim > 0
+// snapshotsOn reports whether the owner loads and saves snapshots.
+func (o *Owner) snapshotsOn() bool {
+	return o.conf.SnapshotDir != "" && o.Dim() > 0
 }
 
 // SnapshotsAt implements keep.Keeper: the snapshot directory, or "off".
-func (e *Owner) SnapshotsAt() string {
-	if !e.snapshotsOn() {
+func (o *Owner) SnapshotsAt() string {
+	if !o.snapshotsOn() {
 		return "off"
 	}
-	return e.conf.SnapshotDir
+	return o.conf.SnapshotDir
 }
 
-func (e *Owner) snapPath(ns string) string {
-	return filepath.Join(e.conf.SnapshotDir, snap.Name(ns))
+func (o *Owner) snapPath(ns string) string {
+	return filepath.Join(o.conf.SnapshotDir, snap.Name(ns))
 }
 
 // vectorsFromSnapshot tries to make ns's vector index from its snapshot
 // instead of the store, and reports whether it did. Either way it records
 // the outcome for Stats; a refused snapshot is logged, never an error.
-func (e *Owner) vectorsFromSnapshot(ns string, sp *space) bool {
-	if !e.snapshotsOn() {
+func (o *Owner) vectorsFromSnapshot(ns string, sp *space) bool {
+	if !o.snapshotsOn() {
 		sp.info.Store(&vecInfo{source: "rebuild"})
 		return false
 	}
 	t0 := time.Now()
-	idx, h, err := snap.Read(e.snapPath(ns), snap.Want{Namespace: ns, Gen: sp.startGen, Dim: e.Dim, Index: e.VectorIndex()})
+	idx, h, err := snap.Read(o.snapPath(ns), snap.Want{Namespace: ns, Gen: sp.startGen, Dim: o.Dim(), Index: o.VectorIndex()})
 	if err == nil {
-		err = e.adoptSnapshot(ns, sp, idx, h.Gen)
+		err = o.adoptSnapshot(ns, sp, idx, h.Gen)
 	}
 	if err != nil {
 		// Missing or stale is the normal first start, a small namespace,
@@ -59,25 +59,25 @@ func (e *Owner) vectorsFromSnapshot(ns string, sp *space) bool {
 			level = slog.LevelInfo
 		}
 		sp.info.Store(&vecInfo{source: "rebuild", miss: err.Error()})
-		e.Log.Log(e.Ctx, level, "memory vector index snapshot not used; rebuilding from the store",
+		o.Logger().Log(o.Context(), level, "memory vector index snapshot not used; rebuilding from the store",
 			"namespace", ns, "why", err.Error())
 		return false
 	}
 	sp.info.Store(&vecInfo{source: "snapshot"})
-	e.Log.Debug("memory vector index loaded from snapshot", "namespace", ns, "vectors", idx.Len(),
+	o.Logger().Debug("memory vector index loaded from snapshot", "namespace", ns, "vectors", idx.Len(),
 		"generation", h.Gen.String(), "took", time.Since(t0).Round(time.Millisecond))
 	return true
 }
 
 // logVectorSources summarises where the vector indexes of names came
 // from, once the vector phase is over.
-func (e *Owner) logVectorSources(names []string, start time.Time) {
-	if !e.snapshotsOn() || len(names) == 0 {
+func (o *Owner) logVectorSources(names []string, start time.Time) {
+	if !o.snapshotsOn() || len(names) == 0 {
 		return
 	}
 	loaded, rebuilt := 0, map[string]int{}
 	for _, ns := range names {
-		sp, _ := e.space(ns, false)
+		sp, _ := o.space(ns, false)
 		in := sp.info.Load()
 		switch {
 		case in == nil: // stopped before its turn
@@ -88,15 +88,15 @@ func (e *Owner) logVectorSources(names []string, start time.Time) {
 			rebuilt[kind]++
 		}
 	}
-	e.Log.Info("memory vector indexes built", "from_snapshot", loaded, "rebuilt", rebuilt, "took", time.Since(start).Round(time.Millisecond))
+	o.Logger().Info("memory vector indexes built", "from_snapshot", loaded, "rebuilt", rebuilt, "took", time.Since(start).Round(time.Millisecond))
 }
 
 // adoptSnapshot makes idx, loaded at the namespace's start generation,
-// its vector index. Writes made through the engine since New (touched)
+// its vector index. Writes made through the owner since New (touched)
 // are not in the snapshot: under sp.Mu, where the store and the live
 // index agree on them, each is re-applied from the store.
-func (e *Owner) adoptSnapshot(ns string, sp *space, idx snap.Savable, gen store.VectorGen) error {
-	if err := snap.SearchSettings(idx, e.VectorIndex()); err != nil {
+func (o *Owner) adoptSnapshot(ns string, sp *space, idx snap.Savable, gen store.VectorGen) error {
+	if err := snap.SearchSettings(idx, o.VectorIndex()); err != nil {
 		return err
 	}
 	sp.Mu.Lock()
@@ -108,14 +108,14 @@ func (e *Owner) adoptSnapshot(ns string, sp *space, idx snap.Savable, gen store.
 	}
 	slices.Sort(ids)
 	for len(ids) > 0 {
-		chunk := ids[:min(len(ids), e.Cfg.PageSize)]
+		chunk := ids[:min(len(ids), o.PageSize())]
 		ids = ids[len(chunk):]
-		recs, err := e.St.GetMany(ns, chunk, true)
+		recs, err := o.Store().GetMany(ns, chunk, true)
 		if err != nil {
 			return snap.Miss("replay", "re-reading %d memories written during the start: %v", len(chunk), err)
 		}
 		for _, r := range recs {
-			if embed.Check(r.Vector, e.Dim) == nil {
+			if embed.Check(r.Vector, o.Dim()) == nil {
 				if err := idx.Add(r.Memory.ID, r.Vector); err != nil {
 					return snap.Miss("replay", "vector of %q: %v", r.Memory.ID, err)
 				}
@@ -134,37 +134,37 @@ func (e *Owner) adoptSnapshot(ns string, sp *space, idx snap.Savable, gen store.
 // saveSnapshots saves every namespace whose snapshot is not current (each
 // an atomicfile.Write, which fsyncs the file and the directory) and
 // removes the snapshots of namespaces that are gone. why is for the log.
-func (e *Owner) saveSnapshots(why string) error {
-	if !e.snapshotsOn() {
+func (o *Owner) saveSnapshots(why string) error {
+	if !o.snapshotsOn() {
 		return nil
 	}
-	e.snapMu.Lock()
-	defer e.snapMu.Unlock()
-	dir := e.conf.SnapshotDir
+	o.snapMu.Lock()
+	defer o.snapMu.Unlock()
+	dir := o.conf.SnapshotDir
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("retrieval: snapshots: %w", err)
 	}
-	names := e.spaces.Names()
-	if !e.snapClean {
-		e.snapClean = true
-		e.removeLeftovers(names)
+	names := o.spaces.Names()
+	if !o.snapClean {
+		o.snapClean = true
+		o.removeLeftovers(names)
 	}
 	var errs []error
 	saved := 0
 	t0 := time.Now()
 	for _, ns := range names {
-		sp, _ := e.space(ns, false)
-		ok, err := e.saveSnapshot(ns, sp)
+		sp, _ := o.space(ns, false)
+		ok, err := o.saveSnapshot(ns, sp)
 		if err != nil {
 			errs = append(errs, err)
-			e.Log.Warn("memory vector index snapshot not saved; the next start will rebuild it", "namespace", ns, "err", err)
+			o.Logger().Warn("memory vector index snapshot not saved; the next start will rebuild it", "namespace", ns, "err", err)
 		}
 		if ok {
 			saved++
 		}
 	}
 	if saved > 0 { // each save fsynced dir after its rename (atomicfile.Write)
-		e.Log.Info("memory vector index snapshots saved", "when", why, "namespaces", saved, "took", time.Since(t0).Round(time.Millisecond))
+		o.Logger().Info("memory vector index snapshots saved", "when", why, "namespaces", saved, "took", time.Since(t0).Round(time.Millisecond))
 	}
 	return errors.Join(errs...)
 }
@@ -173,12 +173,12 @@ func (e *Owner) saveSnapshots(why string) error {
 // whether it wrote one.
 //
 // The generation is read under sp.Mu, where every write through the
-// engine has reached both the store and the index, so the index holds at
+// owner has reached both the store and the index, so the index holds at
 // least the vectors of that generation. The index is saved after the lock
 // is released, so writes may add to it meanwhile; each of those moves the
 // store's generation past the recorded one, so such a snapshot is only
 // ever refused as stale, never loaded with extra vectors.
-func (e *Owner) saveSnapshot(ns string, sp *space) (bool, error) {
+func (o *Owner) saveSnapshot(ns string, sp *space) (bool, error) {
 	sp.Mu.Lock()
 	if !sp.Vec.Load() || sp.Dirty.Load() {
 		// Not built, or missing an update: not the store's vectors. An old
@@ -186,12 +186,12 @@ func (e *Owner) saveSnapshot(ns string, sp *space) (bool, error) {
 		sp.Mu.Unlock()
 		return false, nil
 	}
-	gen, err := e.St.VectorGen(ns)
+	gen, err := o.Store().VectorGen(ns)
 	if err == nil && gen.IsZero() {
-		gen, err = e.St.BumpVectorGen(ns) // give it one that later writes move
+		gen, err = o.Store().BumpVectorGen(ns) // give it one that later writes move
 		if errors.Is(err, store.ErrNotFound) {
 			sp.Mu.Unlock()
-			return false, e.removeSnapshot(ns) // the namespace is gone
+			return false, o.removeSnapshot(ns) // the namespace is gone
 		}
 	}
 	ix, known := sp.Indexes(), sp.snapGen
@@ -199,18 +199,18 @@ func (e *Owner) saveSnapshot(ns string, sp *space) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("retrieval: snapshot of %q: %w", ns, err)
 	}
-	path := e.snapPath(ns)
+	path := o.snapPath(ns)
 	if gen == known {
 		if _, err := os.Stat(path); err == nil {
 			return false, nil
 		}
 	}
 	sv, ok := ix.Vec.(snap.Savable)
-	if !ok || ix.Vec.Len() < e.conf.SnapshotMinVectors {
-		return false, e.removeSnapshot(ns)
+	if !ok || ix.Vec.Len() < o.conf.SnapshotMinVectors {
+		return false, o.removeSnapshot(ns)
 	}
-	h := snap.Header{Namespace: ns, Gen: gen, Dim: e.Dim, Index: sv.Config(), Vectors: sv.Len(), Saved: time.Now().UTC()}
-	if err := snap.Write(e.conf.SnapshotDir, h, sv); err != nil {
+	h := snap.Header{Namespace: ns, Gen: gen, Dim: o.Dim(), Index: sv.Config(), Vectors: sv.Len(), Saved: time.Now().UTC()}
+	if err := snap.Write(o.conf.SnapshotDir, h, sv); err != nil {
 		return false, fmt.Errorf("retrieval: snapshot of %q: %w", ns, err)
 	}
 	sp.Mu.Lock()
@@ -220,25 +220,25 @@ func (e *Owner) saveSnapshot(ns string, sp *space) (bool, error) {
 }
 
 // removeSnapshot deletes ns's snapshot file, if any.
-func (e *Owner) removeSnapshot(ns string) error {
-	if err := os.Remove(e.snapPath(ns)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+func (o *Owner) removeSnapshot(ns string) error {
+	if err := os.Remove(o.snapPath(ns)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("retrieval: snapshot of %q: %w", ns, err)
 	}
 	return nil
 }
 
-// removeLeftovers deletes, once per engine, the temporary files of saves
+// removeLeftovers deletes, once per owner, the temporary files of saves
 // cut short by a crash and the snapshots of namespaces that are not in
-// the store (deleted while no engine ran). Snapshots of namespaces
-// deleted through this engine are removed by saveSnapshot.
-func (e *Owner) removeLeftovers(names []string) {
+// the store (deleted while no owner ran). Snapshots of namespaces
+// deleted through this owner are removed by saveSnapshot.
+func (o *Owner) removeLeftovers(names []string) {
 	keep := make(map[string]bool, len(names))
 	for _, ns := range names {
 		keep[snap.Name(ns)] = true
 	}
-	ents, err := os.ReadDir(e.conf.SnapshotDir)
+	ents, err := os.ReadDir(o.conf.SnapshotDir)
 	if err != nil {
-		e.Log.Warn("memory index snapshots: listing the directory", "err", err)
+		o.Logger().Warn("memory index snapshots: listing the directory", "err", err)
 		return
 	}
 	for _, ent := range ents {
@@ -247,8 +247,8 @@ func (e *Owner) removeLeftovers(names []string) {
 		if !tmp && (!snap.IsName(name) || keep[name]) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(e.conf.SnapshotDir, name)); err != nil {
-			e.Log.Warn("memory index snapshots: removing a leftover file", "file", name, "err", err)
+		if err := os.Remove(filepath.Join(o.conf.SnapshotDir, name)); err != nil {
+			o.Logger().Warn("memory index snapshots: removing a leftover file", "file", name, "err", err)
 		}
 	}
 }
@@ -258,19 +258,18 @@ func (sp *space) noteWrite() { sp.lastWrite.Store(time.Now().UnixNano()) }
 
 // snapshotWhenIdle saves the snapshot of each namespace whose last write
 // is at least SnapshotIdle old, until Close.
-func (e *Owner) snapshotWhenIdle() {
-	defer e.BG.Done()
-	idle := e.conf.SnapshotIdle
+func (o *Owner) snapshotWhenIdle() {
+	idle := o.conf.SnapshotIdle
 	tick := time.NewTicker(max(min(idle/4, 15*time.Second), 10*time.Millisecond))
 	defer tick.Stop()
 	for {
 		select {
-		case <-e.Stopping():
+		case <-o.Stopping():
 			return
 		case now := <-tick.C:
-			if e.anyIdle(now, idle) {
-				if err := e.saveSnapshots("idle"); err != nil {
-					e.Log.Warn("memory index snapshots after writes went quiet", "err", err)
+			if o.anyIdle(now, idle) {
+				if err := o.saveSnapshots("idle"); err != nil {
+					o.Logger().Warn("memory index snapshots after writes went quiet", "err", err)
 				}
 			}
 		}
@@ -280,9 +279,9 @@ func (e *Owner) snapshotWhenIdle() {
 // anyIdle reports whether some namespace changed and then went quiet for
 // idle, and clears their marks (a failed save is retried at Close, not
 // in a loop).
-func (e *Owner) anyIdle(now time.Time, idle time.Duration) bool {
+func (o *Owner) anyIdle(now time.Time, idle time.Duration) bool {
 	found := false
-	e.spaces.Each(func(_ string, sp *space) {
+	o.spaces.Each(func(_ string, sp *space) {
 		t := sp.lastWrite.Load()
 		if t != 0 && now.Sub(time.Unix(0, t)) >= idle && sp.lastWrite.CompareAndSwap(t, 0) {
 			found = true

@@ -13,14 +13,14 @@ import (
 	"github.com/rerankd/rerankd/retrieval/store"
 )
 
-// BenchmarkEngine_StartSnapshot measures a start (New, Start, Wait: BM25
+// BenchmarkService_StartSnapshot measures a start (New, Start, Wait: BM25
 // and vector index of one namespace) over n×256 stored vectors, first
 // without a snapshot (the vector index is rebuilt, then saved at Close),
 // then from the snapshot, and reports both and their ratio from the same
 // run. ns/op is the snapshot start. n is 20000, 2000 with -short.
 //
 //	go test -run '^$' -bench StartSnapshot -benchtime 3x ./retrieval
-func BenchmarkEngine_StartSnapshot(b *testing.B) {
+func BenchmarkService_StartSnapshot(b *testing.B) {
 	n, dim := 20000, 256
 	if testing.Short() {
 		n = 2000
@@ -48,19 +48,19 @@ func BenchmarkEngine_StartSnapshot(b *testing.B) {
 	cfg.Owner.SnapshotIdle = 0
 	start := func(source string) time.Duration {
 		t0 := time.Now()
-		e, err := retrieval.New(st, nil, cfg)
+		svc, err := retrieval.New(st, nil, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
-		e.Start()
-		if err := e.Wait(context.Background()); err != nil {
+		svc.Start()
+		if err := svc.Wait(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		d := time.Since(t0)
-		if s := e.Stats("bench"); s.VectorSource != source || s.Vectors != n {
+		if s := svc.Stats("bench"); s.VectorSource != source || s.Vectors != n {
 			b.Fatalf("stats %+v, want %d vectors from %s", s, n, source)
 		}
-		if err := e.Close(); err != nil { // saves the snapshot after the rebuild
+		if err := svc.Close(); err != nil { // saves the snapshot after the rebuild
 			b.Fatal(err)
 		}
 		return d

@@ -63,20 +63,20 @@ func snapConfig(dir string) retrieval.Config {
 	return cfg
 }
 
-// started opens an engine and waits for its build and its snapshots
+// started opens a service and waits for its build and its snapshots
 // after the build; the caller closes it (or does not: a crash).
 func started(t testing.TB, st *bolt.Store, cfg retrieval.Config) *retrieval.Service {
 	t.Helper()
-	e, err := retrieval.New(st, nil, cfg)
+	svc, err := retrieval.New(st, nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Start()
-	if err := e.Wait(context.Background()); err != nil {
+	svc.Start()
+	if err := svc.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	<-ownerOf(e).AfterBuild()
-	return e
+	<-ownerOf(svc).AfterBuild()
+	return svc
 }
 
 // vectorIDs lists the IDs with a usable stored vector in ns.
@@ -98,20 +98,20 @@ func vectorIDs(t testing.TB, st retrieval.Store, ns string, dim int) []string {
 // agrees checks that e's vector index of ns holds exactly the store's
 // usable vectors, that Check agrees, and that dense search finds each
 // stored vector's own memory.
-func agrees(t *testing.T, e *retrieval.Service, ns string) {
+func agrees(t *testing.T, svc *retrieval.Service, ns string) {
 	t.Helper()
 	ctx := context.Background()
-	rep, err := e.Check(ctx, false)
+	rep, err := svc.Check(ctx, false)
 	if err != nil || len(rep.Disagreements) != 0 {
 		t.Fatalf("check: %+v, %v", rep, err)
 	}
-	ids := vectorIDs(t, ownerOf(e).St, ns, e.Dim())
-	sp, _ := space(e, ns)
+	ids := vectorIDs(t, ownerOf(svc).Store(), ns, svc.Dim())
+	sp, _ := space(svc, ns)
 	if got := sp.Indexes().Vec.Len(); got != len(ids) {
 		t.Fatalf("vector index has %d vectors, the store %d", got, len(ids))
 	}
 	for _, id := range ids {
-		res, err := e.Retrieve(ctx, retrieval.Query{Namespace: ns, Text: "memory", Vector: vecFor(id, e.Dim()), Mode: retrieval.ModeDense, Depth: 1})
+		res, err := svc.Retrieve(ctx, retrieval.Query{Namespace: ns, Text: "memory", Vector: vecFor(id, svc.Dim()), Mode: retrieval.ModeDense, Depth: 1})
 		if err != nil || len(res.Candidates) != 1 || res.Candidates[0].ID != id {
 			t.Fatalf("dense search for %s's vector: %v, %v", id, servicetest.CandIDs(res.Candidates), err)
 		}
@@ -129,8 +129,8 @@ func corruptFile(t *testing.T, path string, fn func([]byte) []byte) {
 	}
 }
 
-// TestSnapshotRestart runs an engine, stops it (Close, or a "crash":
-// abandoned without Close), changes things while no engine runs, starts
+// TestSnapshotRestart runs a service, stops it (Close, or a "crash":
+// abandoned without Close), changes things while no service runs, starts
 // another, and checks where its vectors came from and that they are
 // exactly the store's.
 func TestSnapshotRestart(t *testing.T) {
@@ -142,28 +142,28 @@ func TestSnapshotRestart(t *testing.T) {
 	noop := func(*testing.T, *retrieval.Service, env) {}
 	cases := []struct {
 		name   string
-		live   func(*testing.T, *retrieval.Service, env) // engine 1 running, after its build
-		crash  bool                                      // engine 1 is not closed
-		down   func(*testing.T, env)                     // no engine running
+		live   func(*testing.T, *retrieval.Service, env) // service 1 running, after its build
+		crash  bool                                      // service 1 is not closed
+		down   func(*testing.T, env)                     // no service running
 		cfg2   func(*retrieval.Config)
-		source string // engine 2's VectorSource for "a"
+		source string // service 2's VectorSource for "a"
 		miss   string // and the start of its SnapshotMiss
 		absent []string
 	}{
 		{name: "fresh", live: noop, source: "snapshot"},
-		{name: "writes then close", live: func(t *testing.T, e *retrieval.Service, _ env) {
-			mustAdd(t, e, vecItem("a", "new1"))
-			if err := e.Delete("a", "m003"); err != nil {
+		{name: "writes then close", live: func(t *testing.T, svc *retrieval.Service, _ env) {
+			mustAdd(t, svc, vecItem("a", "new1"))
+			if err := svc.Delete("a", "m003"); err != nil {
 				t.Fatal(err)
 			}
 		}, source: "snapshot", absent: []string{"m003"}},
-		{name: "delete then crash", crash: true, live: func(t *testing.T, e *retrieval.Service, _ env) {
-			if err := e.Delete("a", "m004"); err != nil {
+		{name: "delete then crash", crash: true, live: func(t *testing.T, svc *retrieval.Service, _ env) {
+			if err := svc.Delete("a", "m004"); err != nil {
 				t.Fatal(err)
 			}
 		}, source: "rebuild", miss: "stale", absent: []string{"m004"}},
-		{name: "add then crash", crash: true, live: func(t *testing.T, e *retrieval.Service, _ env) {
-			mustAdd(t, e, vecItem("a", "new2"))
+		{name: "add then crash", crash: true, live: func(t *testing.T, svc *retrieval.Service, _ env) {
+			mustAdd(t, svc, vecItem("a", "new2"))
 		}, source: "rebuild", miss: "stale"},
 		{name: "vector write while down", down: func(t *testing.T, v env) {
 			if err := v.st.Put(vecItem("a", "down").Memory, vecFor("down", snapDim)); err != nil {
@@ -240,19 +240,19 @@ func TestSnapshotRestart(t *testing.T) {
 			putVecs(t, st, "a", 20)
 			putVecs(t, st, "b", 5)
 			v := env{st: st, dir: dir, file: filepath.Join(dir, snap.Name("a"))}
-			e1 := started(t, st, snapConfig(dir))
-			if s := e1.Stats("a"); s.VectorSource != "rebuild" || !strings.HasPrefix(s.SnapshotMiss, "missing") {
+			svc1 := started(t, st, snapConfig(dir))
+			if s := svc1.Stats("a"); s.VectorSource != "rebuild" || !strings.HasPrefix(s.SnapshotMiss, "missing") {
 				t.Fatalf("first start: %+v", s)
 			}
 			if _, err := os.Stat(v.file); err != nil {
 				t.Fatalf("no snapshot after the build: %v", err)
 			}
 			if tc.live != nil {
-				tc.live(t, e1, v)
+				tc.live(t, svc1, v)
 			}
 			if tc.crash {
-				t.Cleanup(func() { _ = e1.Close() })
-			} else if err := e1.Close(); err != nil {
+				t.Cleanup(func() { _ = svc1.Close() })
+			} else if err := svc1.Close(); err != nil {
 				t.Fatal(err)
 			}
 			if tc.down != nil {
@@ -262,20 +262,20 @@ func TestSnapshotRestart(t *testing.T) {
 			if tc.cfg2 != nil {
 				tc.cfg2(&cfg)
 			}
-			e2 := started(t, st, cfg)
-			defer e2.Close()
-			s := e2.Stats("a")
+			svc2 := started(t, st, cfg)
+			defer svc2.Close()
+			s := svc2.Stats("a")
 			if s.VectorSource != tc.source || !strings.HasPrefix(s.SnapshotMiss, tc.miss) || (tc.miss == "") != (s.SnapshotMiss == "") {
 				t.Fatalf("second start: source %q miss %q, want %q %q…", s.VectorSource, s.SnapshotMiss, tc.source, tc.miss)
 			}
-			agrees(t, e2, "a")
-			agrees(t, e2, "b")
+			agrees(t, svc2, "a")
+			agrees(t, svc2, "b")
 			// The default ranking's context stage reads the source order,
 			// which must survive whichever way the vectors came back.
-			if res, err := e2.Retrieve(context.Background(), retrieval.Query{Namespace: "a", Text: "memory m004"}); err != nil || len(res.Candidates) == 0 {
+			if res, err := svc2.Retrieve(context.Background(), retrieval.Query{Namespace: "a", Text: "memory m004"}); err != nil || len(res.Candidates) == 0 {
 				t.Fatalf("search after the second start: %+v, %v", res, err)
 			}
-			sp, _ := space(e2, "a")
+			sp, _ := space(svc2, "a")
 			for _, id := range tc.absent {
 				if sp.Indexes().Vec.Has(id) {
 					t.Fatalf("%s is back in the vector index", id)
@@ -296,21 +296,21 @@ func TestSnapshotDimensionChange(t *testing.T) {
 	}
 	cfg := snapConfig(dir)
 	cfg.Dim = 0 // the embedder's
-	e, err := retrieval.New(st, &servicetest.HashEmbedder{N: 32}, cfg)
+	svc, err := retrieval.New(st, &servicetest.HashEmbedder{N: 32}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Start()
-	defer e.Close()
-	if err := e.Wait(context.Background()); err != nil {
+	svc.Start()
+	defer svc.Close()
+	if err := svc.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if s := e.Stats("a"); s.VectorSource != "rebuild" || !strings.HasPrefix(s.SnapshotMiss, "dimension") || s.Vectors != 0 {
+	if s := svc.Stats("a"); s.VectorSource != "rebuild" || !strings.HasPrefix(s.SnapshotMiss, "dimension") || s.Vectors != 0 {
 		t.Fatalf("after a dimension change: %+v", s)
 	}
 }
 
-// TestSnapshotReplaysStartupWrites writes through an engine before its
+// TestSnapshotReplaysStartupWrites writes through a service before its
 // build: the snapshot (of the state at New) is loaded and those writes
 // are re-applied to it.
 func TestSnapshotReplaysStartupWrites(t *testing.T) {
@@ -320,25 +320,25 @@ func TestSnapshotReplaysStartupWrites(t *testing.T) {
 	if err := started(t, st, snapConfig(dir)).Close(); err != nil {
 		t.Fatal(err)
 	}
-	e, err := retrieval.New(st, nil, snapConfig(dir))
+	svc, err := retrieval.New(st, nil, snapConfig(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
-	mustAdd(t, e, vecItem("a", "early"), servicetest.Item("a", "m001", "rewritten without a vector"))
-	if err := e.Delete("a", "m002"); err != nil {
+	defer svc.Close()
+	mustAdd(t, svc, vecItem("a", "early"), servicetest.Item("a", "m001", "rewritten without a vector"))
+	if err := svc.Delete("a", "m002"); err != nil {
 		t.Fatal(err)
 	}
-	mustAdd(t, e, vecItem("a", "m003")) // same vector again
-	e.Start()
-	if err := e.Wait(context.Background()); err != nil {
+	mustAdd(t, svc, vecItem("a", "m003")) // same vector again
+	svc.Start()
+	if err := svc.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if s := e.Stats("a"); s.VectorSource != "snapshot" {
+	if s := svc.Stats("a"); s.VectorSource != "snapshot" {
 		t.Fatalf("stats %+v", s)
 	}
-	agrees(t, e, "a")
-	sp, _ := space(e, "a")
+	agrees(t, svc, "a")
+	sp, _ := space(svc, "a")
 	if sp.Indexes().Vec.Has("m001") || sp.Indexes().Vec.Has("m002") || !sp.Indexes().Vec.Has("early") {
 		t.Fatal("start-up writes not replayed onto the snapshot")
 	}
@@ -352,9 +352,9 @@ func TestSnapshotWhenIdle(t *testing.T) {
 	putVecs(t, st, "a", 10)
 	cfg := snapConfig(dir)
 	cfg.Owner.SnapshotIdle = 20 * time.Millisecond
-	e1 := started(t, st, cfg)
-	t.Cleanup(func() { _ = e1.Close() })
-	mustAdd(t, e1, vecItem("a", "late"))
+	svc1 := started(t, st, cfg)
+	t.Cleanup(func() { _ = svc1.Close() })
+	mustAdd(t, svc1, vecItem("a", "late"))
 	want, _ := st.VectorGen("a")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -368,12 +368,12 @@ func TestSnapshotWhenIdle(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	// e1 "crashes" (is never closed before e2 starts).
-	e2 := started(t, st, snapConfig(dir))
-	defer e2.Close()
-	if s := e2.Stats("a"); s.VectorSource != "snapshot" {
+	svc2 := started(t, st, snapConfig(dir))
+	defer svc2.Close()
+	if s := svc2.Stats("a"); s.VectorSource != "snapshot" {
 		t.Fatalf("stats %+v", s)
 	}
-	agrees(t, e2, "a")
+	agrees(t, svc2, "a")
 }
 
 func snapHeaderOf(path string) (snap.Header, error) {
@@ -404,13 +404,13 @@ func TestSnapshotFiles(t *testing.T) {
 	}
 	cfg := snapConfig(dir)
 	cfg.Owner.SnapshotMinVectors = 10
-	e := started(t, st, cfg)
+	svc := started(t, st, cfg)
 	for i := range 12 {
-		if err := e.Delete("gone", fmt.Sprintf("m%03d", i)); err != nil {
+		if err := svc.Delete("gone", fmt.Sprintf("m%03d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := e.Close(); err != nil {
+	if err := svc.Close(); err != nil {
 		t.Fatal(err)
 	}
 	ents, _ := os.ReadDir(dir)
@@ -433,18 +433,18 @@ func TestSnapshotFiles(t *testing.T) {
 func TestSnapshotCheckFindsWrongIndex(t *testing.T) {
 	st := servicetest.OpenStore(t, "")
 	putVecs(t, st, "a", 10)
-	e := started(t, st, snapConfig(t.TempDir()))
-	defer e.Close()
-	sp, _ := space(e, "a")
+	svc := started(t, st, snapConfig(t.TempDir()))
+	defer svc.Close()
+	sp, _ := space(svc, "a")
 	sp.Indexes().Vec.Delete("m001")
 	if err := sp.Indexes().Vec.Add("ghost", vecFor("ghost", snapDim)); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := e.Check(context.Background(), true)
+	rep, err := svc.Check(context.Background(), true)
 	if err != nil || len(rep.Disagreements) != 1 || !slices.Equal(rep.Disagreements[0].MissingVectors, []string{"m001"}) || !rep.Disagreements[0].Repaired {
 		t.Fatalf("check: %+v, %v", rep, err)
 	}
-	agrees(t, e, "a")
+	agrees(t, svc, "a")
 }
 
 // TestSnapshotsAt: the owner names its snapshot directory only when it
@@ -464,12 +464,12 @@ func TestSnapshotsAt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := retrieval.DefaultConfig()
 			cfg.Dim, cfg.Owner.SnapshotDir = tc.dim, tc.dir
-			e, err := retrieval.New(servicetest.OpenStore(t, ""), nil, cfg)
+			svc, err := retrieval.New(servicetest.OpenStore(t, ""), nil, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer e.Close()
-			if got := e.SnapshotsAt(); got != tc.want {
+			defer svc.Close()
+			if got := svc.SnapshotsAt(); got != tc.want {
 				t.Errorf("SnapshotsAt() = %q, want %q", got, tc.want)
 			}
 		})

@@ -49,7 +49,7 @@ type Header struct {
 	Saved   time.Time   `json:"saved"`
 }
 
-// Savable is a vector index the engine can snapshot: hnsw.HNSW (Flat has
+// Savable is a vector index a keeper can snapshot: hnsw.HNSW (Flat has
 // no graph worth saving).
 type Savable interface {
 	index.VectorIndex
@@ -141,9 +141,9 @@ func Decode(r io.Reader, want Want, fresh func(Header) error) (Savable, Header, 
 	}
 	switch {
 	case h.Dim != want.Dim:
-		return nil, h, Miss("dimension", "saved with dimension %d, the engine has %d", h.Dim, want.Dim)
+		return nil, h, Miss("dimension", "saved with dimension %d, the memory service has %d", h.Dim, want.Dim)
 	case !sameStructure(h.Index, want.Index):
-		return nil, h, Miss("config", "saved with index %+v, the engine builds %+v", h.Index, want.Index)
+		return nil, h, Miss("config", "saved with index %+v, the memory service builds %+v", h.Index, want.Index)
 	}
 	x, err := hnsw.Load(r)
 	if err != nil {
@@ -228,7 +228,7 @@ func Kind(err error) string {
 	return ""
 }
 
-// SearchSettings gives a loaded index the engine's search-time settings
+// SearchSettings gives a loaded index the memory service's search-time settings
 // (a snapshot keeps those it was saved with).
 func SearchSettings(idx Savable, want hnsw.Config) error {
 	if cur := idx.Config(); cur.EfSearch != want.EfSearch || cur.ScanContrast != want.ScanContrast {

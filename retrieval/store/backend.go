@@ -24,7 +24,7 @@ import (
 // returns stops the iteration and is returned unchanged. List and ForEach
 // promise no snapshot across pages (PostgreSQL reads page by page);
 // callers that need one read a sequence first and catch up after, as the
-// shared-store engine does. Vectors passed in or returned are never
+// follower (retrieval/follow) does. Vectors passed in or returned are never
 // aliased, and a memory's time keeps its UTC offset.
 type Backend interface {
 	// Put stores m, replacing any memory with the same namespace and ID,

@@ -21,6 +21,7 @@ import (
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/onnx"
@@ -28,6 +29,7 @@ import (
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/retrieval/embed"
 	"github.com/rerankd/rerankd/scheduler"
+	"github.com/rerankd/rerankd/scoring"
 	"github.com/rerankd/rerankd/serve"
 )
 
@@ -37,7 +39,7 @@ type App struct {
 	Server *serve.Server
 	// Backend scores /rerank: neural through the scheduler, or lexical,
 	// with the calibration wrapped around it.
-	Backend serve.Backend
+	Backend scoring.Backend
 	// Scorer is the neural backend's scorer (nil for the lexical
 	// default), on the engine the server runs: the lab scores with it
 	// directly to measure what the server adds.
@@ -68,6 +70,13 @@ type Facts struct {
 	SupportedModels []api.ModelClass
 	// ModelDir is the folder the model was loaded from ("" lexical).
 	ModelDir string
+	// ModelMaxLength and ModelMaxLengthFrom are a cross-encoder's own
+	// input limit and its source (serve.Config's fields of those names).
+	ModelMaxLength     int
+	ModelMaxLengthFrom string
+	// RandomWeights: the model folder carries the test-model generator's
+	// random-weights marker (folder.RandomWeights).
+	RandomWeights bool
 }
 
 // Build validates c and composes the server from it: the backend, its
@@ -104,12 +113,12 @@ func (a *App) build(c Config) error {
 	}
 	if c.Calibration != "" {
 		cal, err := calibrate.Load(c.Calibration)
-		var cb *serve.Calibrated
+		var cb *scoring.Calibrated
 		if err == nil {
 			err = errors.Join(cal.CheckModel(a.Backend.ModelID()), cal.Degenerate())
 		}
 		if err == nil {
-			cb, err = serve.NewCalibrated(a.Backend, cal)
+			cb, err = scoring.NewCalibrated(a.Backend, cal)
 		}
 		if err == nil && cal.Source.Model == "" {
 			c.Log.Warn("calibration file names no model: make sure it was fitted on this model's scores (eval calibrate now records it)", "file", c.Calibration)
@@ -123,6 +132,8 @@ func (a *App) build(c Config) error {
 	// /info's facts come from what was opened, here, in one place.
 	scfg.Version, scfg.Tracer, scfg.Runtime = c.Version, c.Tracer, model.RuntimeVersion
 	scfg.Engine, scfg.Template, scfg.Architecture, scfg.SupportedModels = a.Facts.Engine, a.Facts.Template, a.Facts.Architecture, a.Facts.SupportedModels
+	scfg.ModelMaxLength, scfg.ModelMaxLengthFrom = a.Facts.ModelMaxLength, a.Facts.ModelMaxLengthFrom
+	scfg.RandomWeights = a.Facts.RandomWeights
 	scfg.RerankerNames = rerankerNames(c)
 	srv, err := serve.New(scfg, a.Backend, a.Limits, c.Metrics, c.Log)
 	if err != nil {
@@ -136,7 +147,10 @@ func (a *App) build(c Config) error {
 	if a.Embedder != nil {
 		shared = a.Embedder
 	}
-	mem, closeMem, err := openMemory(c, shared, c.Log, c.Notices)
+	// The one scorer, built above and handed down: /rerank scores with
+	// a.Backend, and so does the memory service's rerank stage.
+	rr := scoring.Reranking(a.Backend, scfg.MaxDocuments, scfg.MaxTokensPerDoc)
+	mem, closeMem, err := openMemory(c, shared, rr, c.Log, c.Notices)
 	if err != nil {
 		return err
 	}
@@ -196,7 +210,7 @@ func (a *App) openBackend(c Config) error {
 		fmt.Fprintln(c.Notices, "no --model: serving the embedded lexical default (BM25 over each request's documents; word overlap, not neural relevance).\n"+
 			"For the neural reranker: rerankd serve --model Qwen/Qwen3-Reranker-0.6B (downloaded and converted on first use),\n"+
 			"or --model DIR with a folder from rerankd convert or scripts/export_onnx.py.")
-		a.Backend = serve.NewLexical(lexical.Default())
+		a.Backend = scoring.NewLexical(lexical.Default())
 		return nil
 	}
 	prepack, _ := ResolvePrepack(c.Tuning.Prepack, quant, c.Tuning.SessionCache != "") // Validate checked it
@@ -236,6 +250,14 @@ func (a *App) openBackend(c Config) error {
 		threads = runtime.NumCPU()
 	}
 	a.Facts.ModelDir = dir
+	random, err := folder.RandomWeights(dir)
+	if err != nil {
+		return err
+	}
+	if a.Facts.RandomWeights = random; random {
+		c.Log.Warn(folder.RandomWeightsWarning, "model", dir)
+		fmt.Fprintf(c.Notices, "rerankd serve: warning: --model %s: %s\n", dir, folder.RandomWeightsWarning)
+	}
 	cacheMB := c.Model.PrefixCacheMB
 	if !info.PrefixCache {
 		cacheMB = 0 // an engine without a prefix cache (cross-encoders, the plain graph) keeps none
@@ -247,14 +269,24 @@ func (a *App) openBackend(c Config) error {
 	if info.Encoder != nil { // a cross-encoder: no template; pairs cut at the model's positions
 		maxLen = info.MaxLength
 		a.Facts.Architecture = strings.Join(info.Encoder.Architectures, ",")
+		a.Facts.ModelMaxLength, a.Facts.ModelMaxLengthFrom = info.Encoder.MaxTokens(), encoderLimitFrom(*info.Encoder)
 	} else {
 		a.Facts.Template = templateInfo(scorer.Template(), info)
 	}
 	c.Log.Info("model loaded", "dir", dir, "output", info.Output.String(), "runtime", info.Runtime,
 		"shared_prefix", info.SharedPrefix, "fused_attention", info.FusedAttention, "prefix_cache", info.PrefixCache, "weights", info.Quant.String(),
 		"prepacked", prepack, "prefetch", c.Tuning.Prefetch, "tokenizer_ms", info.TokenizerLoad.Milliseconds(), "session_ms", info.SessionLoad.Milliseconds())
-	a.Backend, a.Scorer, a.Limits = serve.NewNeural(c.Model.Path, scorer, sched, maxLen), scorer, c.Limits()
+	a.Backend, a.Scorer, a.Limits = scoring.NewNeural(c.Model.Path, scorer, sched, maxLen), scorer, c.Limits()
 	return nil
+}
+
+// encoderLimitFrom names where a cross-encoder's input limit comes from:
+// its position embeddings, less XLM-R's offset (pad_token_id + 1).
+func encoderLimitFrom(c arch.EncoderConfig) string {
+	if off := c.PositionOffset(); off > 0 {
+		return fmt.Sprintf("config.json max_position_embeddings %d, less the %d positions XLM-R reserves", c.MaxPositionEmbeddings, off)
+	}
+	return fmt.Sprintf("config.json max_position_embeddings %d", c.MaxPositionEmbeddings)
 }
 
 // ResolvePrepack reads the prepack setting: auto packs quantised weights

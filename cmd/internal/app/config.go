@@ -247,6 +247,7 @@ func (c Config) Limits() serve.Limits {
 func (c Config) scorerPlan(o *model.Options) {
 	o.Scorer.Prompt.MaxLength = c.Model.MaxLength
 	o.Scorer.Prompt.ControlTokensInText = c.Model.ControlTokensInText
+	o.ControlTokensInText = c.Model.ControlTokensInText // cross-encoder pairs
 	o.Scorer.BatchTokens = max(c.Scheduler.BatchTokens, c.Model.MaxLength)
 	o.Scorer.MaxBatch, o.Scorer.MaxPadRatio = c.Scheduler.MaxBatch, c.Scheduler.MaxPadRatio
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/model"
+	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/retrieval/embed"
 	"github.com/rerankd/rerankd/serve"
 )
@@ -45,6 +46,7 @@ func (a *App) attachEmbedder(c Config) error {
 	eo := model.DefaultEmbedderOptions()
 	eo.RuntimeLib, eo.Tokenizer, eo.Session.IntraOpThreads = c.Model.RuntimeLib, c.Model.Tokenizer, c.Model.Threads
 	eo.EncoderTokenizer = c.Tuning.EncoderTokenizer
+	eo.ControlTokensInText = c.Model.ControlTokensInText
 	e, err := model.OpenEmbedder(dir, eo)
 	if err != nil {
 		return fmt.Errorf("--embed-model %s: %w", dir, err)
@@ -54,11 +56,20 @@ func (a *App) attachEmbedder(c Config) error {
 		_ = e.Close()
 		return fmt.Errorf("%w: --embed-queue-size: %w", cli.ErrUsage, err)
 	}
+	random, err := folder.RandomWeights(dir)
+	if err != nil {
+		_ = e.Close()
+		return fmt.Errorf("--embed-model %s: %w", dir, err)
+	}
+	if random {
+		c.Log.Warn(folder.RandomWeightsWarning, "embed_model", dir)
+		fmt.Fprintf(c.Notices, "rerankd serve: warning: --embed-model %s: %s\n", dir, folder.RandomWeightsWarning)
+	}
 	names := c.Embedding.Names
 	if len(names) == 0 {
 		names = []string{servedName(dir)}
 	}
-	em := serve.EmbedModel{Queue: q, Names: names, MaxLength: e.MaxLength(), QueueSize: c.Embedding.Queue.QueueSize,
+	em := serve.EmbedModel{Queue: q, Names: names, MaxLength: e.MaxLength(), MaxLengthFrom: e.Info().MaxLengthSource, RandomWeights: random, QueueSize: c.Embedding.Queue.QueueSize,
 		Matryoshka: e.Matryoshka(), PromptNames: e.PromptNames(), Tokens: e.TokensWith, TokenText: e.TokenText}
 	if err := a.Server.WithEmbedder(em); err != nil {
 		_ = e.Close()
@@ -69,6 +80,6 @@ func (a *App) attachEmbedder(c Config) error {
 		q.Close()
 		_ = e.Close()
 	}
-	c.Log.Info("serving embeddings", "model", names[0], "dimensions", e.Dim())
+	c.Log.Info("serving embeddings", "model", names[0], "dimensions", e.Dim(), "max_input_tokens", e.MaxLength(), "max_input_tokens_from", e.Info().MaxLengthSource)
 	return nil
 }

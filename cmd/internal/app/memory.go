@@ -139,8 +139,9 @@ func (m MemoryConfig) retrieval() (retrieval.Config, error) {
 // openMemory opens the store and starts rebuilding its indexes in the
 // background (searches scan the store until BM25 is built); progress goes
 // to the log every few seconds. It returns nil, nil when disabled. The
-// embedder runs with the reranker's runtime, tokenizer and threads.
-func openMemory(c Config, shared retrieval.Embedder, log *slog.Logger, notices io.Writer) (*retrieval.Service, func(), error) {
+// embedder runs with the reranker's runtime, tokenizer and threads; the
+// service reranks as rr says, with the scorer handed down by Build.
+func openMemory(c Config, shared retrieval.Embedder, rr retrieval.Reranking, log *slog.Logger, notices io.Writer) (*retrieval.Service, func(), error) {
 	m := c.Memory
 	if m.Store == "none" || m.Store == "" {
 		return nil, func() {}, nil
@@ -155,6 +156,7 @@ func openMemory(c Config, shared retrieval.Embedder, log *slog.Logger, notices i
 	}
 	cfg.BM25.Analyzer = an
 	cfg.Logger = log
+	cfg.Rerank = rr
 	st, where, err := OpenStore("--store", m.Store, m.VectorDim, log)
 	if err != nil {
 		return nil, nil, err

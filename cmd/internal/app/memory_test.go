@@ -31,7 +31,7 @@ func TestServeMemoryWithEmbedder(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	m := testMemoryConfig(t)
 	m.Memory.EmbedModel, m.Model.RuntimeLib = dir, testenv.ORTLib()
-	e, closeMem, err := openMemory(m, nil, log, io.Discard)
+	e, closeMem, err := openMemory(m, nil, retrieval.Reranking{}, log, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,12 +58,12 @@ func TestServeMemoryWithEmbedder(t *testing.T) {
 	// A dimension that contradicts the model, and a folder that is not one.
 	m2 := m
 	m2.Memory.Store, m2.Memory.VectorDim = filepath.Join(t.TempDir(), "m2.db"), 7
-	if _, _, err := openMemory(m2, nil, log, io.Discard); err == nil || !strings.Contains(err.Error(), "--vector-dim 7") {
+	if _, _, err := openMemory(m2, nil, retrieval.Reranking{}, log, io.Discard); err == nil || !strings.Contains(err.Error(), "--vector-dim 7") {
 		t.Fatalf("dim mismatch: %v", err)
 	}
 	m3 := m
 	m3.Memory.Store, m3.Memory.EmbedModel = filepath.Join(t.TempDir(), "m3.db"), t.TempDir()
-	if _, _, err := openMemory(m3, nil, log, io.Discard); err == nil || !strings.Contains(err.Error(), "--embed-model") {
+	if _, _, err := openMemory(m3, nil, retrieval.Reranking{}, log, io.Discard); err == nil || !strings.Contains(err.Error(), "--embed-model") {
 		t.Fatalf("bad model folder: %v", err)
 	}
 }
@@ -90,7 +90,7 @@ func TestServeMemorySnapshots(t *testing.T) {
 	ctx := context.Background()
 	open := func(m Config) (*retrieval.Service, func()) {
 		t.Helper()
-		e, closeMem, err := openMemory(m, nil, log, io.Discard)
+		e, closeMem, err := openMemory(m, nil, retrieval.Reranking{}, log, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func TestServeMemoryAnalyzer(t *testing.T) {
 	}{{"", []string{"d", "t"}}, {"bigram", []string{"t"}}} {
 		m := testMemoryConfig(t)
 		m.Memory.Analyzer = tc.analyzer
-		e, closeMem, err := openMemory(m, nil, log, io.Discard)
+		e, closeMem, err := openMemory(m, nil, retrieval.Reranking{}, log, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func TestServeMemoryAnalyzer(t *testing.T) {
 	for _, bad := range bads {
 		m := testMemoryConfig(t)
 		m.Memory.Analyzer = bad
-		if _, _, err := openMemory(m, nil, log, io.Discard); !errors.Is(err, cli.ErrUsage) || !strings.Contains(err.Error(), "--analyzer") {
+		if _, _, err := openMemory(m, nil, retrieval.Reranking{}, log, io.Discard); !errors.Is(err, cli.ErrUsage) || !strings.Contains(err.Error(), "--analyzer") {
 			t.Errorf("--analyzer %s: %v, want a usage error naming --analyzer", bad, err)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // (serve/origin.go), and how special tokens in user text are encoded.
 // Kept in one place so the flag set can move as a block.
 func defineGuardFlags(fs *flag.FlagSet, cfg *serve.Config, controlTokens *bool) {
-	fs.BoolVar(controlTokens, "control-tokens-in-text", false, "let special-token strings written in queries, documents and memories (\"<|im_end|>\") act as the control tokens they name, "+
+	fs.BoolVar(controlTokens, "control-tokens-in-text", false, "let special-token strings written in queries, documents, memories and embedded texts (\"<|im_end|>\", \"</s>\", \"[SEP]\") act as the control tokens they name, "+
 		"as the Hugging Face reference encodes them; by default they are plain text, so a stored memory cannot rewrite the reranker's prompt (docs/special-tokens.md)")
 	list := func(dst *[]string) func(string) error {
 		return func(v string) error {

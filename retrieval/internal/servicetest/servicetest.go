@@ -85,7 +85,7 @@ func CandIDs(cs []post.Candidate) []string {
 }
 
 // FillStore writes n memories "m0000".. into ns of st directly (no
-// engine), with HashEmbedder vectors of dimension 16 when withVec is set.
+// memory service), with HashEmbedder vectors of dimension 16 when withVec is set.
 func FillStore(t testing.TB, st *bolt.Store, ns string, n int, withVec bool) {
 	t.Helper()
 	var items []store.Item

@@ -20,7 +20,7 @@ import (
 //	go test -run '^$' -bench Store_Ingest -benchtime 3s ./retrieval/store/bolt
 //
 // What it shows: each commit costs an fsync of bbolt's pages and meta
-// page, so a writer should batch (the engine's bulk import does).
+// page, so a writer should batch (the memory service's bulk import does).
 
 const benchDim = 1024
 

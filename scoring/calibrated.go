@@ -1,4 +1,4 @@
-package serve
+package scoring
 
 import (
 	"context"
@@ -49,9 +49,9 @@ func (c *Calibrated) Score(ctx context.Context, r rerank.Request) (Scored, error
 	return out, nil
 }
 
-// defaultThreshold is the threshold applied when a request sends none: the
-// calibration's, if the backend is calibrated.
-func defaultThreshold(b Backend) *float64 {
+// DefaultThreshold is the threshold applied when a request sends none:
+// the calibration's, if b is calibrated (nil otherwise).
+func DefaultThreshold(b Backend) *float64 {
 	if c, ok := b.(*Calibrated); ok {
 		t := c.cal.Threshold
 		return &t

@@ -1,4 +1,4 @@
-package serve
+package scoring
 
 import (
 	"context"
@@ -23,7 +23,7 @@ type lateEngine struct {
 	running, closed, closedRun bool
 }
 
-func (e *lateEngine) Logits(ctx context.Context, seqs [][]int) ([]float32, error) {
+func (e *lateEngine) Logits(ctx context.Context, seqs, _ [][]int) ([]float32, error) {
 	e.mu.Lock()
 	e.running = true
 	e.mu.Unlock()
@@ -60,7 +60,7 @@ func TestNeuralCloseWaitsForEngine(t *testing.T) {
 	n := NewNeural("late", sc, sched, 512)
 	submitted := make(chan error, 1)
 	go func() {
-		_, err := sched.Submit(context.Background(), [][]int{{1, 2, 3}})
+		_, err := sched.Submit(context.Background(), [][]int{{1, 2, 3}}, nil)
 		submitted <- err
 	}()
 	<-eng.started

@@ -1,4 +1,4 @@
-package serve
+package scoring
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/scheduler"
+	"github.com/rerankd/rerankd/tracing/span"
 	"go.opentelemetry.io/otel/attribute"
 )
 
@@ -36,8 +37,8 @@ func (n *Neural) MaxTokens() int { return n.maxLen }
 // Score implements Backend.
 func (n *Neural) Score(ctx context.Context, r rerank.Request) (Scored, error) {
 	start := time.Now()
-	_, span := startSpan(ctx, "rerankd.tokenize", attribute.Int("rerankd.documents", len(r.Docs)))
-	prompts, err := n.scorer.Prompts(r)
+	_, sp := span.Start(ctx, tracerName, "rerankd.tokenize", attribute.Int("rerankd.documents", len(r.Docs)))
+	prompts, err := n.scorer.PromptsContext(ctx, r)
 	if err == nil {
 		tokens, truncated := 0, 0
 		for _, p := range prompts {
@@ -46,18 +47,15 @@ func (n *Neural) Score(ctx context.Context, r rerank.Request) (Scored, error) {
 				truncated++
 			}
 		}
-		span.SetAttributes(attribute.Int("rerankd.tokens", tokens), attribute.Int("rerankd.truncated", truncated))
+		sp.SetAttributes(attribute.Int("rerankd.tokens", tokens), attribute.Int("rerankd.truncated", truncated))
 	}
-	endSpan(span, err)
+	span.End(sp, err)
 	if err != nil {
 		return Scored{}, err
 	}
 	tokenize := time.Since(start)
-	seqs := make([][]int, len(prompts))
-	for i, p := range prompts {
-		seqs[i] = p.IDs
-	}
-	res, err := n.sched.Submit(ctx, seqs)
+	seqs, types := rerank.Seqs(prompts, nil)
+	res, err := n.sched.Submit(ctx, seqs, types)
 	if err != nil {
 		return Scored{}, err
 	}
@@ -84,4 +82,23 @@ func (n *Neural) Close(ctx context.Context) error {
 		err = cerr
 	}
 	return err
+}
+
+// PairTokens says which tokens the model scores the pair (query, doc)
+// on: the ids of the whole prompt, template and truncation included
+// (for /tokenize).
+func (n *Neural) PairTokens(query, doc string) ([]int, error) {
+	p, err := n.scorer.Prompts(rerank.Request{Query: query, Docs: []string{doc}})
+	if err != nil {
+		return nil, err
+	}
+	return p[0].IDs, nil
+}
+
+// TokenText returns a token's text (for /tokenize).
+func (n *Neural) TokenText(id int) (string, bool) {
+	if t := n.scorer.Tokenizer(); t != nil {
+		return t.Token(id)
+	}
+	return "", false
 }

@@ -1,0 +1,69 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/rerank"
+	"github.com/rerankd/rerankd/scheduler"
+)
+
+// TestTokenizeStopsAtDeadline: the request's context reaches
+// tokenization. A document of a few MB takes the tokenizer seconds on
+// its own (measured here, the baseline); with --request-timeout far
+// shorter the answer is a 504 timeout long before that, and a client
+// that goes away stops the tokenizing too (Neural.Score returns
+// context.Canceled). Timings are compared only with the baseline taken
+// in the same run.
+func TestTokenizeStopsAtDeadline(t *testing.T) {
+	b, direct := neuralBackend(t, scheduler.DefaultConfig())
+	// Distinct words: the BPE word cache cannot shorten the work.
+	var sb strings.Builder
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for sb.Len() < 3<<20 {
+		for range 3 + rnd.IntN(8) {
+			sb.WriteByte(byte('a' + rnd.IntN(26)))
+		}
+		sb.WriteByte(' ')
+	}
+	doc := sb.String()
+	req := rerank.Request{Query: "what grows?", Docs: []string{doc}}
+	t0 := time.Now()
+	if _, err := direct.Prompts(req); err != nil {
+		t.Fatal(err)
+	}
+	full := time.Since(t0)
+
+	cfg := DefaultConfig()
+	cfg.RequestTimeout = full / 20
+	url := start(t, cfg, b) + "/rerank"
+	t0 = time.Now()
+	r := postJSON(t, url, fmt.Sprintf(`{"query":"what grows?","documents":[%q]}`, doc))
+	timedOut := time.Since(t0)
+	var e api.Error
+	decodeInto(t, r, &e)
+	if r.code != http.StatusGatewayTimeout || e.ErrorType != string(KindTimeout) {
+		t.Errorf("past the request timeout: %d %+v, want 504 timeout", r.code, e)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(full/20, cancel)
+	t0 = time.Now()
+	_, err := b.Score(ctx, req)
+	gone := time.Since(t0)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("client gone: %v, want context.Canceled", err)
+	}
+	t.Logf("tokenizing alone %v; answered after the timeout (%v) in %v (%.2fx), stopped after a cancel in %v (%.2fx)",
+		full, cfg.RequestTimeout, timedOut, float64(timedOut)/float64(full), gone, float64(gone)/float64(full))
+	if timedOut > full/2 || gone > full/2 {
+		t.Errorf("tokenizing did not stop: %v and %v against %v for the whole document", timedOut, gone, full)
+	}
+}
