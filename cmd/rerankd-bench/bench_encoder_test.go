@@ -22,15 +22,12 @@ func TestBenchEncoder(t *testing.T) {
 		{"xlmr", "unigram/xlmr-current.json", "fp32"},
 		{"bert", "wordpiece/bert-uncased.json", "int8"},
 	} {
+		if c.arch != "bert" && testing.Short() {
+			continue // -short: one architecture
+		}
 		t.Run(c.arch+"/"+c.quant, func(t *testing.T) {
-			ckpt, dir := filepath.Join(t.TempDir(), "ckpt"), filepath.Join(t.TempDir(), "model")
 			tok := filepath.Join("..", "..", "tokenizer", "testdata", filepath.FromSlash(c.tokenizer))
-			if code, _, errs := runCLI(t, "testmodel", "--arch", c.arch, "--out", ckpt, "--tokenizer", tok); code != 0 {
-				t.Fatalf("testmodel: %s", errs)
-			}
-			if code, _, errs := runCLI(t, "convert", "--from", ckpt, "--out", dir); code != 0 {
-				t.Fatalf("convert: %s", errs)
-			}
+			dir := convertedModel(t, []string{"--arch", c.arch, "--tokenizer", tok})
 			self, err := os.Executable() // the test binary runs as the CLI (RERANKD_TEST_AS_CLI)
 			if err != nil {
 				t.Fatal(err)
@@ -134,16 +131,9 @@ func stagesOK(m servedMemory, requests int) bool {
 // the logits within the fusions' 1e-4 tolerance, the ratio consistent
 // with the two pairs/s, each folder's form named.
 func TestBenchEncoderCompare(t *testing.T) {
-	ckpt, plain, fused := filepath.Join(t.TempDir(), "ckpt"), filepath.Join(t.TempDir(), "plain"), filepath.Join(t.TempDir(), "fused")
-	tok := filepath.Join("..", "..", "tokenizer", "testdata", "wordpiece", "bert-uncased.json")
-	if code, _, errs := runCLI(t, "testmodel", "--arch", "bert", "--out", ckpt, "--tokenizer", tok); code != 0 {
-		t.Fatalf("testmodel: %s", errs)
-	}
-	for dir, f := range map[string]string{plain: "none", fused: "all"} {
-		if code, _, errs := runCLI(t, "convert", "--from", ckpt, "--out", dir, "--encoder-fusion", f, "--quant", "none"); code != 0 {
-			t.Fatalf("convert --encoder-fusion %s: %s", f, errs)
-		}
-	}
+	ckpt := []string{"--arch", "bert", "--tokenizer", filepath.Join("..", "..", "tokenizer", "testdata", "wordpiece", "bert-uncased.json")}
+	plain := convertedModel(t, ckpt, "--encoder-fusion", "none", "--quant", "none")
+	fused := convertedModel(t, ckpt, "--encoder-fusion", "all", "--quant", "none")
 	meta, err := onnx.ReadMeta(filepath.Join(fused, onnx.ModelFile))
 	if err != nil || meta[onnx.MetaEncoderFusion] != onnx.AllEncoderFusions.String() {
 		t.Fatalf("fused folder's %s: %q (%v)", onnx.MetaEncoderFusion, meta[onnx.MetaEncoderFusion], err)

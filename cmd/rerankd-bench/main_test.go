@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/cmd/internal/convertcmd"
 	"github.com/rerankd/rerankd/cmd/internal/servecmd"
+	"github.com/rerankd/rerankd/internal/fixture"
 )
 
 // TestMain lets this test binary stand in for rerankd (serve, convert)
@@ -17,7 +19,41 @@ func TestMain(m *testing.M) {
 	if os.Getenv("RERANKD_TEST_AS_CLI") == "1" {
 		os.Exit(rerankdStandIn().Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "rerankd-bench-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fixture.UseDir(dir) // shared by this binary's tests unless the run shares one (scripts/gotest.sh)
+	code := m.Run()
+	_ = os.RemoveAll(dir) // test scratch space
+	os.Exit(code)
+}
+
+// testModel returns the folder `rerankd-bench testmodel --out DIR args...`
+// writes, written once per test run (internal/fixture) and shared by the
+// tests asking for the same args: they only read it.
+func testModel(t *testing.T, args ...string) string {
+	t.Helper()
+	return fixture.Dir(t, "lab-testmodel", args, func(dir string) error {
+		if code, _, errs := runCLI(t, append([]string{"testmodel", "--out", dir}, args...)...); code != 0 {
+			return fmt.Errorf("testmodel %v: exit %d: %s", args, code, errs)
+		}
+		return nil
+	})
+}
+
+// convertedModel returns the folder `rerankd convert --from CKPT --out DIR
+// args...` writes from testModel(ckptArgs...), shared the same way.
+func convertedModel(t *testing.T, ckptArgs []string, args ...string) string {
+	t.Helper()
+	ckpt := testModel(t, ckptArgs...)
+	return fixture.Dir(t, "lab-converted", [][]string{ckptArgs, args}, func(dir string) error {
+		if code, _, errs := runCLI(t, append([]string{"convert", "--from", ckpt, "--out", dir}, args...)...); code != 0 {
+			return fmt.Errorf("convert %v %v: exit %d: %s", ckptArgs, args, code, errs)
+		}
+		return nil
+	})
 }
 
 // rerankdStandIn is the part of rerankd the lab's tests use.

@@ -12,14 +12,11 @@ import (
 	"github.com/rerankd/rerankd/model/onnx"
 )
 
-// writeTiny writes a tiny testmodel folder with the given --quant list.
+// writeTiny returns a tiny testmodel folder with the given --quant list
+// (shared, read-only: testModel).
 func writeTiny(t *testing.T, quants string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tiny")
-	if code, _, errs := runCLI(t, "testmodel", "--out", dir, "--seed", "3", "--quant", quants); code != 0 {
-		t.Fatalf("testmodel: %s", errs)
-	}
-	return dir
+	return testModel(t, "--seed", "3", "--quant", quants)
 }
 
 func writeTexts(t *testing.T, name, content string) string {
@@ -37,6 +34,9 @@ func writeTexts(t *testing.T, name, content string) string {
 // bounds), rankings compared per request, and speed ratios against the
 // base variant (itself exactly 1).
 func TestQuantCheckTiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: every quantised variant, int8-smooth's calibration included")
+	}
 	dir := writeTiny(t, graphflags.QuantList(onnx.Quants()))
 	texts := writeTexts(t, "texts.jsonl", `{"query": "when did Caroline paint the lake?", "documents": ["Caroline: we painted a sunset over the lake.", "Jon: adopted a cat.", "Gina: camping in July."]}
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -10,10 +9,7 @@ import (
 // TestTuneTiny: tune prints one result per setting, the default first with
 // ratio 1, every setting measured; bad flags are usage errors.
 func TestTuneTiny(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "tiny")
-	if code, _, errs := runCLI(t, "testmodel", "--out", dir, "--seed", "5", "--quant", "none"); code != 0 {
-		t.Fatalf("testmodel: %s", errs)
-	}
+	dir := testModel(t, "--seed", "5", "--quant", "none")
 	code, out, errs := runCLI(t, "tune", "--model", dir, "--rounds", "1", "--candidates", "3", "--json")
 	if code != 0 {
 		t.Fatalf("tune: exit %d: %s", code, errs)

@@ -43,6 +43,9 @@ func writeCheckpoint(t *testing.T, cfg arch.Config, seed uint64) string {
 // scores it (the graph keeps only the folded yes-no head, no lm_head
 // initializer) with the ONNX Runtime probabilities, within 1e-5.
 func TestConvertUntiedReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the untied head, as in model")
+	}
 	cfg := arch.Tiny()
 	cfg.TieWordEmbeddings = false
 	ckpt := writeCheckpoint(t, cfg, 13)
