@@ -389,13 +389,14 @@ func (e *Embedder) Tokens(text string, isQuery bool) ([]int, bool) {
 }
 
 func (e *Embedder) tokens(text string, isQuery bool) ([]int, bool, error) {
-	return e.tokensWith(text, embed.Options{Query: isQuery})
+	return e.tokensWith(context.Background(), text, embed.Options{Query: isQuery})
 }
 
 // TokensWith is Tokens under o (a named prompt, the truncation
-// direction, a refusal instead of a cut).
-func (e *Embedder) TokensWith(text string, o embed.Options) ([]int, bool, error) {
-	return e.tokensWith(text, o)
+// direction, a refusal instead of a cut); it stops with ctx's error when
+// ctx is done.
+func (e *Embedder) TokensWith(ctx context.Context, text string, o embed.Options) ([]int, bool, error) {
+	return e.tokensWith(ctx, text, o)
 }
 
 func (e *Embedder) wrap(body []int) []int {

@@ -35,7 +35,7 @@ func (e *Embedder) EmbedWith(ctx context.Context, texts []string, o embed.Option
 			errs = append(errs, fmt.Errorf("text %d: %w", i, ErrEmptyText))
 			continue
 		}
-		ids, cut, err := e.tokensWith(t, o)
+		ids, cut, err := e.tokensWith(ctx, t, o)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("text %d: %w", i, err))
 			continue
@@ -126,8 +126,8 @@ func (e *Embedder) prefix(o embed.Options) (string, error) {
 }
 
 // tokensWith returns the ids text is embedded from under o and whether
-// it was cut.
-func (e *Embedder) tokensWith(text string, o embed.Options) ([]int, bool, error) {
+// it was cut; it stops with ctx's error when ctx is done.
+func (e *Embedder) tokensWith(ctx context.Context, text string, o embed.Options) ([]int, bool, error) {
 	prefix, err := e.prefix(o)
 	if err != nil {
 		return nil, false, err
@@ -135,9 +135,9 @@ func (e *Embedder) tokensWith(text string, o embed.Options) ([]int, bool, error)
 	limit := e.cfg.MaxLength
 	if e.enc != nil {
 		if !o.CutStart && !o.NoTruncate {
-			return e.enc.Encode(prefix+text, limit)
+			return e.enc.Encode(ctx, prefix+text, limit)
 		}
-		ids, _, err := e.enc.Encode(prefix+text, math.MaxInt32) // whole, then cut here
+		ids, _, err := e.enc.Encode(ctx, prefix+text, math.MaxInt32) // whole, then cut here
 		if err != nil || len(ids) <= limit {
 			return ids, false, err
 		}
@@ -149,7 +149,10 @@ func (e *Embedder) tokensWith(text string, o embed.Options) ([]int, bool, error)
 		out := append([]int{ids[0]}, ids[len(ids)-(limit-1):]...)
 		return out, true, nil
 	}
-	body := e.tok.EncodeIDsUser([]tokenizer.Part{{Text: prefix}, {Text: text, User: true}}, e.plainSpecial)
+	body, err := e.tok.EncodeIDsUserContext(ctx, []tokenizer.Part{{Text: prefix}, {Text: text, User: true}}, e.plainSpecial)
+	if err != nil {
+		return nil, false, err
+	}
 	room := limit - len(e.begin) - len(e.end)
 	cut := len(body) > room
 	switch {

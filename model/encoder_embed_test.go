@@ -78,7 +78,7 @@ func TestOpenEncoderEmbedder(t *testing.T) {
 					t.Errorf("text %d: |v|^2 = %v", i, ss)
 				}
 			}
-			ids, cut, err := tok.Encode(texts[2], cfg.MaxTokens())
+			ids, cut, err := tok.Encode(context.Background(), texts[2], cfg.MaxTokens())
 			if err != nil || !cut {
 				t.Fatalf("long text: cut %v, %v", cut, err)
 			}

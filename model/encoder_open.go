@@ -22,7 +22,7 @@ import (
 // pair cut LongestFirst (rerank.PairEncoder), a single text cut at its end.
 type EncoderTokenizer interface {
 	rerank.PairEncoder
-	Encode(text string, maxLen int) (ids []int, truncated bool, err error)
+	Encode(ctx context.Context, text string, maxLen int) (ids []int, truncated bool, err error)
 }
 
 // Classes are the model architectures this package serves (Open:

@@ -35,9 +35,10 @@ func (a tokenizerEncoder) EncodePairContext(ctx context.Context, query, doc stri
 	return e.IDs, e.TypeIDs, e.Truncated, nil
 }
 
-// Encode implements EncoderTokenizer: one text cut at its end.
-func (a tokenizerEncoder) Encode(text string, maxLen int) (ids []int, truncated bool, err error) {
-	e, err := a.t.EncodeSingleUser(context.Background(), text, maxLen, a.plainSpecial)
+// Encode implements EncoderTokenizer: one text cut at its end, stopped
+// with ctx's error when ctx is done.
+func (a tokenizerEncoder) Encode(ctx context.Context, text string, maxLen int) (ids []int, truncated bool, err error) {
+	e, err := a.t.EncodeSingleUser(ctx, text, maxLen, a.plainSpecial)
 	if err != nil {
 		return nil, false, err
 	}

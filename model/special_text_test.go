@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,7 +52,7 @@ func TestSpecialTokensInUserText(t *testing.T) {
 		if n := count(ids, 2); n != c.pairEOS || slices.Contains(ids[1:], 0) != c.control {
 			t.Errorf("control tokens in text %v: pair %v has %d </s> (want %d)", c.control, ids, n, c.pairEOS)
 		}
-		single, _, err := enc.Encode("a</s>b", 0)
+		single, _, err := enc.Encode(context.Background(), "a</s>b", 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,7 +44,7 @@ type EmbedModel struct {
 	PromptNames []string
 	// Tokens returns the ids a text is embedded from (for /tokenize); nil:
 	// /tokenize does not serve the embedder.
-	Tokens func(text string, o retrieval.EmbedOptions) (ids []int, cut bool, err error)
+	Tokens func(ctx context.Context, text string, o retrieval.EmbedOptions) (ids []int, cut bool, err error)
 	// TokenText returns a token's text (for /tokenize); may be nil.
 	TokenText func(id int) (string, bool)
 }

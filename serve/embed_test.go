@@ -47,7 +47,7 @@ func (m *fakeEmbedModel) EmbedWith(ctx context.Context, texts []string, o embed.
 	}
 	res := embed.Result{}
 	for _, t := range texts {
-		ids, _, err := m.tokens(t, o)
+		ids, _, err := m.tokens(ctx, t, o)
 		if err != nil {
 			return embed.Result{}, err
 		}
@@ -72,7 +72,7 @@ func (m *fakeEmbedModel) EmbedWith(ctx context.Context, texts []string, o embed.
 	return res, nil
 }
 
-func (m *fakeEmbedModel) tokens(t string, o embed.Options) ([]int, bool, error) {
+func (m *fakeEmbedModel) tokens(_ context.Context, t string, o embed.Options) ([]int, bool, error) {
 	n := len(strings.Fields(t)) + 1
 	if o.NoTruncate && n > 8 {
 		return nil, false, fmt.Errorf("%w: %d tokens, the limit is 8", embed.ErrTooLong, n)

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -84,8 +85,10 @@ func (s *Server) handleTokenize(c *fiber.Ctx) error {
 				o.PromptName = *req.PromptName
 			}
 		}
+		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
+		defer cancel()
 		for i, t := range texts {
-			if tokens[i], _, err = m.Tokens(t, o); err != nil {
+			if tokens[i], _, err = m.Tokens(ctx, t, o); err != nil {
 				return classifyEmbed(fmt.Errorf("inputs[%d]: %w", i, err))
 			}
 		}

@@ -1,6 +1,7 @@
 package tokentest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -42,7 +43,7 @@ func (e *Encoder) words(text string) []int {
 }
 
 // Encode implements model.EncoderTokenizer: [CLS] t [SEP] / <s> t </s>.
-func (e *Encoder) Encode(text string, maxLen int) ([]int, bool, error) {
+func (e *Encoder) Encode(_ context.Context, text string, maxLen int) ([]int, bool, error) {
 	if maxLen < 3 {
 		return nil, false, fmt.Errorf("max length %d is below the 2 special tokens and one word", maxLen)
 	}
