@@ -407,7 +407,7 @@ func (e *Embedder) wrap(body []int) []int {
 // Embed returns one L2-normalised vector of Dim values per text, in order.
 // Queries (isQuery) get the instruction prefix; documents are embedded as
 // they are. Inputs run in length-sorted batches under the token budget;
-// cancelling ctx stops between batches and terminates a run in progress.
+// cancelling ctx stops the tokenizing, the batches and a run in progress.
 func (e *Embedder) Embed(ctx context.Context, texts []string, isQuery bool) ([][]float32, error) {
 	r, err := e.EmbedWith(ctx, texts, embed.Options{Query: isQuery})
 	return r.Vectors, err
