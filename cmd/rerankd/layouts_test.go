@@ -15,10 +15,14 @@ import (
 // TestConvertLayoutsFromHub: `rerankd convert --from REPO` downloads each
 // supported reranker layout from a local hub and, with --kind auto,
 // converts it as a reranker with the right template (the repo's own
-// files, the known-repo table, or the family default); the folder scores
-// on ONNX Runtime as on the reference engine. A Qwen2 repo that says
-// nothing about its prompt is refused naming --template, and converts with
-// it.
+// files, the known-repo table, or the family default). A Qwen2 repo that
+// says nothing about its prompt is refused naming --template, and
+// converts with it. The first layout's folder scores through `rerankd
+// score` on ONNX Runtime as on the reference engine; that every head the
+// layouts convert to (Qwen3 and Qwen2, causal LM and classifier) scores
+// as the reference pass is model's TestSeqClsConvertScore and
+// TestQwen2ConvertScore, without the race detector this package runs
+// under.
 func TestConvertLayoutsFromHub(t *testing.T) {
 	qwen2Cls := arch.Qwen2Tiny()
 	qwen2Cls.Architectures = []string{arch.ArchQwen2SeqCls}
@@ -85,6 +89,9 @@ func TestConvertLayoutsFromHub(t *testing.T) {
 			}
 			if c.files != nil && tmpl.DefaultInstruction != "Find the memory" {
 				t.Errorf("default instruction %q, want the CrossEncoder's default prompt", tmpl.DefaultInstruction)
+			}
+			if c.name != "Qwen3-Reranker" {
+				return
 			}
 			sargs := []string{"--model", out, "--query", "Did Caroline attend a support group?",
 				"--doc", "Caroline went to the support group yesterday.", "--doc", "x"}
