@@ -53,17 +53,23 @@ func TestRerankerFaults(t *testing.T) {
 			}
 		}},
 		{name: "429 without Retry-After", f: &fake{api: TEI, every429: 4}},
-		{name: "timeouts", f: &fake{api: Cohere, slowEvery: 5, slow: 400 * time.Millisecond}, timeout: 50 * time.Millisecond, check: func(t *testing.T, f *fake, r *Reranker) {
+		{name: "timeouts", f: &fake{api: Cohere, slowEvery: 5, slow: time.Second}, timeout: 250 * time.Millisecond, check: func(t *testing.T, f *fake, r *Reranker) {
 			if f.slowed.Load() == 0 {
 				t.Error("no request was slowed")
 			}
 		}},
-		{name: "everything at once", f: &fake{api: TEI, maxDocs: 5, every429: 3, retryAfter: "0", slowEvery: 7, slow: 400 * time.Millisecond}, timeout: 50 * time.Millisecond},
+		{name: "everything at once", f: &fake{api: TEI, maxDocs: 5, every429: 3, retryAfter: "0", slowEvery: 7, slow: time.Second}, timeout: 250 * time.Millisecond},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			url := tc.f.start(t)
 			cfg := RerankerConfig{Transport: fastTransport(url), API: tc.f.api, MaxDocs: tc.maxDocs}
+			// The fake fails every n-th request it sees, whoever sent
+			// it: one chunk among a hundred may draw several faults in a
+			// row. With a 429 every 3rd and a stall every 7th, nine
+			// failures in a row happen about once in 750 chunks; 24
+			// retries make it about once in 50 million.
+			cfg.Retries = 24
 			if tc.timeout > 0 {
 				cfg.Timeout = tc.timeout
 			}
