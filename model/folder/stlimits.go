@@ -54,26 +54,14 @@ func (l InputLimit) String() string {
 // file and the field.
 func ReadMaxSeqLength(dir string) (n int, ok bool, err error) {
 	path := filepath.Join(dir, STBertConfigFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, false, nil
-	} else if err != nil {
+	v, err := readNumber(path, "max_seq_length")
+	switch {
+	case err != nil || v == nil:
 		return 0, false, err
+	case *v < 1 || *v > MaxSeqLengthLimit || *v != math.Trunc(*v):
+		return 0, false, fmt.Errorf("%s: max_seq_length %v: want an integer in 1..%d", path, *v, MaxSeqLengthLimit)
 	}
-	var c struct {
-		MaxSeqLength *float64 `json:"max_seq_length"`
-	}
-	if err := json.Unmarshal(data, &c); err != nil {
-		return 0, false, fmt.Errorf("%s: %w", path, err)
-	}
-	if c.MaxSeqLength == nil {
-		return 0, false, nil
-	}
-	v := *c.MaxSeqLength
-	if v < 1 || v > MaxSeqLengthLimit || v != math.Trunc(v) {
-		return 0, false, fmt.Errorf("%s: max_seq_length %v: want an integer in 1..%d", path, v, MaxSeqLengthLimit)
-	}
-	return int(v), true, nil
+	return int(*v), true, nil
 }
 
 // readModelMaxLength reads model_max_length from dir's
@@ -82,26 +70,38 @@ func ReadMaxSeqLength(dir string) (n int, ok bool, err error) {
 // less is an error.
 func readModelMaxLength(dir string) (n int, ok bool, err error) {
 	path := filepath.Join(dir, tokenizer.ConfigFileName)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, false, nil
-	} else if err != nil {
+	v, err := readNumber(path, "model_max_length")
+	switch {
+	case err != nil || v == nil || *v >= MaxSeqLengthLimit:
 		return 0, false, err
-	}
-	var c struct {
-		ModelMaxLength *float64 `json:"model_max_length"`
-	}
-	if err := json.Unmarshal(data, &c); err != nil {
-		return 0, false, fmt.Errorf("%s: %w", path, err)
-	}
-	switch v := c.ModelMaxLength; {
-	case v == nil || *v >= MaxSeqLengthLimit:
-		return 0, false, nil
 	case *v < 1 || *v != math.Trunc(*v):
 		return 0, false, fmt.Errorf("%s: model_max_length %v: want a positive integer", path, *v)
-	default:
-		return int(*v), true, nil
 	}
+	return int(*v), true, nil
+}
+
+// readNumber reads the top-level number field of the JSON object in the
+// file at path: nil when the file or the field is absent (or null).
+func readNumber(path, field string) (*float64, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	raw, ok := fields[field]
+	if !ok {
+		return nil, nil
+	}
+	var v *float64
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", path, field, err)
+	}
+	return v, nil
 }
 
 // ReadInputLimit returns an encoder model's input limit by
