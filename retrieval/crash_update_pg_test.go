@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -73,20 +71,7 @@ func TestUpdateForgetCrashPG(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 3))
 	updated, forgot, mayGo := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for round := range rounds {
-		tag := strconv.Itoa(round)
-		for _, id := range crashtest.Run(t, "TestUpdateForgetCrashPGChild", url, round, time.Duration(100+rng.IntN(600))*time.Millisecond) {
-			n, err := strconv.Atoi(id[strings.IndexByte(id, '-')+1:])
-			if err != nil {
-				t.Fatalf("ack %q", id)
-			}
-			ns := crashtest.ID(tag, n/2)
-			if n%2 == 0 {
-				updated[ns] = true
-				mayGo[ns] = (n/2)%3 == 0
-			} else {
-				forgot[ns] = true
-			}
-		}
+		recordUpdateForgetAcks(t, round, crashtest.Run(t, "TestUpdateForgetCrashPGChild", url, round, time.Duration(100+rng.IntN(600))*time.Millisecond), updated, forgot, mayGo)
 		if round%2 == 1 {
 			if err := srv.Kill(); err != nil {
 				t.Fatal(err)

@@ -88,25 +88,33 @@ func TestUpdateForgetCrash(t *testing.T) {
 	// them legitimately empty.
 	updated, forgot, mayGo := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for round := range rounds {
-		tag := strconv.Itoa(round)
-		for _, id := range crashtest.Run(t, "TestUpdateForgetCrashChild", path, round, time.Duration(50+rng.IntN(400))*time.Millisecond) {
-			n, err := strconv.Atoi(id[strings.IndexByte(id, '-')+1:])
-			if err != nil {
-				t.Fatalf("ack %q", id)
-			}
-			ns := crashtest.ID(tag, n/2)
-			if n%2 == 0 {
-				updated[ns] = true
-				mayGo[ns] = (n/2)%3 == 0
-			} else {
-				forgot[ns] = true
-			}
-		}
+		recordUpdateForgetAcks(t, round, crashtest.Run(t, "TestUpdateForgetCrashChild", path, round, time.Duration(50+rng.IntN(400))*time.Millisecond), updated, forgot, mayGo)
 		verifyUpdateForget(t, path, updated, forgot, mayGo)
 		t.Logf("round %d: %d updates, %d forgets acknowledged so far, all held", round, len(updated), len(forgot))
 	}
 	if len(updated) == 0 || len(forgot) == 0 {
 		t.Fatalf("the child acknowledged %d updates and %d forgets: nothing was tested", len(updated), len(forgot))
+	}
+}
+
+// recordUpdateForgetAcks adds a round's acknowledgements (the child's
+// IDs: 2i for namespace i's update, 2i+1 for its forget) to what must
+// hold after the kill.
+func recordUpdateForgetAcks(t *testing.T, round int, acks []string, updated, forgot, mayGo map[string]bool) {
+	t.Helper()
+	tag := strconv.Itoa(round)
+	for _, id := range acks {
+		n, err := strconv.Atoi(id[strings.IndexByte(id, '-')+1:])
+		if err != nil {
+			t.Fatalf("ack %q", id)
+		}
+		ns := crashtest.ID(tag, n/2)
+		if n%2 == 0 {
+			updated[ns] = true
+			mayGo[ns] = (n/2)%3 == 0
+		} else {
+			forgot[ns] = true
+		}
 	}
 }
 
