@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#tiers[@]} -gt 0 ] || { echo "usage: scripts/gotest.sh oracle|race|short|list... [go test flags...]" >&2; exit 2; }
 GO=${GO:-go}
-race_p=${RACE_P:-$(( 2 * $(nproc) ))} # raced test binaries at once (see run_tier)
+race_p=${RACE_P:-$(( 2 * $(nproc) ))} # test binaries at once in the race and short tiers (see run_tier)
 mod=$($GO list -m)
 
 # Listed packages: "dir tier [regexp]" lines, comments and blanks dropped.
@@ -80,7 +80,7 @@ run_tier() {
     done
     return "$rc" ;;
   short)
-    $GO test -short -count=1 "$@" ./... ;;
+    $GO test -short -count=1 -p "$race_p" "$@" ./... ;;
   list)
     for p in "${raced[@]}"; do echo "race   ${p#"$mod"/}"; done
     for p in "${norace[@]}"; do echo "norace ${p#"$mod"/}"; done
