@@ -24,13 +24,5 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "model tests need ONNX Runtime (run scripts/setup.sh):", err)
 		os.Exit(1)
 	}
-	dir, err := os.MkdirTemp("", "rerankd-model-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fixture.UseDir(dir) // shared by this binary's tests unless the run shares one (scripts/gotest.sh)
-	code := m.Run()
-	_ = os.RemoveAll(dir) // test scratch space
-	os.Exit(code)
+	os.Exit(fixture.Run(m)) // fixtures shared by this binary's tests (or the run's: scripts/gotest.sh)
 }

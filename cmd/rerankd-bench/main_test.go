@@ -19,15 +19,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("RERANKD_TEST_AS_CLI") == "1" {
 		os.Exit(rerankdStandIn().Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	dir, err := os.MkdirTemp("", "rerankd-bench-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fixture.UseDir(dir) // shared by this binary's tests unless the run shares one (scripts/gotest.sh)
-	code := m.Run()
-	_ = os.RemoveAll(dir) // test scratch space
-	os.Exit(code)
+	os.Exit(fixture.Run(m)) // fixtures shared by this binary's tests (or the run's: scripts/gotest.sh)
 }
 
 // testModel returns the folder `rerankd-bench testmodel --out DIR args...`
