@@ -86,9 +86,9 @@ func (n *Neural) Close(ctx context.Context) error {
 
 // PairTokens says which tokens the model scores the pair (query, doc)
 // on: the ids of the whole prompt, template and truncation included
-// (for /tokenize).
-func (n *Neural) PairTokens(query, doc string) ([]int, error) {
-	p, err := n.scorer.Prompts(rerank.Request{Query: query, Docs: []string{doc}})
+// (for /tokenize); it stops with ctx's error when ctx is done.
+func (n *Neural) PairTokens(ctx context.Context, query, doc string) ([]int, error) {
+	p, err := n.scorer.PromptsContext(ctx, rerank.Request{Query: query, Docs: []string{doc}})
 	if err != nil {
 		return nil, err
 	}

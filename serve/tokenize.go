@@ -13,7 +13,7 @@ import (
 // pairTokenizer is a reranker backend that can say which tokens it scores
 // a (query, document) pair on (scoring.Neural).
 type pairTokenizer interface {
-	PairTokens(query, doc string) ([]int, error)
+	PairTokens(ctx context.Context, query, doc string) ([]int, error)
 	TokenText(id int) (string, bool)
 }
 
@@ -65,6 +65,9 @@ func (s *Server) handleTokenize(c *fiber.Ctx) error {
 		}
 	}
 	tokens := make([][]int, len(texts))
+	// Tokenizing a huge input stops at the request's deadline.
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
+	defer cancel()
 	var text func(int) (string, bool)
 	maxLen := s.backend.MaxTokens()
 	if useEmbedder {
@@ -85,8 +88,6 @@ func (s *Server) handleTokenize(c *fiber.Ctx) error {
 				o.PromptName = *req.PromptName
 			}
 		}
-		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
-		defer cancel()
 		for i, t := range texts {
 			if tokens[i], _, err = m.Tokens(ctx, t, o); err != nil {
 				return classifyEmbed(fmt.Errorf("inputs[%d]: %w", i, err))
@@ -105,7 +106,7 @@ func (s *Server) handleTokenize(c *fiber.Ctx) error {
 				missing = append(missing, i)
 				continue
 			}
-			if tokens[i], err = pt.PairTokens(pair[0], pair[1]); err != nil {
+			if tokens[i], err = pt.PairTokens(ctx, pair[0], pair[1]); err != nil {
 				return classify(err)
 			}
 		}

@@ -20,8 +20,8 @@ import (
 // its own (measured here, the baseline); with --request-timeout far
 // shorter the answer is a 504 timeout long before that, and a client
 // that goes away stops the tokenizing too (Neural.Score returns
-// context.Canceled). Timings are compared only with the baseline taken
-// in the same run.
+// context.Canceled); /tokenize answers 504 under the same deadline.
+// Timings are compared only with the baseline taken in the same run.
 func TestTokenizeStopsAtDeadline(t *testing.T) {
 	b, direct := neuralBackend(t, scheduler.DefaultConfig())
 	// Distinct words: the BPE word cache cannot shorten the work.
@@ -43,14 +43,26 @@ func TestTokenizeStopsAtDeadline(t *testing.T) {
 
 	cfg := DefaultConfig()
 	cfg.RequestTimeout = full / 20
-	url := start(t, cfg, b) + "/rerank"
+	base := start(t, cfg, b)
 	t0 = time.Now()
-	r := postJSON(t, url, fmt.Sprintf(`{"query":"what grows?","documents":[%q]}`, doc))
+	r := postJSON(t, base+"/rerank", fmt.Sprintf(`{"query":"what grows?","documents":[%q]}`, doc))
 	timedOut := time.Since(t0)
 	var e api.Error
 	decodeInto(t, r, &e)
 	if r.code != http.StatusGatewayTimeout || e.ErrorType != string(KindTimeout) {
 		t.Errorf("past the request timeout: %d %+v, want 504 timeout", r.code, e)
+	}
+	// /tokenize runs the same tokenizing under the same deadline: a 504
+	// (not the tokens) says the tokenizer stopped. Its time is only
+	// logged: the deadline starts after decoding, and its nested input
+	// decodes far slower than /rerank's under the race detector.
+	t0 = time.Now()
+	r = postJSON(t, base+"/tokenize", fmt.Sprintf(`{"inputs":[["what grows?",%q]]}`, doc))
+	tokenizeTimedOut := time.Since(t0)
+	if r.code != http.StatusGatewayTimeout {
+		t.Errorf("/tokenize past the request timeout: %d, want 504 timeout", r.code)
+	} else if decodeInto(t, r, &e); e.ErrorType != string(KindTimeout) {
+		t.Errorf("/tokenize past the request timeout: %+v, want error_type timeout", e)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -61,8 +73,8 @@ func TestTokenizeStopsAtDeadline(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("client gone: %v, want context.Canceled", err)
 	}
-	t.Logf("tokenizing alone %v; answered after the timeout (%v) in %v (%.2fx), stopped after a cancel in %v (%.2fx)",
-		full, cfg.RequestTimeout, timedOut, float64(timedOut)/float64(full), gone, float64(gone)/float64(full))
+	t.Logf("tokenizing alone %v; answered after the timeout (%v) in %v (%.2fx; /tokenize %v), stopped after a cancel in %v (%.2fx)",
+		full, cfg.RequestTimeout, timedOut, float64(timedOut)/float64(full), tokenizeTimedOut, gone, float64(gone)/float64(full))
 	if timedOut > full/2 || gone > full/2 {
 		t.Errorf("tokenizing did not stop: %v and %v against %v for the whole document", timedOut, gone, full)
 	}
