@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#tiers[@]} -gt 0 ] || { echo "usage: scripts/gotest.sh oracle|race|short|list... [go test flags...]" >&2; exit 2; }
 GO=${GO:-go}
-race_p=${RACE_P:-$(( 2 * $(nproc) ))} # test binaries at once in the race and short tiers (see run_tier)
+par=${GOTEST_P:-$(( 2 * $(nproc) ))} # test binaries at once in the race and short tiers (see run_tier)
 mod=$($GO list -m)
 
 # Listed packages: "dir tier [regexp]" lines, comments and blanks dropped.
@@ -67,20 +67,20 @@ run_tier() {
     $GO test -count=1 "$@" "${norace[@]}" "${mixed[@]}" ;;
   race)
     # Raced test binaries wait on servers, PostgreSQL and subprocesses
-    # for part of their time: RACE_P of them run at once (go test's
+    # for part of their time: GOTEST_P of them run at once (go test's
     # default is one per core, which left a quarter of two cores idle).
     # The race runtime's 1 s sleep at each binary's exit (atexit_sleep_ms)
     # is dropped: it only gives goroutines still running after the last
     # test time to report a race, and cost a second per test binary.
     local rc=0
     export GORACE="atexit_sleep_ms=0${GORACE:+ $GORACE}"
-    $GO test -race -count=1 -p "$race_p" "$@" "${raced[@]}" || rc=$?
+    $GO test -race -count=1 -p "$par" "$@" "${raced[@]}" || rc=$?
     for p in "${mixed[@]}"; do
       $GO test -race -count=1 -run "${regexp[$p]}" "$@" "$p" || rc=$?
     done
     return "$rc" ;;
   short)
-    $GO test -short -count=1 -p "$race_p" "$@" ./... ;;
+    $GO test -short -count=1 -p "$par" "$@" ./... ;;
   list)
     for p in "${raced[@]}"; do echo "race   ${p#"$mod"/}"; done
     for p in "${norace[@]}"; do echo "norace ${p#"$mod"/}"; done
