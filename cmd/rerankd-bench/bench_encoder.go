@@ -26,10 +26,11 @@ type encoderBench struct {
 	served, asJSON               bool
 	opts                         model.Options
 	settings                     servedSettings
-	profile                      string // --ort-profile prefix of our path's trace ("" off)
-	compare                      string // --compare folder ("" none)
-	memRequests                  int    // --memory-requests (0: no served memory)
-	baselineBin, baselineModel   string // --baseline-bin, --baseline-model
+	profile                      string   // --ort-profile prefix of our path's trace ("" off)
+	compare                      string   // --compare folder ("" none)
+	memRequests                  int      // --memory-requests (0: no served memory)
+	baselineBin, baselineModel   string   // --baseline-bin, --baseline-model
+	serveFlags                   []string // --serve-flag: added to our server's arguments
 }
 
 // encoderBenchResult is bench's --json output for a cross-encoder. A
@@ -180,7 +181,7 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 	}
 	if b.memRequests > 0 {
 		mb := memoryBench{settings: b.settings, requests: benchWorkload(b.memRequests, b.candidates, b.seed+1),
-			baselineBin: b.baselineBin, baselineModel: b.baselineModel}
+			baselineBin: b.baselineBin, baselineModel: b.baselineModel, serveFlags: b.serveFlags}
 		if r.ServedMemory, err = measureServedMemory(ctx, mb, stderr); err != nil {
 			return err
 		}
