@@ -65,10 +65,10 @@ build:
 run: setup build
 	$(BIN) serve $(RUN_ARGS)
 
-## test: everything CI checks: setup, vet, go.mod tidy, lint, govulncheck, the export script's
-## tests, all Go tests in two tiers (scripts/test_tiers.txt): the numeric oracles without the race
-## detector, then every other package and every goroutine-starting test under it. Each phase
-## reports its wall time (scripts/phase.sh).
+## test: everything CI checks: setup; vet, go.mod tidy, lint, govulncheck and the Python scripts'
+## tests side by side (scripts/together.sh); all Go tests in two tiers (scripts/test_tiers.txt):
+## the numeric oracles without the race detector, then every other package and every
+## goroutine-starting test under it; the image. Each phase reports its wall time (scripts/phase.sh).
 PHASE := scripts/phase.sh
 SUBMAKE := $(MAKE) --no-print-directory
 test:
@@ -77,11 +77,7 @@ test:
 	@$(PHASE) setup-postgres $(SUBMAKE) setup-postgres
 	@$(PHASE) setup-mcp $(SUBMAKE) setup-mcp
 	@$(PHASE) setup-clients $(SUBMAKE) setup-clients
-	@$(PHASE) vet $(SUBMAKE) vet
-	@$(PHASE) tidy $(SUBMAKE) tidy
-	@$(PHASE) lint $(SUBMAKE) lint
-	@$(PHASE) vulncheck $(SUBMAKE) vulncheck
-	@$(PHASE) pytest $(SUBMAKE) pytest
+	@MAKE="$(MAKE)" scripts/together.sh checks vet tidy lint vulncheck pytest
 	@scripts/gotest.sh oracle race -timeout 45m
 	@$(PHASE) image-test $(SUBMAKE) image-test
 
