@@ -52,10 +52,13 @@ func quantSameTol(q onnx.Quant) float64 {
 }
 
 // tinyQuantModel writes (once per run) a tiny model with every quantised
-// variant (testQuants).
+// variant (testQuants), its weights external as a full-size model's are:
+// the variants' graphs share one data file instead of each carrying the
+// float32 embedding inline (TestGraphIOMatchesRuntime reads an inline
+// int8 folder).
 func tinyQuantModel(t testing.TB) string {
 	t.Helper()
-	return fixture.Model(t, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Quants: testQuants()})
+	return fixture.Model(t, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Quants: testQuants(), ForceExternal: true})
 }
 
 // testQuants is every quantised variant, or with -short int8 alone (the
