@@ -66,7 +66,7 @@ func TestORTMatchesReferenceUntied(t *testing.T) {
 // TestBatchInvariance: a pair's score is the same alone, in a batch of 32
 // of mixed lengths, and in any order (within 1e-6).
 func TestBatchInvariance(t *testing.T) {
-	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, rerank.DefaultScorerConfig())
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineONNX, rerank.DefaultScorerConfig())
 	docs := mixedDocs(32)
 	batch := scoreAll(t, s, rerank.Request{Query: query, Docs: docs})
 	rev := slices.Clone(docs)
@@ -75,7 +75,7 @@ func TestBatchInvariance(t *testing.T) {
 	// Small batches force different groupings and paddings.
 	small := rerank.DefaultScorerConfig()
 	small.MaxBatch = 3
-	grouped := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, small), rerank.Request{Query: query, Docs: docs})
+	grouped := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineONNX, small), rerank.Request{Query: query, Docs: docs})
 	for i, d := range docs {
 		alone := scoreAll(t, s, rerank.Request{Query: query, Docs: []string{d}})[0]
 		for name, v := range map[string]float64{"batch": batch[i].Score, "reversed": reversed[len(docs)-1-i].Score, "groups of 3": grouped[i].Score} {
@@ -135,20 +135,20 @@ func TestCommunityHeads(t *testing.T) {
 func TestTruncatedScoring(t *testing.T) {
 	cfg := rerank.DefaultScorerConfig()
 	cfg.Prompt.MaxLength = 128
-	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, cfg)
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineONNX, cfg)
 	long := strings.Repeat("a very long memory about many things ", 100)
 	got := scoreAll(t, s, rerank.Request{Query: query, Docs: []string{long, "short"}})
 	if !got[0].Truncated || got[0].Tokens != 128 || got[1].Truncated {
 		t.Errorf("got %+v", got)
 	}
-	ref := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineReference, cfg), rerank.Request{Query: query, Docs: []string{long}})
+	ref := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineReference, cfg), rerank.Request{Query: query, Docs: []string{long}})
 	if math.Abs(ref[0].Logit-got[0].Logit) > 1e-4 {
 		t.Errorf("truncated prompt: ORT %.6f vs reference %.6f", got[0].Logit, ref[0].Logit)
 	}
 }
 
 func TestScoreErrors(t *testing.T) {
-	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, rerank.DefaultScorerConfig())
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineONNX, rerank.DefaultScorerConfig())
 	if _, err := s.Score(context.Background(), rerank.Request{Docs: []string{"x"}}); !errors.Is(err, rerank.ErrEmptyQuery) {
 		t.Errorf("empty query: %v", err)
 	}
@@ -210,7 +210,7 @@ func TestIncompatibleModels(t *testing.T) {
 }
 
 func TestConcurrentScoring(t *testing.T) {
-	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, rerank.DefaultScorerConfig())
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineONNX, rerank.DefaultScorerConfig())
 	docs := mixedDocs(8)
 	want := scoreAll(t, s, rerank.Request{Query: query, Docs: docs})
 	errs := make(chan error, 8)
@@ -235,7 +235,7 @@ func TestConcurrentScoring(t *testing.T) {
 // race tier's -race, a short batch gives each sequence what it gets alone.
 func TestConcurrentReference(t *testing.T) {
 	docs := []string{"a cat", "the support group met on Tuesday", "x", "a sunset over the lake"}
-	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineReference, rerank.DefaultScorerConfig())
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineReference, rerank.DefaultScorerConfig())
 	batch := scoreAll(t, s, rerank.Request{Query: query, Docs: docs})
 	for i, d := range docs {
 		alone := scoreAll(t, s, rerank.Request{Query: query, Docs: []string{d}})

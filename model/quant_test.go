@@ -142,7 +142,7 @@ func TestQuantMatchesFloat(t *testing.T) {
 // TestQuantMissingVariant: asking for a variant the folder lacks is an
 // error naming the command that writes it, never a silent float32 run.
 func TestQuantMissingVariant(t *testing.T) {
-	dir := tinyModel(t, onnx.HeadLogit, false)
+	dir := tinyModel(t, onnx.HeadLogit, true)
 	for _, q := range onnx.Quants() {
 		if _, err := os.Stat(filepath.Join(dir, onnx.QuantFile(onnx.ModelFile, q))); err == nil {
 			t.Fatalf("fixture unexpectedly has %v", q)
