@@ -49,7 +49,7 @@ func (e *Embedder) EmbedWith(ctx context.Context, texts []string, o embed.Option
 		return embed.Result{}, err
 	}
 	// Padded: the engine pads every row to the longest and computes it.
-	for _, batch := range batching.Plan(seqs, e.cfg.MaxBatch, e.cfg.BatchTokens, e.cfg.MaxPadRatio, batching.Padded, e.engine.SameLengthBatches()) {
+	for _, batch := range batching.Plan(seqs, e.cfg.MaxBatch, e.cfg.BatchTokens, e.cfg.MaxPadRatio, batching.Padded, nil, e.engine.SameLengthBatches()) {
 		if err := ctx.Err(); err != nil {
 			return embed.Result{}, err
 		}

@@ -135,10 +135,14 @@ type encoderClassifier interface {
 // become one Encoded row. Its Cost is rows × longest row, what the
 // right-padded graph computes (as text-embeddings-inference budgets); the
 // scheduler and the scorer split a request's pairs where padding would
-// exceed their MaxPadRatio.
+// exceed their MaxPadRatio, and where a call's attention scores would pass
+// its bound (CallFits).
 type EncoderEngine struct {
 	e   encoderClassifier
 	cfg arch.EncoderConfig
+	// maxScores bounds a call's attention scores in bytes (0: none):
+	// Options.EncoderScoresBytes.
+	maxScores int64
 }
 
 // Logits implements rerank.Engine.
@@ -158,6 +162,26 @@ func (e *EncoderEngine) Logits(ctx context.Context, seqs, types [][]int) ([]floa
 
 // Cost implements batching.Coster: rows × longest row.
 func (e *EncoderEngine) Cost(seqs [][]int) int { return batching.Padded(seqs) }
+
+// CallFits implements batching.CallBounder: one call's attention scores,
+// rows × heads × longest row² float32s, are within the engine's bound, or
+// the call is a single row.
+func (e *EncoderEngine) CallFits(seqs [][]int) bool {
+	if e.maxScores == 0 || len(seqs) <= 1 {
+		return true
+	}
+	return encoderScoresBytes(seqs, e.cfg.NumAttentionHeads) <= e.maxScores
+}
+
+// encoderScoresBytes is the size of the attention scores of one layer of
+// a padded encoder call over seqs: rows × heads × longest row² float32s.
+func encoderScoresBytes(seqs [][]int, heads int) int64 {
+	longest := 0
+	for _, s := range seqs {
+		longest = max(longest, len(s))
+	}
+	return int64(len(seqs)) * int64(heads) * int64(longest) * int64(longest) * 4
+}
 
 // Config returns the encoder's architecture.
 func (e *EncoderEngine) Config() arch.EncoderConfig { return e.cfg }
@@ -221,6 +245,9 @@ func openEncoderScorer(dir string, o Options, info Info) (*rerank.Scorer, Info, 
 	o.Scorer.BatchTokens = max(o.Scorer.BatchTokens, o.Scorer.Prompt.MaxLength)
 	info.MaxLength = o.Scorer.Prompt.MaxLength
 	engine := &EncoderEngine{e: run, cfg: cfg}
+	if o.Session.Provider == ProviderCPU || o.Session.Provider == "" {
+		engine.maxScores = o.EncoderScoresBytes
+	}
 	sc, err := rerank.NewPairScorer(tok, engine, o.Scorer, rerank.PairModel{Name: dir})
 	if err != nil {
 		_ = engine.Close()

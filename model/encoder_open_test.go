@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/internal/batching"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/internal/tokentest"
 	"github.com/rerankd/rerankd/model/arch"
@@ -422,4 +423,112 @@ func TestEncoderMemPattern(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEncoderCallBound: the engine's default bound on a call's attention
+// scores keeps every call of a MiniLM-shape encoder (12 heads) within it,
+// splitting a request of long pairs into calls of fewer rows while short
+// pairs still share one call; a pair over the bound runs alone.
+func TestEncoderCallBound(t *testing.T) {
+	cfg := arch.TinyEncoder(arch.FamilyBERT, false)
+	cfg.NumAttentionHeads = 12
+	e := &EncoderEngine{cfg: cfg, maxScores: DefaultOptions().EncoderScoresBytes}
+	rows := func(n, length int) [][]int {
+		out := make([][]int, n)
+		for i := range out {
+			out[i] = make([]int, length)
+		}
+		return out
+	}
+	sc := rerank.DefaultScorerConfig()
+	for _, tc := range []struct {
+		name       string
+		seqs       [][]int
+		splitAtAll bool // the token budget alone would make fewer calls
+	}{
+		{"long pairs", rows(20, 190), true},
+		{"short pairs", rows(20, 30), false},
+		{"one pair over the bound", rows(1, 512), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bounded := batching.Plan(tc.seqs, sc.MaxBatch, sc.BatchTokens, sc.MaxPadRatio, e.Cost, e.CallFits, false)
+			plain := batching.Plan(tc.seqs, sc.MaxBatch, sc.BatchTokens, sc.MaxPadRatio, e.Cost, nil, false)
+			for _, call := range bounded {
+				seqs := make([][]int, len(call))
+				for i, j := range call {
+					seqs[i] = tc.seqs[j]
+				}
+				if b := encoderScoresBytes(seqs, cfg.NumAttentionHeads); len(call) > 1 && b > e.maxScores {
+					t.Errorf("call of %d rows holds %d bytes of attention scores, over the bound %d", len(call), b, e.maxScores)
+				}
+			}
+			if split := len(bounded) > len(plain); split != tc.splitAtAll {
+				t.Errorf("%d calls with the bound, %d without: split %v, want %v", len(bounded), len(plain), split, tc.splitAtAll)
+			}
+		})
+	}
+	if !(&EncoderEngine{cfg: cfg}).CallFits(rows(32, 512)) {
+		t.Error("an engine without a bound refused a call")
+	}
+}
+
+// TestEncoderCallBoundScores: a request split by the bound on attention
+// scores gets the logits it gets in one call per the token budget alone.
+func TestEncoderCallBoundScores(t *testing.T) {
+	cfg := arch.TinyEncoder(arch.FamilyBERT, false)
+	dir := t.TempDir()
+	src := t.TempDir()
+	if err := folder.WriteTestEncoderCheckpoint(src, cfg, 5, "F32", arch.Pooling{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := folder.Convert(src, dir, folder.BuildOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	req := rerank.Request{Query: "what did alice say about the weather", Docs: []string{
+		"alice said the weather was fine on tuesday and wednesday",
+		"bob said it rained on tuesday and on wednesday and thursday",
+		"carol said nothing at all about the weather that week",
+		"the weather was fine on tuesday",
+		"rain",
+	}}
+	// One row of the longest pair: every call of long pairs is one row.
+	bound := int64(cfg.NumAttentionHeads) * 20 * 20 * 4
+	var logits [2][]float64
+	var calls [2]int
+	for i, b := range []int64{0, bound} {
+		o := DefaultOptions()
+		o.RuntimeLib, o.EncoderTokenizer, o.EncoderScoresBytes = testenv.ORTLib(), fakeEncoderTokenizer(arch.FamilyBERT, cfg.VocabSize), b
+		o.Scorer.MaxPadRatio = 0 // the token budget alone: one call without the bound
+		s, _, err := Open(dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompts, err := s.Prompts(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls[i] = len(s.Batches(prompts))
+		got, err := s.Score(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range got {
+			logits[i] = append(logits[i], sc.Logit)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls[0] != 1 || calls[1] <= 1 {
+		t.Fatalf("%d calls without the bound, %d with it: want 1 and more", calls[0], calls[1])
+	}
+	most := 0.0
+	for j := range logits[0] {
+		d := math.Abs(logits[0][j] - logits[1][j])
+		if d > 1e-6 {
+			t.Errorf("doc %d: logit %v in one call, %v split (diff %.2g)", j, logits[0][j], logits[1][j], d)
+		}
+		most = max(most, d)
+	}
+	t.Logf("%d calls split, %d not; largest logit difference %.2g", calls[1], calls[0], most)
 }

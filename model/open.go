@@ -104,15 +104,29 @@ type Options struct {
 	// Qwen3-0.6B prefix costs ~0.23 MB per token, so the default 64 keeps
 	// about four 70-token prefixes (system prompt + instruction + query).
 	PrefixCacheMB int
+	// EncoderScoresBytes bounds the attention scores one cross-encoder
+	// call holds on the CPU: rows × heads × longest row² float32s. The
+	// engine (EncoderEngine, a batching.CallBounder) then lets calls of
+	// long pairs carry fewer rows, while short pairs still batch up to
+	// Scorer's token budget; ONNX Runtime's arena keeps what its largest
+	// call needed, so this bounds the memory a server grows to. A single
+	// pair runs whatever its size. 0: no bound (the token budget only);
+	// other execution providers take none. docs/perf/encoders-memory.md
+	// measures it.
+	EncoderScoresBytes int64
 }
 
 // DefaultPrefixCacheMB is Options.PrefixCacheMB's default.
 const DefaultPrefixCacheMB = 64
 
+// DefaultEncoderScoresBytes is Options.EncoderScoresBytes's default.
+const DefaultEncoderScoresBytes = 4 << 20
+
 // DefaultOptions returns the defaults; RuntimeLib must still be set for the
 // onnx engine.
 func DefaultOptions() Options {
-	return Options{LoadOptions: DefaultLoadOptions(), Scorer: rerank.DefaultScorerConfig(), PrefixCacheMB: DefaultPrefixCacheMB}
+	return Options{LoadOptions: DefaultLoadOptions(), Scorer: rerank.DefaultScorerConfig(), PrefixCacheMB: DefaultPrefixCacheMB,
+		EncoderScoresBytes: DefaultEncoderScoresBytes}
 }
 
 // Validate reports every problem at once.
@@ -120,6 +134,9 @@ func (o Options) Validate() error {
 	errs := []error{o.LoadOptions.Validate(), o.Scorer.Validate()}
 	if o.PrefixCacheMB < 0 {
 		errs = append(errs, fmt.Errorf("prefix cache %d MiB: want >= 0 (0 turns it off)", o.PrefixCacheMB))
+	}
+	if o.EncoderScoresBytes < 0 {
+		errs = append(errs, fmt.Errorf("encoder scores bound %d bytes: want >= 0 (0: none)", o.EncoderScoresBytes))
 	}
 	if o.Engine == EngineReference && o.Quant != onnx.QuantNone {
 		errs = append(errs, fmt.Errorf("the reference engine runs float32 weights only, not %v", o.Quant))

@@ -245,7 +245,7 @@ func (s *Scorer) run(ctx context.Context, prompts []Prompt) ([]float32, error) {
 // padding.
 func (s *Scorer) Batches(prompts []Prompt) [][]int {
 	seqs, _ := Seqs(prompts, nil)
-	return batching.Plan(seqs, s.cfg.MaxBatch, s.cfg.BatchTokens, s.cfg.MaxPadRatio, batching.CostOf(s.engine), false)
+	return batching.Plan(seqs, s.cfg.MaxBatch, s.cfg.BatchTokens, s.cfg.MaxPadRatio, batching.CostOf(s.engine), batching.FitsOf(s.engine), false)
 }
 
 // Sigmoid maps a logit to a probability without overflow.

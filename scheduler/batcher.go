@@ -24,12 +24,14 @@ var paddedCost CostFunc = batching.Padded
 // time: the next shorter pair or the next longer one, whichever adds fewer
 // computed tokens beyond its own (for a padded engine: the padding it adds
 // or causes), as long as the batch stays within MaxBatch rows, BatchTokens
-// computed tokens and MaxPadRatio × real tokens. full reports that the
+// computed tokens and MaxPadRatio × real tokens, and within the engine's
+// own bound when it has one (fits, nil: none). full reports that the
 // batch should run without waiting for more: MaxBatch rows, or no room in
-// BatchTokens for another copy of its shortest row (for a padded engine,
-// exactly "no pair of any length fits"; for a packed one, no pair like
-// those it has). computed is the batch's cost. pending must not be empty.
-func plan(pending []pair, cfg *Config, cost CostFunc, buf [][]int) (a, lo, hi int, full bool, computed int, _ [][]int) {
+// BatchTokens or fits for another copy of its shortest row (for a padded
+// engine, exactly "no pair of any length fits"; for a packed one, no pair
+// like those it has). computed is the batch's cost. pending must not be
+// empty.
+func plan(pending []pair, cfg *Config, cost CostFunc, fits batching.Fits, buf [][]int) (a, lo, hi int, full bool, computed int, _ [][]int) {
 	for i := range pending {
 		if pending[i].order < pending[a].order {
 			a = i
@@ -48,8 +50,8 @@ func plan(pending []pair, cfg *Config, cost CostFunc, buf [][]int) (a, lo, hi in
 	lo, hi = a, a+1
 	rows, real := 1, len(pending[a].seq)
 	computed = cost([][]int{pending[a].seq})
-	fits := func(c, real int) bool {
-		return c <= cfg.BatchTokens && float64(c) <= cfg.MaxPadRatio*float64(real)
+	within := func(c, real int, seqs [][]int) bool {
+		return c <= cfg.BatchTokens && float64(c) <= cfg.MaxPadRatio*float64(real) && (fits == nil || fits(seqs))
 	}
 	for {
 		// buf holds pending[first:last]'s sequences: the window and the
@@ -60,19 +62,20 @@ func plan(pending []pair, cfg *Config, cost CostFunc, buf [][]int) (a, lo, hi in
 			buf = append(buf, p.seq)
 		}
 		win := buf[lo-first : hi-first]
-		if rows >= cfg.MaxBatch || cost(append(win[:len(win):len(win)], win[0])) > cfg.BatchTokens {
+		more := append(win[:len(win):len(win)], win[0])
+		if rows >= cfg.MaxBatch || cost(more) > cfg.BatchTokens || fits != nil && !fits(more) {
 			return a, lo, hi, true, computed, buf
 		}
 		pick, pickCost, waste := -1, 0, 0
 		if lo > 0 {
 			n := len(pending[lo-1].seq)
-			if c := cost(buf[0 : hi-first]); fits(c, real+n) {
+			if c := cost(buf[0 : hi-first]); within(c, real+n, buf[0:hi-first]) {
 				pick, pickCost, waste = lo-1, c, c-computed-n
 			}
 		}
 		if hi < len(pending) {
 			n := len(pending[hi].seq)
-			if c := cost(buf[lo-first : hi+1-first]); fits(c, real+n) && (pick < 0 || c-computed-n < waste) {
+			if c := cost(buf[lo-first : hi+1-first]); within(c, real+n, buf[lo-first:hi+1-first]) && (pick < 0 || c-computed-n < waste) {
 				pick, pickCost = hi, c
 			}
 		}

@@ -33,7 +33,10 @@
 //     contiguous window of it, grown greedily by whichever neighbour
 //     (next shorter or next longer) adds fewer padding tokens, within
 //     MaxBatch rows, BatchTokens padded tokens and MaxPadRatio (padded ÷
-//     real). A single pair longer than BatchTokens runs alone.
+//     real), and within the engine's own bound on a call where it has one
+//     (batching.CallBounder: a cross-encoder bounds its attention scores,
+//     which grow with rows × longest row²). A single pair longer than
+//     BatchTokens runs alone.
 //
 //   - Anti-starvation: every batch contains the oldest waiting pair; the
 //     window is grown around it. Grouping never chooses which length runs

@@ -50,7 +50,7 @@ func TestPlan(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ps := mkPending(tt.spec...)
-			a, lo, hi, full, _, _ := plan(ps, &tt.cfg, paddedCost, nil)
+			a, lo, hi, full, _, _ := plan(ps, &tt.cfg, paddedCost, nil, nil)
 			if ps[a].order != 0 {
 				t.Errorf("anchor has rank %d, want the oldest (0)", ps[a].order)
 			}
@@ -70,7 +70,7 @@ func TestPlan(t *testing.T) {
 
 func TestTakeSkipsEndedRequests(t *testing.T) {
 	cfg := testConfig()
-	q := newQueue(cfg, nopObserver{}, paddedCost)
+	q := newQueue(cfg, nopObserver{}, paddedCost, nil)
 	dead, cancel := context.WithCancel(context.Background())
 	rDead := &request{ctx: dead, done: make(chan struct{}), logits: make([]float32, 2), left: 2}
 	rLive := &request{ctx: context.Background(), done: make(chan struct{}), logits: make([]float32, 2), left: 2}
@@ -151,7 +151,7 @@ func TestPlanPackedCost(t *testing.T) {
 			c := cfg
 			c.BatchTokens = tc.budget
 			ps := mk()
-			_, lo, hi, full, computed, _ := plan(ps, &c, tc.cost, nil)
+			_, lo, hi, full, computed, _ := plan(ps, &c, tc.cost, nil, nil)
 			rows := hi - lo
 			if tc.wantRows == 0 {
 				if rows == len(spec) {
@@ -178,7 +178,7 @@ func TestPlanRequestShortestFirst(t *testing.T) {
 	}
 	slices.SortFunc(ps, cmpPair)
 	c := DefaultConfig()
-	a, lo, hi, _, _, _ := plan(ps, &c, paddedCost, nil)
+	a, lo, hi, _, _, _ := plan(ps, &c, paddedCost, nil, nil)
 	var got []int
 	for _, p := range ps[lo:hi] {
 		got = append(got, len(p.seq))
@@ -188,10 +188,51 @@ func TestPlanRequestShortestFirst(t *testing.T) {
 		seqs[i] = seq(1, n)
 	}
 	var want []int
-	for _, i := range batching.Plan(seqs, c.MaxBatch, c.BatchTokens, c.MaxPadRatio, batching.Padded, false)[0] {
+	for _, i := range batching.Plan(seqs, c.MaxBatch, c.BatchTokens, c.MaxPadRatio, batching.Padded, nil, false)[0] {
 		want = append(want, lens[i])
 	}
 	if !slices.Equal(got, want) || len(ps[a].seq) != 40 {
 		t.Errorf("batch %v (anchor %d tokens), want %v from the shortest (40)", got, len(ps[a].seq), want)
+	}
+}
+
+// TestPlanCallBound: an engine's own bound on a call (batching.Fits: here
+// rows × longest² like an encoder's attention scores) stops a batch from
+// growing and makes it full, while short pairs still batch to the token
+// budget and a pair over the bound runs alone.
+func TestPlanCallBound(t *testing.T) {
+	const bound = 2 * 100 * 100
+	var fits batching.Fits = func(seqs [][]int) bool {
+		longest := 0
+		for _, s := range seqs {
+			longest = max(longest, len(s))
+		}
+		return len(seqs)*longest*longest <= bound
+	}
+	long := [][2]int{{100, 0}, {100, 1}, {100, 2}, {100, 3}}
+	for _, tc := range []struct {
+		name     string
+		fits     batching.Fits
+		spec     [][2]int // length, arrival rank
+		wantLens []int
+		wantFull bool
+	}{
+		{"no bound: one batch", nil, long, []int{100, 100, 100, 100}, false},
+		{"long pairs: as many rows as the bound allows", fits, long, []int{100, 100}, true},
+		{"short pairs batch to the token budget", fits, [][2]int{{10, 0}, {10, 1}, {10, 2}, {10, 3}, {10, 4}}, []int{10, 10, 10, 10, 10}, false},
+		{"a pair over the bound runs alone", fits, [][2]int{{300, 0}, {300, 1}}, []int{300}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			ps := mkPending(tc.spec...)
+			_, lo, hi, full, _, _ := plan(ps, &c, paddedCost, tc.fits, nil)
+			var lens []int
+			for _, p := range ps[lo:hi] {
+				lens = append(lens, len(p.seq))
+			}
+			if !slices.Equal(lens, tc.wantLens) || full != tc.wantFull {
+				t.Errorf("batch %v full %v, want %v full %v", lens, full, tc.wantLens, tc.wantFull)
+			}
+		})
 	}
 }

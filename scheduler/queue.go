@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/rerankd/rerankd/internal/batching"
 )
 
 // pair is one token sequence waiting for, or riding in, an engine call.
@@ -32,7 +34,8 @@ type queue struct {
 	cfg  Config
 	obs  Observer
 	cost CostFunc
-	buf  [][]int // plan's scratch, used under mu
+	fits batching.Fits // the engine's own bound on a call (nil: none)
+	buf  [][]int       // plan's scratch, used under mu
 
 	mu             sync.Mutex
 	pending        []pair
@@ -48,8 +51,8 @@ type queue struct {
 	tokensPerSec float64
 }
 
-func newQueue(cfg Config, obs Observer, cost CostFunc) *queue {
-	return &queue{cfg: cfg, obs: obs, cost: cost, pending: make([]pair, 0, cfg.QueueSize), wake: make(chan struct{})}
+func newQueue(cfg Config, obs Observer, cost CostFunc, fits batching.Fits) *queue {
+	return &queue{cfg: cfg, obs: obs, cost: cost, fits: fits, pending: make([]pair, 0, cfg.QueueSize), wake: make(chan struct{})}
 }
 
 // signal wakes every waiting worker. Call with mu held.
@@ -200,7 +203,7 @@ func (q *queue) take(dst []pair, timer *time.Timer) (batch []pair, computed int,
 		}
 		var a, lo, hi int
 		var full bool
-		a, lo, hi, full, computed, q.buf = plan(q.pending, &q.cfg, q.cost, q.buf)
+		a, lo, hi, full, computed, q.buf = plan(q.pending, &q.cfg, q.cost, q.fits, q.buf)
 		clear(q.buf) // keep no sequence alive after its pair is gone
 		if slices.ContainsFunc(q.pending[lo:hi], func(p pair) bool { return p.req.dead() }) {
 			q.dropDead()

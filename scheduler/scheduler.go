@@ -103,7 +103,8 @@ type Scheduler struct {
 // New starts cfg.Workers workers over engine: batching.Logiter, the one
 // declaration of an engine call (the rerank.Engine implementations satisfy
 // it); an engine that is also a batching.Coster has its batches budgeted by
-// its Cost. obs may be nil.
+// its Cost, and one that is a batching.CallBounder has them kept within its
+// CallFits. obs may be nil.
 func New(engine batching.Logiter, cfg Config, obs Observer) (*Scheduler, error) {
 	if engine == nil {
 		return nil, errors.New("scheduler: nil engine")
@@ -118,12 +119,13 @@ func New(engine batching.Logiter, cfg Config, obs Observer) (*Scheduler, error) 
 	if c, ok := engine.(batching.Coster); ok {
 		cost = c.Cost
 	}
+	fits := batching.FitsOf(engine)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{
 		engine:    engine,
 		cfg:       cfg,
 		obs:       obs,
-		q:         newQueue(cfg, obs, cost),
+		q:         newQueue(cfg, obs, cost, fits),
 		engineCtx: ctx,
 		cancel:    cancel,
 		stopped:   make(chan struct{}),

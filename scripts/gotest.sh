@@ -3,7 +3,8 @@
 # order given, each reported as a phase (scripts/phase.sh: go-test-TIER);
 # scripts/test_tiers.txt says which package is in which tier and why.
 #
-#   oracle  the norace and mixed packages' whole suites, without -race
+#   oracle  the norace packages' whole suites and the mixed packages'
+#           other tests (their regexps joined as -skip), without -race
 #   race    every other package's whole suite under -race, then the mixed
 #           packages' concurrency tests (their -run regexp) under -race
 #   short   every package with -short, without -race: the developer's
@@ -11,7 +12,9 @@
 #   list    prints each package with its tier (race, norace, mixed REGEXP)
 #
 # `make test` runs oracle then race: together they run every test of every
-# package, and every test that starts goroutines under the race detector.
+# package once, and every test that starts goroutines under the race
+# detector (internal/testtiers checks that the joined -skip leaves no test
+# of a listed package out of both tiers).
 # The tiers of one invocation share the generated test models
 # (internal/fixture), so the race tier finds them written.
 set -euo pipefail
@@ -64,7 +67,11 @@ run_tier() {
   shift
   case $tier in
   oracle)
-    $GO test -count=1 "$@" "${norace[@]}" "${mixed[@]}" ;;
+    # A mixed package's goroutine-starting tests run in the race tier only.
+    local skip=() joined=
+    for p in "${mixed[@]}"; do joined+="${joined:+|}(${regexp[$p]})"; done
+    [ -z "$joined" ] || skip=(-skip "$joined")
+    $GO test -count=1 "${skip[@]}" "$@" "${norace[@]}" "${mixed[@]}" ;;
   race)
     # Raced test binaries wait on servers, PostgreSQL and subprocesses
     # for part of their time: GOTEST_P of them run at once (go test's
@@ -72,12 +79,24 @@ run_tier() {
     # The race runtime's 1 s sleep at each binary's exit (atexit_sleep_ms)
     # is dropped: it only gives goroutines still running after the last
     # test time to report a race, and cost a second per test binary.
-    local rc=0
+    # The mixed packages' raced tests (one go test each, as each has its
+    # own -run) run one after another beside the whole-suite invocation,
+    # not after it: a single package's tests leave part of the cores idle.
+    local rc=0 mrc=0 pid=
     export GORACE="atexit_sleep_ms=0${GORACE:+ $GORACE}"
+    if [ ${#mixed[@]} -gt 0 ]; then
+      (
+        r=0
+        for p in "${mixed[@]}"; do
+          $GO test -race -count=1 -run "${regexp[$p]}" "$@" "$p" || r=$?
+        done
+        exit "$r"
+      ) &
+      pid=$!
+    fi
     $GO test -race -count=1 -p "$par" "$@" "${raced[@]}" || rc=$?
-    for p in "${mixed[@]}"; do
-      $GO test -race -count=1 -run "${regexp[$p]}" "$@" "$p" || rc=$?
-    done
+    if [ -n "$pid" ]; then wait "$pid" || mrc=$?; fi
+    [ "$mrc" -eq 0 ] || rc=$mrc
     return "$rc" ;;
   short)
     $GO test -short -count=1 -p "$par" "$@" ./... ;;

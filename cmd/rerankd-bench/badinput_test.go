@@ -59,6 +59,8 @@ func TestBadInputLab(t *testing.T) {
 		{name: "loadtest: quant unknown", args: []string{"loadtest", "--quant", "bf16"}, code: 2, want: []string{"--quant", "bf16"}},
 		{name: "bench: compare on a decoder folder", args: []string{"bench", "--model", empty, "--compare", empty}, code: 2, want: []string{"--compare", "not a cross-encoder folder"}},
 		{name: "bench: baseline on a decoder folder", args: []string{"bench", "--model", empty, "--baseline-bin", os.Args[0]}, code: 2, want: []string{"--baseline-bin", "not a cross-encoder folder"}},
+		{name: "bench: serve flag without dashes", args: []string{"bench", "--model", tmp, "--serve-flag", "batch-tokens=512"}, code: 2, want: []string{"-serve-flag", "want --name or --name=value"}},
+		{name: "bench: serve flag on a decoder folder", args: []string{"bench", "--model", empty, "--serve-flag=--batch-tokens=512"}, code: 2, want: []string{"--serve-flag", "not a cross-encoder folder"}},
 		{name: "bench: negative memory requests", args: []string{"bench", "--model", tmp, "--memory-requests", "-1"}, code: 2, want: []string{"--memory-requests >= 0"}},
 		{name: "bench: zero peak time", args: []string{"bench", "--model", tmp, "--peak-time", "0s"}, code: 2, want: []string{"--peak-time > 0"}},
 		{name: "bench: baseline model without binary", args: []string{"bench", "--model", tmp, "--baseline-model", tmp}, code: 2, want: []string{"--baseline-model needs --baseline-bin"}},

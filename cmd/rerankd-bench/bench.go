@@ -208,6 +208,8 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	baselineBin := fs.String("baseline-bin", "", "cross-encoder folders: another build's rerankd `BINARY` whose server runs beside ours in the memory measurement, the two taking turns request by request: both builds' memory, pairs/s and logits in one run")
 	baselineModel := fs.String("baseline-model", "", "the folder --baseline-bin serves (`DIR`; default --model): a conversion by that build")
 	peakTime := fs.Duration("peak-time", 3*time.Second, "how long the MatMul-chain peak is measured after the requests (per kind of weights); the peak measured beside each request takes a fifth of it")
+	var serveFlags serveFlagList
+	fs.Var(&serveFlags, "serve-flag", "cross-encoder folders: a `FLAG` (--name=value) added to our rerankd serve in the memory measurement, not the baseline's; repeatable (to measure a serve setting against --baseline-bin)")
 	compare := fs.String("compare", "", "cross-encoder folders only: a second conversion of the same checkpoint (another convert --encoder-fusion, say) whose batched path takes turns with ours request by request (`DIR`)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -253,10 +255,13 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	} else if enc {
 		return runEncoderBench(encoderBench{dir: *dir, requests: *requests, candidates: *candidates, starts: *readyStarts, quant: q,
 			seed: *seed, served: *served, asJSON: *asJSON, opts: o, settings: st, profile: *profile, compare: *compare,
-			memRequests: *memRequests, baselineBin: *baselineBin, baselineModel: *baselineModel, peakTime: *peakTime}, stdout, stderr)
+			memRequests: *memRequests, baselineBin: *baselineBin, baselineModel: *baselineModel, serveFlags: serveFlags, peakTime: *peakTime}, stdout, stderr)
 	}
 	if *compare != "" {
 		return fmt.Errorf("%w: --compare: %s is not a cross-encoder folder (decoder graph forms: see docs/perf/graph-fusion.md)", errUsage, *dir)
+	}
+	if len(serveFlags) > 0 {
+		return fmt.Errorf("%w: --serve-flag: %s is not a cross-encoder folder (only the encoders' memory measurement takes serve flags)", errUsage, *dir)
 	}
 	if *baselineBin != "" {
 		return fmt.Errorf("%w: --baseline-bin: %s is not a cross-encoder folder (start-bench measures decoder folders' starts and memory)", errUsage, *dir)

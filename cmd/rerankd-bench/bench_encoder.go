@@ -30,6 +30,7 @@ type encoderBench struct {
 	compare                      string        // --compare folder ("" none)
 	memRequests                  int           // --memory-requests (0: no served memory)
 	baselineBin, baselineModel   string        // --baseline-bin, --baseline-model
+	serveFlags                   []string      // --serve-flag: added to our server's arguments
 	peakTime                     time.Duration // --peak-time: the final peak measurement; each request's takes a fifth
 }
 
@@ -181,7 +182,7 @@ func runEncoderBench(b encoderBench, stdout, stderr io.Writer) error {
 	}
 	if b.memRequests > 0 {
 		mb := memoryBench{settings: b.settings, requests: benchWorkload(b.memRequests, b.candidates, b.seed+1),
-			baselineBin: b.baselineBin, baselineModel: b.baselineModel}
+			baselineBin: b.baselineBin, baselineModel: b.baselineModel, serveFlags: b.serveFlags}
 		if r.ServedMemory, err = measureServedMemory(ctx, mb, stderr); err != nil {
 			return err
 		}

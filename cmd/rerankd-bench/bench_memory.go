@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rerankd/rerankd/api"
@@ -43,17 +44,35 @@ type servedMemory struct {
 	// MaxAbsLogitDiff is the largest difference between the two builds'
 	// logits for the same pairs.
 	MaxAbsLogitDiff *float64 `json:"max_abs_logit_diff_vs_baseline,omitempty"`
-	// Binary and Model say what the baseline ran.
-	Binary string `json:"binary,omitempty"`
-	Model  string `json:"model,omitempty"`
+	// Binary and Model say what the baseline ran; ServeFlags what bench
+	// --serve-flag added to our server.
+	Binary     string   `json:"binary,omitempty"`
+	Model      string   `json:"model,omitempty"`
+	ServeFlags []string `json:"serve_flags,omitempty"`
 }
 
 // memoryBench is what measureServedMemory needs from bench's flags.
 type memoryBench struct {
 	settings      servedSettings
 	requests      []rerank.Request
-	baselineBin   string // "" none
-	baselineModel string // the baseline's folder ("" the same)
+	baselineBin   string   // "" none
+	baselineModel string   // the baseline's folder ("" the same)
+	serveFlags    []string // added to our server's arguments only
+}
+
+// serveFlagList is bench's repeatable --serve-flag.
+type serveFlagList []string
+
+func (l *serveFlagList) String() string { return strings.Join(*l, " ") }
+
+// Set takes one serve flag, which must be written --name or --name=value
+// so that it cannot swallow the next argument.
+func (l *serveFlagList) Set(v string) error {
+	if !strings.HasPrefix(v, "-") {
+		return fmt.Errorf("%q: want --name or --name=value", v)
+	}
+	*l = append(*l, v)
+	return nil
 }
 
 // folderVariants lists the variants a model folder has a graph for:
@@ -92,13 +111,13 @@ func measureServedMemory(ctx context.Context, mb memoryBench, stderr io.Writer) 
 // memoryOfVariant starts our server for st (and the baseline's beside it)
 // and sends the requests, alternating between the two.
 func memoryOfVariant(ctx context.Context, exe string, st servedSettings, mb memoryBench) (servedMemory, error) {
-	m := servedMemory{Quant: st.quant.String(), Requests: len(mb.requests)}
+	m := servedMemory{Quant: st.quant.String(), Requests: len(mb.requests), ServeFlags: mb.serveFlags}
 	w, err := variantWeightBytes(st.dir, st.quant)
 	if err != nil {
 		return m, err
 	}
 	m.WeightMB = float64(w) / (1 << 20)
-	err = timeServeStart(ctx, exe, st.args(), func(pid int, url string, _ float64) error {
+	err = timeServeStart(ctx, exe, append(st.args(), mb.serveFlags...), func(pid int, url string, _ float64) error {
 		m.Stages = append(m.Stages, readProcMemory(pid, "ready", st.dir))
 		m.ReadyPeakMB = m.Stages[0].PeakMB
 		ours, err := memoryClient(url)

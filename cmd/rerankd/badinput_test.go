@@ -123,6 +123,8 @@ func writeHostile(t *testing.T, tok string) hostileFiles {
 }
 
 // notFoundHub answers 404 to everything, so a repo id never reaches the network.
+//
+// testtiers: static server
 func notFoundHub(t *testing.T) string {
 	t.Helper()
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

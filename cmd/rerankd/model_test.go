@@ -127,6 +127,8 @@ func serveHub(t *testing.T, repo, dir string) {
 // fakeHub serves the files of one repo the way the Hugging Face hub does:
 // the revision API listing, and resolve URLs with Range support and an
 // ETag holding the sha256 (as LFS files have).
+//
+// testtiers: static server
 func fakeHub(t *testing.T, repo, dir string) *httptest.Server {
 	t.Helper()
 	var siblings []map[string]string

@@ -43,8 +43,10 @@ func Padded(seqs [][]int) int {
 // (the server's scheduler applies the same MaxPadRatio). A sequence over
 // the budget still runs, alone. With sameLength every call holds sequences
 // of one length only, for engines whose output depends on the padding. A
-// nil cost is Padded.
-func Plan(seqs [][]int, maxBatch, budget int, maxPad float64, cost Cost, sameLength bool) [][]int {
+// nil cost is Padded. A non-nil fits is the engine's own bound on a call
+// (CallBounder): a call grows only while fits holds, and a single sequence
+// runs whatever fits says.
+func Plan(seqs [][]int, maxBatch, budget int, maxPad float64, cost Cost, fits Fits, sameLength bool) [][]int {
 	if cost == nil {
 		cost = Padded
 	}
@@ -65,6 +67,9 @@ func Plan(seqs [][]int, maxBatch, budget int, maxPad float64, cost Cost, sameLen
 			}
 			c := cost(append(call, next))
 			if c > budget || maxPad > 0 && float64(c) > maxPad*float64(real+len(next)) {
+				break
+			}
+			if fits != nil && len(call) > 0 && !fits(append(call, next)) {
 				break
 			}
 			call = append(call, next)

@@ -50,7 +50,7 @@ func TestPlan(t *testing.T) {
 		{"packed cost never pads", []int{1, 1, 1, 6}, 8, 12, 1, sharedOnce, false, [][]int{{0, 1, 2, 3}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Plan(seqsOf(tc.lens...), tc.maxBatch, tc.budget, tc.maxPad, tc.cost, tc.same)
+			got := Plan(seqsOf(tc.lens...), tc.maxBatch, tc.budget, tc.maxPad, tc.cost, nil, tc.same)
 			if !slices.EqualFunc(got, tc.want, slices.Equal[[]int]) {
 				t.Errorf("Plan(%v) = %v, want %v", tc.lens, got, tc.want)
 			}
@@ -92,6 +92,39 @@ func TestCheckTypes(t *testing.T) {
 			}
 			if err := CheckNoTypes(tc.types); (err == nil) != tc.untyped {
 				t.Errorf("CheckNoTypes: %v, want untyped %v", err, tc.untyped)
+			}
+		})
+	}
+}
+
+// TestPlanFits: the engine's bound on a call (here rows × longest², like a
+// padded encoder's attention scores) splits calls of long rows, leaves
+// short rows to the token budget and never refuses a single row.
+func TestPlanFits(t *testing.T) {
+	fits := func(bound int) Fits {
+		return func(seqs [][]int) bool {
+			longest := 0
+			for _, s := range seqs {
+				longest = max(longest, len(s))
+			}
+			return len(seqs)*longest*longest <= bound
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		lens []int
+		fits Fits
+		want [][]int
+	}{
+		{"no bound", []int{100, 100, 100}, nil, [][]int{{0, 1, 2}}},
+		{"long rows split", []int{100, 100, 100}, fits(2 * 100 * 100), [][]int{{0, 1}, {2}}},
+		{"short rows together", []int{10, 10, 10, 100}, fits(2 * 100 * 100), [][]int{{0, 1, 2}, {3}}},
+		{"a row over the bound runs alone", []int{300, 300}, fits(2 * 100 * 100), [][]int{{0}, {1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Plan(seqsOf(tc.lens...), 32, 8192, 0, Padded, tc.fits, false)
+			if !slices.EqualFunc(got, tc.want, slices.Equal[[]int]) {
+				t.Errorf("Plan(%v) = %v, want %v", tc.lens, got, tc.want)
 			}
 		})
 	}

@@ -66,3 +66,27 @@ func CostOf(e Logiter) Cost {
 	}
 	return Padded
 }
+
+// Fits reports that one engine call over seqs stays within the engine's
+// own bound. It must not keep or change seqs.
+type Fits func(seqs [][]int) bool
+
+// CallBounder is implemented by engines that bound their calls by more
+// than the tokens they compute: a padded encoder's attention scores grow
+// with rows × longest row², so a call of a few long rows holds far more
+// memory than its tokens say, and ONNX Runtime's arena keeps what the
+// largest call needed. CallFits reports that one call over seqs is within
+// that bound; the scheduler and Plan grow a call only while it holds,
+// under their token budget, and run a single sequence whatever it says.
+type CallBounder interface {
+	CallFits(seqs [][]int) bool
+}
+
+// FitsOf is e's CallFits, or nil for an engine without a bound of its
+// own.
+func FitsOf(e Logiter) Fits {
+	if b, ok := e.(CallBounder); ok {
+		return b.CallFits
+	}
+	return nil
+}

@@ -230,6 +230,9 @@ func (a *App) openBackend(c Config) error {
 		o.Session.SessionCacheDir = filepath.Join(c.Model.CacheDir, "sessions")
 	}
 	c.scorerPlan(&o)
+	if !c.Tuning.EncoderCallBound {
+		o.EncoderScoresBytes = 0
+	}
 	if err := o.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", cli.ErrUsage, err)
 	}

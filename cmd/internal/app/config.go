@@ -132,6 +132,11 @@ type Tuning struct {
 	NoSharedPrefix bool
 	// NoSpinning makes intra-op threads block when idle (tune).
 	NoSpinning bool
+	// EncoderCallBound keeps a cross-encoder's CPU calls within the
+	// engine's bound on their attention scores
+	// (model.Options.EncoderScoresBytes); false leaves the token budget
+	// (Scheduler.BatchTokens) alone to bound them, as when the user sets it.
+	EncoderCallBound bool
 	// EncoderTokenizer, when set, encodes an encoder folder's text instead
 	// of the folder's tokenizer.json (tests), for the reranker and the
 	// --embed-model alike.
@@ -192,7 +197,7 @@ func DefaultConfig() Config {
 		Embedding:    EmbeddingConfig{Queue: embed.DefaultQueueConfig()},
 		MCPNamespace: DefaultMCPNamespace,
 		Version:      "dev",
-		Tuning:       Tuning{Prefetch: true, Prepack: "auto", AttentionForm: true},
+		Tuning:       Tuning{Prefetch: true, Prepack: "auto", AttentionForm: true, EncoderCallBound: true},
 	}
 }
 

@@ -87,7 +87,7 @@ func DefineFlags(fs *flag.FlagSet) *Flags {
 
 	fs.IntVar(&c.Scheduler.Workers, "workers", c.Scheduler.Workers, "concurrent engine calls")
 	fs.IntVar(&c.Scheduler.QueueSize, "queue-size", c.Scheduler.QueueSize, "pairs waiting before requests get 429")
-	fs.IntVar(&c.Scheduler.BatchTokens, "batch-tokens", c.Scheduler.BatchTokens, "token budget per engine call (padding counted)")
+	fs.IntVar(&c.Scheduler.BatchTokens, "batch-tokens", c.Scheduler.BatchTokens, "token budget per engine call (padding counted); on the CPU a cross-encoder's calls also stay within a bound on their attention scores unless this is given")
 	fs.IntVar(&c.Scheduler.MaxBatch, "max-batch", c.Scheduler.MaxBatch, "pairs per engine call")
 	fs.Float64Var(&c.Scheduler.MaxPadRatio, "max-pad-ratio", c.Scheduler.MaxPadRatio, "most computed tokens over real tokens in one engine call of a padding engine (cross-encoders, the plain graph): low on CPU, where padding is wasted work; raise it on a GPU (1: equal lengths only)")
 	fs.DurationVar(&c.Scheduler.MaxWait, "max-wait", c.Scheduler.MaxWait, "how long a batch may wait to fill")
@@ -141,6 +141,15 @@ func (l *nameList) Set(v string) error {
 func Parse(fs *flag.FlagSet, f *Flags, args []string, stderr io.Writer) (*slog.Logger, error) {
 	if err := cli.ParseGrouped(fs, args, stderr); err != nil {
 		return nil, err
+	}
+	// A token budget the user chose bounds a cross-encoder's calls alone.
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "batch-tokens" {
+			f.Cfg.Tuning.EncoderCallBound = false
+		}
+	})
+	if _, ok := os.LookupEnv(paths.FlagEnv("batch-tokens")); ok {
+		f.Cfg.Tuning.EncoderCallBound = false
 	}
 	if err := paths.ApplyFlagEnv(fs); err != nil {
 		return nil, fmt.Errorf("%w: %w", cli.ErrUsage, err)
