@@ -49,7 +49,7 @@ func TestORTMatchesReferenceUntied(t *testing.T) {
 	}
 	r := rerank.Request{Query: query, Docs: mixedDocs(6)}
 	for _, head := range []onnx.Head{onnx.HeadLogit, onnx.HeadYesNo} {
-		dir := tinyModelOf(t, tinyUntied(), head, false)
+		dir := tinyModelOf(t, tinyUntied(), head, true) // external: one copy of the weights for its graphs
 		got := scoreAll(t, openModel(t, dir, EngineONNX, rerank.DefaultScorerConfig()), r)
 		want := scoreAll(t, openModel(t, dir, EngineReference, rerank.DefaultScorerConfig()), r)
 		maxErr := 0.0
@@ -66,7 +66,7 @@ func TestORTMatchesReferenceUntied(t *testing.T) {
 // TestBatchInvariance: a pair's score is the same alone, in a batch of 32
 // of mixed lengths, and in any order (within 1e-6).
 func TestBatchInvariance(t *testing.T) {
-	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, rerank.DefaultScorerConfig())
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineONNX, rerank.DefaultScorerConfig())
 	docs := mixedDocs(32)
 	batch := scoreAll(t, s, rerank.Request{Query: query, Docs: docs})
 	rev := slices.Clone(docs)
@@ -75,7 +75,7 @@ func TestBatchInvariance(t *testing.T) {
 	// Small batches force different groupings and paddings.
 	small := rerank.DefaultScorerConfig()
 	small.MaxBatch = 3
-	grouped := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, small), rerank.Request{Query: query, Docs: docs})
+	grouped := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineONNX, small), rerank.Request{Query: query, Docs: docs})
 	for i, d := range docs {
 		alone := scoreAll(t, s, rerank.Request{Query: query, Docs: []string{d}})[0]
 		for name, v := range map[string]float64{"batch": batch[i].Score, "reversed": reversed[len(docs)-1-i].Score, "groups of 3": grouped[i].Score} {
@@ -98,7 +98,10 @@ func TestBatchInvariance(t *testing.T) {
 // the same logits as our folded head.
 func TestCommunityHeads(t *testing.T) {
 	r := rerank.Request{Query: query, Docs: mixedDocs(5)}
-	want := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, rerank.DefaultScorerConfig()), r)
+	// The full-vocabulary layouts and our head from folders with external
+	// weights (ONNX Runtime reads them without parsing an inline copy per
+	// graph); the two-row head from the inline folder TestGraphIOMatchesRuntime reads.
+	want := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineONNX, rerank.DefaultScorerConfig()), r)
 	cases := []struct {
 		head onnx.Head
 		kind OutputKind
@@ -107,7 +110,7 @@ func TestCommunityHeads(t *testing.T) {
 		cases = cases[:1] // -short: the two-row head only
 	}
 	for _, c := range cases {
-		dir := tinyModel(t, c.head, false)
+		dir := tinyModel(t, c.head, c.head != onnx.HeadYesNo)
 		o := DefaultOptions()
 		o.RuntimeLib = testenv.ORTLib()
 		s, info, err := Open(dir, o)
@@ -132,20 +135,20 @@ func TestCommunityHeads(t *testing.T) {
 func TestTruncatedScoring(t *testing.T) {
 	cfg := rerank.DefaultScorerConfig()
 	cfg.Prompt.MaxLength = 128
-	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, cfg)
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineONNX, cfg)
 	long := strings.Repeat("a very long memory about many things ", 100)
 	got := scoreAll(t, s, rerank.Request{Query: query, Docs: []string{long, "short"}})
 	if !got[0].Truncated || got[0].Tokens != 128 || got[1].Truncated {
 		t.Errorf("got %+v", got)
 	}
-	ref := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineReference, cfg), rerank.Request{Query: query, Docs: []string{long}})
+	ref := scoreAll(t, openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineReference, cfg), rerank.Request{Query: query, Docs: []string{long}})
 	if math.Abs(ref[0].Logit-got[0].Logit) > 1e-4 {
 		t.Errorf("truncated prompt: ORT %.6f vs reference %.6f", got[0].Logit, ref[0].Logit)
 	}
 }
 
 func TestScoreErrors(t *testing.T) {
-	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, rerank.DefaultScorerConfig())
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineONNX, rerank.DefaultScorerConfig())
 	if _, err := s.Score(context.Background(), rerank.Request{Docs: []string{"x"}}); !errors.Is(err, rerank.ErrEmptyQuery) {
 		t.Errorf("empty query: %v", err)
 	}
@@ -207,7 +210,7 @@ func TestIncompatibleModels(t *testing.T) {
 }
 
 func TestConcurrentScoring(t *testing.T) {
-	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineONNX, rerank.DefaultScorerConfig())
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineONNX, rerank.DefaultScorerConfig())
 	docs := mixedDocs(8)
 	want := scoreAll(t, s, rerank.Request{Query: query, Docs: docs})
 	errs := make(chan error, 8)
@@ -232,7 +235,7 @@ func TestConcurrentScoring(t *testing.T) {
 // race tier's -race, a short batch gives each sequence what it gets alone.
 func TestConcurrentReference(t *testing.T) {
 	docs := []string{"a cat", "the support group met on Tuesday", "x", "a sunset over the lake"}
-	s := openModel(t, tinyModel(t, onnx.HeadLogit, false), EngineReference, rerank.DefaultScorerConfig())
+	s := openModel(t, tinyModel(t, onnx.HeadLogit, true), EngineReference, rerank.DefaultScorerConfig())
 	batch := scoreAll(t, s, rerank.Request{Query: query, Docs: docs})
 	for i, d := range docs {
 		alone := scoreAll(t, s, rerank.Request{Query: query, Docs: []string{d}})

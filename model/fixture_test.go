@@ -14,7 +14,11 @@ import (
 )
 
 // tinyModel writes (once per run) a tiny random model with the given head
-// and returns its folder.
+// and returns its folder, its weights in model.onnx.data when external.
+// Tests for which storage is not the point read the external folder: each
+// session of an inline one parses the graph's copy of the weights, and
+// the tests of inline storage (TestORTMatchesReference,
+// TestSharedPrefixMatchesPlain, TestGraphIOMatchesRuntime) name it.
 func tinyModel(t testing.TB, head onnx.Head, external bool) string {
 	t.Helper()
 	return tinyModelOf(t, arch.Tiny(), head, external)

@@ -89,7 +89,7 @@ func TestTokenizerResolvedAlike(t *testing.T) {
 		}
 		return dir
 	}
-	rrDir := strip(tinyModel(t, onnx.HeadLogit, false))
+	rrDir := strip(tinyModel(t, onnx.HeadLogit, true))
 	emDir := strip(tinyEmbeddingModel(t, onnx.EmbedHidden, false))
 	ro := DefaultOptions()
 	ro.RuntimeLib, ro.Session.IntraOpThreads = testenv.ORTLib(), 2

@@ -52,10 +52,13 @@ func quantSameTol(q onnx.Quant) float64 {
 }
 
 // tinyQuantModel writes (once per run) a tiny model with every quantised
-// variant (testQuants).
+// variant (testQuants), its weights external as a full-size model's are:
+// the variants' graphs share one data file instead of each carrying the
+// float32 embedding inline (TestGraphIOMatchesRuntime reads an inline
+// int8 folder).
 func tinyQuantModel(t testing.TB) string {
 	t.Helper()
-	return fixture.Model(t, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Quants: testQuants()})
+	return fixture.Model(t, arch.Tiny(), 7, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), Quants: testQuants(), ForceExternal: true})
 }
 
 // testQuants is every quantised variant, or with -short int8 alone (the
@@ -139,7 +142,7 @@ func TestQuantMatchesFloat(t *testing.T) {
 // TestQuantMissingVariant: asking for a variant the folder lacks is an
 // error naming the command that writes it, never a silent float32 run.
 func TestQuantMissingVariant(t *testing.T) {
-	dir := tinyModel(t, onnx.HeadLogit, false)
+	dir := tinyModel(t, onnx.HeadLogit, true)
 	for _, q := range onnx.Quants() {
 		if _, err := os.Stat(filepath.Join(dir, onnx.QuantFile(onnx.ModelFile, q))); err == nil {
 			t.Fatalf("fixture unexpectedly has %v", q)

@@ -61,7 +61,8 @@ func TestLargerSizesConvertScore(t *testing.T) {
 			if err := hf.WriteCheckpoint(src, w, c.dtype, 2); err != nil {
 				t.Fatal(err)
 			}
-			if err := folder.Convert(src, out, folder.BuildOptions{Tokenizer: testenv.TokenizerDir()}); err != nil {
+			// Weights external, as the 4B's and 8B's are.
+			if err := folder.Convert(src, out, folder.BuildOptions{Tokenizer: testenv.TokenizerDir(), ForceExternal: true}); err != nil {
 				t.Fatal(err)
 			}
 			loaded, err := hf.LoadCheckpoint(src)

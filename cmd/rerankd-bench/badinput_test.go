@@ -62,6 +62,7 @@ func TestBadInputLab(t *testing.T) {
 		{name: "bench: serve flag without dashes", args: []string{"bench", "--model", tmp, "--serve-flag", "batch-tokens=512"}, code: 2, want: []string{"-serve-flag", "want --name or --name=value"}},
 		{name: "bench: serve flag on a decoder folder", args: []string{"bench", "--model", empty, "--serve-flag=--batch-tokens=512"}, code: 2, want: []string{"--serve-flag", "not a cross-encoder folder"}},
 		{name: "bench: negative memory requests", args: []string{"bench", "--model", tmp, "--memory-requests", "-1"}, code: 2, want: []string{"--memory-requests >= 0"}},
+		{name: "bench: zero peak time", args: []string{"bench", "--model", tmp, "--peak-time", "0s"}, code: 2, want: []string{"--peak-time > 0"}},
 		{name: "bench: baseline model without binary", args: []string{"bench", "--model", tmp, "--baseline-model", tmp}, code: 2, want: []string{"--baseline-model needs --baseline-bin"}},
 		{name: "bench: baseline binary missing", args: []string{"bench", "--model", tmp, "--baseline-bin", filepath.Join(tmp, "nobin")}, code: 2, want: []string{"--baseline-bin", "nobin", "not a file"}},
 		{name: "bench: baseline without memory requests", args: []string{"bench", "--model", tmp, "--baseline-bin", os.Args[0], "--memory-requests", "0"}, code: 2, want: []string{"--memory-requests must be >= 1"}},

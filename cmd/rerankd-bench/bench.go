@@ -207,14 +207,15 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	memRequests := fs.Int("memory-requests", 100, "cross-encoder folders: requests sent to a fresh rerankd serve of each variant the folder has (fp32, int8, ...) to measure its peak resident memory at ready and after them, against the weights its graph uses (0: skip)")
 	baselineBin := fs.String("baseline-bin", "", "cross-encoder folders: another build's rerankd `BINARY` whose server runs beside ours in the memory measurement, the two taking turns request by request: both builds' memory, pairs/s and logits in one run")
 	baselineModel := fs.String("baseline-model", "", "the folder --baseline-bin serves (`DIR`; default --model): a conversion by that build")
+	peakTime := fs.Duration("peak-time", 3*time.Second, "how long the MatMul-chain peak is measured after the requests (per kind of weights); the peak measured beside each request takes a fifth of it")
 	var serveFlags serveFlagList
 	fs.Var(&serveFlags, "serve-flag", "cross-encoder folders: a `FLAG` (--name=value) added to our rerankd serve in the memory measurement, not the baseline's; repeatable (to measure a serve setting against --baseline-bin)")
 	compare := fs.String("compare", "", "cross-encoder folders only: a second conversion of the same checkpoint (another convert --encoder-fusion, say) whose batched path takes turns with ours request by request (`DIR`)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	if *dir == "" || *candidates < 1 || *requests < 1 || *cacheMB < 0 || *readyStarts < 0 || *memRequests < 0 {
-		return fmt.Errorf("%w: --model required; --candidates and --requests must be >= 1, --prefix-cache-mb, --ready-starts and --memory-requests >= 0", errUsage)
+	if *dir == "" || *candidates < 1 || *requests < 1 || *cacheMB < 0 || *readyStarts < 0 || *memRequests < 0 || *peakTime <= 0 {
+		return fmt.Errorf("%w: --model required; --candidates and --requests must be >= 1, --prefix-cache-mb, --ready-starts and --memory-requests >= 0, --peak-time > 0", errUsage)
 	}
 	if *baselineModel != "" && *baselineBin == "" {
 		return fmt.Errorf("%w: --baseline-model needs --baseline-bin", errUsage)
@@ -254,7 +255,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	} else if enc {
 		return runEncoderBench(encoderBench{dir: *dir, requests: *requests, candidates: *candidates, starts: *readyStarts, quant: q,
 			seed: *seed, served: *served, asJSON: *asJSON, opts: o, settings: st, profile: *profile, compare: *compare,
-			memRequests: *memRequests, baselineBin: *baselineBin, baselineModel: *baselineModel, serveFlags: serveFlags}, stdout, stderr)
+			memRequests: *memRequests, baselineBin: *baselineBin, baselineModel: *baselineModel, serveFlags: serveFlags, peakTime: *peakTime}, stdout, stderr)
 	}
 	if *compare != "" {
 		return fmt.Errorf("%w: --compare: %s is not a cross-encoder folder (decoder graph forms: see docs/perf/graph-fusion.md)", errUsage, *dir)
@@ -420,7 +421,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 		directCalls = append(directCalls, len(s.Batches(prompts)))
 		for i, m := range meters {
-			g, err := m.Measure(600 * time.Millisecond)
+			g, err := m.Measure(*peakTime / 5)
 			if err != nil {
 				return err
 			}
@@ -454,11 +455,11 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintln(stderr, "measuring the MatMul-chain peak...")
-	if r.PeakGFLOPs, err = meters[0].Measure(3 * time.Second); err != nil {
+	if r.PeakGFLOPs, err = meters[0].Measure(*peakTime); err != nil {
 		return err
 	}
 	if q != onnx.QuantNone {
-		if r.QuantPeakGFLOPs, err = meters[1].Measure(3 * time.Second); err != nil {
+		if r.QuantPeakGFLOPs, err = meters[1].Measure(*peakTime); err != nil {
 			return err
 		}
 	}

@@ -32,7 +32,7 @@ func TestBenchEncoder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			code, out, errs := runCLI(t, "bench", "--model", dir, "--requests", "2", "--candidates", "5", "--threads", "2",
+			code, out, errs := runCLI(t, "bench", "--peak-time", smokePeak, "--model", dir, "--requests", "2", "--candidates", "5", "--threads", "2",
 				"--quant", c.quant, "--ready-starts", "1", "--memory-requests", "3", "--baseline-bin", self, "--json")
 			if code != 0 {
 				t.Fatalf("bench: exit %d: %s", code, errs)
@@ -63,7 +63,7 @@ func TestBenchEncoder(t *testing.T) {
 					t.Errorf("%s wrong in %+v (error %+v)", check.name, r, r.Error)
 				}
 			}
-			code, out, errs = runCLI(t, "bench", "--model", dir, "--requests", "1", "--candidates", "3", "--ready-starts", "0", "--quant", c.quant,
+			code, out, errs = runCLI(t, "bench", "--peak-time", smokePeak, "--model", dir, "--requests", "1", "--candidates", "3", "--ready-starts", "0", "--quant", c.quant,
 				"--memory-requests", "1")
 			if code != 0 || !strings.Contains(out, "cross-encoder") || !strings.Contains(out, "served (HTTP + scheduler, one client)") ||
 				!strings.Contains(out, "served int8: peak RSS") ||
@@ -72,7 +72,7 @@ func TestBenchEncoder(t *testing.T) {
 			}
 			// --ort-profile: our path's trace, its matrix products counted.
 			trace := filepath.Join(t.TempDir(), "trace")
-			code, out, errs = runCLI(t, "bench", "--model", dir, "--requests", "1", "--candidates", "3", "--ready-starts", "0",
+			code, out, errs = runCLI(t, "bench", "--peak-time", smokePeak, "--model", dir, "--requests", "1", "--candidates", "3", "--ready-starts", "0",
 				"--served=false", "--quant", c.quant, "--ort-profile", trace, "--memory-requests", "0", "--json")
 			var pr encoderBenchResult
 			if code != 0 || json.Unmarshal([]byte(out), &pr) != nil {
@@ -138,7 +138,7 @@ func TestBenchEncoderCompare(t *testing.T) {
 	if err != nil || meta[onnx.MetaEncoderFusion] != onnx.AllEncoderFusions.String() {
 		t.Fatalf("fused folder's %s: %q (%v)", onnx.MetaEncoderFusion, meta[onnx.MetaEncoderFusion], err)
 	}
-	code, out, errs := runCLI(t, "bench", "--model", plain, "--compare", fused, "--requests", "3", "--candidates", "4", "--threads", "2",
+	code, out, errs := runCLI(t, "bench", "--peak-time", smokePeak, "--model", plain, "--compare", fused, "--requests", "3", "--candidates", "4", "--threads", "2",
 		"--ready-starts", "0", "--served=false", "--memory-requests", "0", "--json")
 	if code != 0 {
 		t.Fatalf("bench --compare: exit %d: %s", code, errs)

@@ -24,8 +24,8 @@ func runOnTerminal(t *testing.T, args ...string) (int, string) {
 // TestBenchProgressOnTerminal: bench draws its per-request bar on a
 // terminal (TestBenchTiny checks a buffer gets none).
 func TestBenchProgressOnTerminal(t *testing.T) {
-	dir := testModel(t, "--seed", "5", "--quant", "none")
-	code, term := runOnTerminal(t, "bench", "--model", dir, "--requests", "3", "--candidates", "2", "--served=false", "--ready-starts", "0")
+	dir := writeTiny(t, "none")
+	code, term := runOnTerminal(t, "bench", "--peak-time", smokePeak, "--model", dir, "--requests", "3", "--candidates", "2", "--served=false", "--ready-starts", "0")
 	if code != 0 || !strings.Contains(term, "bench") || !strings.Contains(term, "3/3") {
 		t.Errorf("exit %d, terminal got %q: want the bar with its label and count", code, term)
 	}

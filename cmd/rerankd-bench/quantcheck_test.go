@@ -13,10 +13,12 @@ import (
 )
 
 // writeTiny returns a tiny testmodel folder with the given --quant list
-// (shared, read-only: testModel).
-func writeTiny(t *testing.T, quants string) string {
+// (shared, read-only: testModel), its weights in one external data file
+// as a full-size model's are: every start and session of the lab's tests
+// then reads them from there instead of parsing each graph's inline copy.
+func writeTiny(t *testing.T, quants string, more ...string) string {
 	t.Helper()
-	return testModel(t, "--seed", "3", "--quant", quants)
+	return testModel(t, append([]string{"--seed", "5", "--external", "--quant", quants}, more...)...)
 }
 
 func writeTexts(t *testing.T, name, content string) string {

@@ -9,7 +9,7 @@ import (
 // TestTuneTiny: tune prints one result per setting, the default first with
 // ratio 1, every setting measured; bad flags are usage errors.
 func TestTuneTiny(t *testing.T) {
-	dir := testModel(t, "--seed", "5", "--quant", "none")
+	dir := writeTiny(t, "none")
 	code, out, errs := runCLI(t, "tune", "--model", dir, "--rounds", "1", "--candidates", "3", "--json")
 	if code != 0 {
 		t.Fatalf("tune: exit %d: %s", code, errs)

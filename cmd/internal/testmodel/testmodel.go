@@ -37,6 +37,7 @@ func Run(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	kind := fs.String("kind", "reranker", "reranker, or embedding (Qwen3-Embedding layout: last_hidden_state output, no head)")
 	tok := fs.String("tokenizer", paths.Tokenizer(), "tokenizer folder copied into the model (env RERANKD_TOKENIZER); with --arch xlmr|bert, a WordPiece or Unigram tokenizer.json (or its folder) copied into the checkpoint, none when not given")
 	noShared := fs.Bool("no-shared-prefix", false, "do not write shared_prefix.onnx (the graph that computes a request's shared prefix once; it shares model.onnx.data)")
+	external := fs.Bool("external", false, "write the weights to model.onnx.data, shared by the folder's graphs, as a full-size model's always are (a tiny one's are inline by default)")
 	quants := fs.String("quant", "int8", "quantised variants to write next to the float32 graphs, comma-separated: int8 (per-channel int8 weights, per-row int8 activations), "+
 		graphflags.QuantList(onnx.Quants()[1:])+" (docs/perf/int8-precision.md), or none")
 	setGraph := graphflags.Graph(fs)
@@ -107,6 +108,7 @@ func Run(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	bo.Tokenizer = *tok
 	bo.Head = h
 	bo.NoSharedPrefix = *noShared
+	bo.ForceExternal = *external
 	bo.Quants = qs
 	if err := write(*out, cfg, *seed, bo); err != nil {
 		return err
