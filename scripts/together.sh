@@ -4,8 +4,9 @@
 # output is held and printed as one block when it ends, so blocks never
 # interleave. Exits non-zero when any target failed, after all have ended.
 #
-# make test runs its static checks and script tests this way: none of them
-# keeps two cores busy alone, so side by side they end well before their
+# make test runs its static checks and script tests this way: most of them
+# leave a core idle for most of their run (govulncheck, the Python tests,
+# vet and lint with a warm cache), so side by side they end before their
 # sum (docs/testing.md).
 set -uo pipefail
 name=${1:?usage: together.sh NAME TARGET...}

@@ -148,7 +148,7 @@ func Parse(fs *flag.FlagSet, f *Flags, args []string, stderr io.Writer) (*slog.L
 			f.Cfg.Tuning.EncoderCallBound = false
 		}
 	})
-	if _, ok := os.LookupEnv(paths.FlagEnv("batch-tokens")); ok {
+	if _, ok := paths.LookupEnv(paths.FlagEnv("batch-tokens")); ok {
 		f.Cfg.Tuning.EncoderCallBound = false
 	}
 	if err := paths.ApplyFlagEnv(fs); err != nil {
