@@ -120,7 +120,7 @@ type Options struct {
 const DefaultPrefixCacheMB = 64
 
 // DefaultEncoderScoresBytes is Options.EncoderScoresBytes's default.
-const DefaultEncoderScoresBytes = 4 << 20
+const DefaultEncoderScoresBytes = 6 << 20
 
 // DefaultOptions returns the defaults; RuntimeLib must still be set for the
 // onnx engine.
