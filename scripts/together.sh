@@ -9,30 +9,22 @@
 # vet and lint with a warm cache), so side by side they end before their
 # sum (docs/testing.md).
 set -uo pipefail
-name=${1:?usage: together.sh NAME TARGET...}
-shift
 cd "$(dirname "$0")/.."
+if [ "${1:-}" != --inner ]; then
+  exec scripts/phase.sh "${1:?usage: together.sh NAME TARGET...}" "$0" --inner "${@:2}"
+fi
+shift
 make=${MAKE:-make}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rerankd-together.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-start=$(date +%s.%N)
 declare -A pid=()
 for t in "$@"; do
   scripts/phase.sh "$t" "$make" --no-print-directory "$t" >"$tmp/$t.out" 2>&1 &
   pid[$t]=$!
 done
 rc=0
-failed=()
 for t in "$@"; do
-  if ! wait "${pid[$t]}"; then rc=1; failed+=("$t"); fi
+  wait "${pid[$t]}" || rc=1
   cat "$tmp/$t.out"
 done
-secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
-if [ "$rc" -eq 0 ]; then
-  line="phase $name: ok in $secs s"
-else
-  line="phase $name: FAILED (${failed[*]}) after $secs s"
-fi
-echo "$line" >&2
-if [ -n "${RERANKD_PHASE_LOG:-}" ]; then echo "$line" >>"$RERANKD_PHASE_LOG"; fi
 exit "$rc"
