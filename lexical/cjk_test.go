@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -251,31 +250,6 @@ func TestOneCharacterWord(t *testing.T) {
 		if got := s.Score("猫", doc)[0].Raw > 0; got != wantMatch {
 			t.Errorf("%s: 猫 matches %q: %v, want %v", m, doc[0], got, wantMatch)
 		}
-	}
-}
-
-// TestGseConcurrent shares one gse Analyzer between goroutines (run with
-// -race): the segmenter must only be read.
-func TestGseConcurrent(t *testing.T) {
-	as := analyzers(t)
-	for _, m := range []lexical.CJKMode{lexical.CJKGse, lexical.CJKGseBigram, lexical.CJKGseUnigram} {
-		a := as[m]
-		want := make([][]string, len(cjkCases))
-		for i, c := range cjkCases {
-			want[i] = a.Terms(c.text)
-		}
-		var wg sync.WaitGroup
-		for g := range 4 {
-			wg.Go(func() {
-				for k := range 3 * len(cjkCases) {
-					i := (k + g) % len(cjkCases)
-					if got := a.Terms(cjkCases[i].text); !slices.Equal(got, want[i]) {
-						t.Errorf("%s: concurrent Terms(%q) = %q, want %q", m, cjkCases[i].text, got, want[i])
-					}
-				}
-			})
-		}
-		wg.Wait()
 	}
 }
 

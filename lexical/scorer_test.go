@@ -339,9 +339,9 @@ func TestDeterministicAndConcurrent(t *testing.T) {
 	want := s.Score(q, docs)
 	var wg sync.WaitGroup
 	errs := make(chan string, 8)
-	for range 8 {
+	for range 4 {
 		wg.Go(func() {
-			for range 20 {
+			for range 3 {
 				if got := s.Score(q, docs); !slices.Equal(got, want) {
 					errs <- "results differ between calls"
 					return

@@ -62,6 +62,14 @@ if [ -z "${RERANKD_TEST_FIXTURES:-}" ]; then
   trap 'rm -rf "$RERANKD_TEST_FIXTURES"' EXIT
 fi
 
+# Flags of the two CI tiers. -ldflags=-w: the test binaries carry no DWARF
+# (nothing reads it; stack traces come from the symbol table), which cuts
+# about a third of each binary's link, and every package links one or two.
+# -vet=off: `make test` runs go vet over the same packages, test files
+# included (scripts/together.sh), so go test's subset of it would only
+# repeat that in each tier.
+ciflags=(-ldflags=-w -vet=off)
+
 run_tier() {
   local tier=$1
   shift
@@ -71,7 +79,7 @@ run_tier() {
     local skip=() joined=
     for p in "${mixed[@]}"; do joined+="${joined:+|}(${regexp[$p]})"; done
     [ -z "$joined" ] || skip=(-skip "$joined")
-    $GO test -count=1 "${skip[@]}" "$@" "${norace[@]}" "${mixed[@]}" ;;
+    $GO test -count=1 "${ciflags[@]}" "${skip[@]}" "$@" "${norace[@]}" "${mixed[@]}" ;;
   race)
     # Raced test binaries wait on servers, PostgreSQL and subprocesses
     # for part of their time: GOTEST_P of them run at once (go test's
@@ -88,18 +96,18 @@ run_tier() {
       (
         r=0
         for p in "${mixed[@]}"; do
-          $GO test -race -count=1 -run "${regexp[$p]}" "$@" "$p" || r=$?
+          $GO test -race -count=1 "${ciflags[@]}" -run "${regexp[$p]}" "$@" "$p" || r=$?
         done
         exit "$r"
       ) &
       pid=$!
     fi
-    $GO test -race -count=1 -p "$par" "$@" "${raced[@]}" || rc=$?
+    $GO test -race -count=1 "${ciflags[@]}" -p "$par" "$@" "${raced[@]}" || rc=$?
     if [ -n "$pid" ]; then wait "$pid" || mrc=$?; fi
     [ "$mrc" -eq 0 ] || rc=$mrc
     return "$rc" ;;
   short)
-    $GO test -short -count=1 -p "$par" "$@" ./... ;;
+    $GO test -short -count=1 -ldflags=-w -p "$par" "$@" ./... ;;
   list)
     for p in "${raced[@]}"; do echo "race   ${p#"$mod"/}"; done
     for p in "${norace[@]}"; do echo "norace ${p#"$mod"/}"; done

@@ -35,9 +35,16 @@ func (s segmenter) Cut(run string) []string { return s.seg.Cut(run, true) }
 // inside longer words.
 func (s segmenter) CutSearch(run string) []string { return s.seg.CutSearch(run, true) }
 
+// load reads gse's embedded simplified and traditional Chinese lists.
 func load() (lexical.WordSegmenter, error) {
+	return newSegmenter(func(seg *gseseg.Segmenter) error { return seg.LoadDictEmbed("zh") })
+}
+
+// newSegmenter builds the segmenter from the words loadDict adds (with
+// gse's HMM for unknown words, loaded with the first dictionary).
+func newSegmenter(loadDict func(*gseseg.Segmenter) error) (lexical.WordSegmenter, error) {
 	seg := &gseseg.Segmenter{SkipLog: true}
-	if err := seg.LoadDictEmbed("zh"); err != nil {
+	if err := loadDict(seg); err != nil {
 		return nil, errors.Join(errors.New("lexical/gse: loading the dictionary"), err)
 	}
 	if seg.Dict == nil || seg.Dict.NumTokens() == 0 {
