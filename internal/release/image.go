@@ -120,13 +120,23 @@ func BuildImage(c ImageConfig, layers []LayerSpec) (v1.Image, error) {
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
 	for _, ls := range layers {
+		// Compressed here, once: given the tar, the layer would compress
+		// it again for its digest, its size and the archive. The opener's
+		// gzip magic tells tarball the bytes are compressed.
 		var buf bytes.Buffer
-		if err := ls.Tree.WriteTar(&buf, "", c.Created); err != nil {
+		zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		if err != nil {
+			return nil, err
+		}
+		if err := ls.Tree.WriteTar(zw, "", c.Created); err != nil {
+			return nil, err
+		}
+		if err := zw.Close(); err != nil {
 			return nil, err
 		}
 		data := buf.Bytes()
 		l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
-			tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.BestCompression))
+			tarball.WithMediaType(types.OCILayer))
 		if err != nil {
 			return nil, fmt.Errorf("release: layer %q: %w", ls.Comment, err)
 		}
