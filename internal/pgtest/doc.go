@@ -47,7 +47,9 @@
 // naming the package and scripts/setup_postgres.sh (make test runs it); under
 // CI=true they fail instead (testenv.SkipUnlessCI): a database test that CI
 // skips proves nothing. Any other start failure fails the test, with the end
-// of the server log in the message.
+// of the server log in the message. Under -short (make test-short, the
+// developer's inner loop) Start and Shared skip, CI=true or not: make test
+// runs every test that needs a server.
 //
 // # Fault injection
 //

@@ -163,6 +163,7 @@ type postmaster struct {
 // CI=true it fails t instead.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
+	skipShort(t)
 	var o options
 	for _, opt := range opts {
 		opt(&o)
@@ -180,6 +181,16 @@ func Start(t testing.TB, opts ...Option) *Server {
 		}
 	})
 	return s
+}
+
+// skipShort skips t under -short (make test-short, the developer's inner
+// loop): a PostgreSQL server costs seconds of CPU to start, and make test
+// runs every test that needs one.
+func skipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("pgtest: no PostgreSQL server under -short (make test starts them)")
+	}
 }
 
 func fail(t testing.TB, err error) {
@@ -205,6 +216,7 @@ var (
 // are refused on it: fault tests Start their own server.
 func Shared(t testing.TB) *Server {
 	t.Helper()
+	skipShort(t)
 	if !mainActive.Load() {
 		t.Fatal("pgtest.Shared needs TestMain to call pgtest.Main(m), which stops the shared server")
 	}
