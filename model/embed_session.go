@@ -7,8 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rerankd/rerankd/model/onnx"
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/rerankd/rerankd/model/onnx"
 )
 
 // EmbeddingOutput says which output of an embedding model the runtime reads.

@@ -8,10 +8,11 @@ import (
 	"slices"
 	"sync/atomic"
 
+	ort "github.com/yalue/onnxruntime_go"
+
 	"github.com/rerankd/rerankd/internal/batching"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
-	ort "github.com/yalue/onnxruntime_go"
 )
 
 // PrefixSession runs a model folder's shared-prefix graph

@@ -6,10 +6,11 @@ import (
 	"sync"
 	"testing"
 
+	ort "github.com/yalue/onnxruntime_go"
+
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
-	ort "github.com/yalue/onnxruntime_go"
 )
 
 func openShared(t *testing.T, dir string, cacheMB int) (*rerank.Scorer, *PrefixSession) {

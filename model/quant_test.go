@@ -9,13 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	ort "github.com/yalue/onnxruntime_go"
+
 	"github.com/rerankd/rerankd/internal/fixture"
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/folder"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/rerank"
-	ort "github.com/yalue/onnxruntime_go"
 )
 
 // quantScoreTol bounds |quantised - float32| scores on the tiny random

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/rerankd/rerankd/internal/ortversion"
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/rerankd/rerankd/internal/ortversion"
 )
 
 // ONNX Runtime is one process-wide environment; these guard it.

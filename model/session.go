@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/rerankd/rerankd/internal/batching"
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/rerankd/rerankd/internal/batching"
 )
 
 // ErrIncompatibleModel marks a model file whose inputs or outputs do not fit

@@ -10,8 +10,9 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/rerankd/rerankd/internal/atomicfile"
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/rerankd/rerankd/internal/atomicfile"
 )
 
 // Optimised-session cache. Building a session spends most of its time

@@ -6,10 +6,11 @@ import (
 	"math"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/rerankd/rerankd/retrieval/filter"
 	"github.com/rerankd/rerankd/retrieval/post"
 	"github.com/rerankd/rerankd/tracing/span"
-	"go.opentelemetry.io/otel/attribute"
 )
 
 // Reranker scores texts against a query with a cross-encoder; scores are

@@ -3,10 +3,11 @@ package scoring
 import (
 	"context"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/retrieval"
 	"github.com/rerankd/rerankd/tracing/span"
-	"go.opentelemetry.io/otel/attribute"
 )
 
 // tracerName names the instrumentation scope of this package's spans.

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rerankd/rerankd/api"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/rerankd/rerankd/api"
 )
 
 // Config holds the server's limits. Flags and environment are mapped onto

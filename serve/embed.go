@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/retrieval"
-	"go.opentelemetry.io/otel/attribute"
 )
 
 // Embedder is what the embedding routes need of the embedding model: the

@@ -8,10 +8,11 @@ import (
 	"net"
 	"testing"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/lexical"
 	"github.com/rerankd/rerankd/scoring"
-	"github.com/valyala/fasthttp"
 )
 
 // fuzzContentTypes are the Content-Type values the fuzzer picks from by

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/scoring"

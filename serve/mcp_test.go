@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/internal/mcptest"
 	"github.com/rerankd/rerankd/retrieval"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/retrieval"
 )

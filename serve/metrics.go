@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/scoring"
 )

@@ -16,12 +16,13 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/rerankd/rerankd/api"
-	"github.com/rerankd/rerankd/retrieval"
-	"github.com/rerankd/rerankd/scoring"
 	"github.com/valyala/fasthttp"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/rerankd/rerankd/api"
+	"github.com/rerankd/rerankd/retrieval"
+	"github.com/rerankd/rerankd/scoring"
 )
 
 // Limits are the scheduler's batching limits, reported by /info.

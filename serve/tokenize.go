@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gofiber/fiber/v2"
+
 	"github.com/rerankd/rerankd/api"
 	"github.com/rerankd/rerankd/retrieval"
 )

@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rerankd/rerankd/internal/otlptest"
 	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/rerankd/rerankd/internal/otlptest"
 )
 
 // TestExportReachesCollector: spans started through the provider arrive at

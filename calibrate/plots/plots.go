@@ -19,12 +19,13 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/rerankd/rerankd/calibrate"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/rerankd/rerankd/calibrate"
 )
 
 // Data is what the plots show.

@@ -10,12 +10,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rerankd/rerankd/benchmarks/locomo"
-	"github.com/rerankd/rerankd/benchmarks/metrics"
-	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/rerankd/rerankd/benchmarks/locomo"
+	"github.com/rerankd/rerankd/benchmarks/metrics"
+	"github.com/rerankd/rerankd/cmd/internal/cli"
 )
 
 // compareKeys are `eval compare`'s metrics, by cut-off.

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/cmd/internal/graphflags"
-
 	"github.com/rerankd/rerankd/model/onnx"
 )
 

@@ -8,11 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rerankd/rerankd/cmd/internal/servecmd"
-
 	"github.com/rerankd/rerankd/cmd/internal/app"
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/cmd/internal/paths"
+	"github.com/rerankd/rerankd/cmd/internal/servecmd"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/user/configuration.md from the help texts")

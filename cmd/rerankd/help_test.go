@@ -9,9 +9,8 @@ import (
 	"testing"
 
 	"github.com/rerankd/rerankd/cmd/internal/app"
-	"github.com/rerankd/rerankd/cmd/internal/servecmd"
-
 	"github.com/rerankd/rerankd/cmd/internal/cli"
+	"github.com/rerankd/rerankd/cmd/internal/servecmd"
 )
 
 // helpRuns are the command lines whose help TestHelp reads: every

@@ -16,7 +16,6 @@ import (
 
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/cmd/internal/testmodel"
-
 	"github.com/rerankd/rerankd/model"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/hf"

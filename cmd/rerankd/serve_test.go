@@ -10,10 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rerankd/rerankd/cmd/internal/app"
 	"github.com/rerankd/rerankd/cmd/internal/paths"
 	"github.com/rerankd/rerankd/cmd/internal/servecmd"
-
-	"github.com/rerankd/rerankd/cmd/internal/app"
 	"github.com/rerankd/rerankd/rerank"
 	"github.com/rerankd/rerankd/serve"
 )

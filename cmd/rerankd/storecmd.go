@@ -8,7 +8,6 @@ import (
 	"io"
 
 	"github.com/rerankd/rerankd/cmd/internal/app"
-
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/retrieval/store"
 	"github.com/rerankd/rerankd/retrieval/store/bolt"

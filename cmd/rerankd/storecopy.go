@@ -15,7 +15,6 @@ import (
 	"syscall"
 
 	"github.com/rerankd/rerankd/cmd/internal/app"
-
 	"github.com/rerankd/rerankd/cmd/internal/progress"
 	"github.com/rerankd/rerankd/retrieval/store"
 )

@@ -5,11 +5,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/rerankd/rerankd/internal/testenv"
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/onnx"
 	"github.com/rerankd/rerankd/model/onnx/onnxpb"
-	"google.golang.org/protobuf/proto"
 )
 
 // TestWriteAttentionForms: a reranker folder gets each shared-prefix

@@ -11,11 +11,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rerankd/rerankd/tokenizer"
-
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/hf"
 	"github.com/rerankd/rerankd/model/onnx"
+	"github.com/rerankd/rerankd/tokenizer"
 )
 
 // Encoder folders (BERT, XLM-R; arch.EncoderConfig). A converted one holds

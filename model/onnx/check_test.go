@@ -4,9 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/onnx/onnxpb"
-	"google.golang.org/protobuf/proto"
 )
 
 func TestOptionsValidate(t *testing.T) {

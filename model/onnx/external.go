@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 )
 
 // minExternalBytes: initializers smaller than this (shape constants, norm

@@ -6,8 +6,9 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 )
 
 // graph accumulates nodes and initializers. Node outputs get generated,

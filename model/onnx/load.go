@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 )
 
 // Load reads dir/model.onnx and resolves external data into RawData, so

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 )
 
 // Model is an ONNX model ready to Save. Initializers hold their data in

@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/rerankd/rerankd/model/arch"
 	"github.com/rerankd/rerankd/model/onnx/onnxpb"
-	"google.golang.org/protobuf/proto"
 )
 
 const testYes, testNo = 7, 3

@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 )
 
 // DataRange is one initializer's bytes in an external-data file.

@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/rerankd/rerankd/internal/atomicfile"
 	"github.com/rerankd/rerankd/model/onnx/onnxpb"
-	"google.golang.org/protobuf/proto"
 )
 
 // File names Save writes inside its directory.

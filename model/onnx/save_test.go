@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rerankd/rerankd/model/onnx/onnxpb"
 )
 
 func listDir(t *testing.T, dir string) map[string]int64 {

@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"slices"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/rerankd/rerankd/internal/atomicfile"
 	"github.com/rerankd/rerankd/model/onnx/onnxpb"
-	"google.golang.org/protobuf/proto"
 )
 
 // SaveWith writes m to dir like Save and, next to it, each model of extra

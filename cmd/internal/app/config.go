@@ -16,6 +16,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rerankd/rerankd/cmd/internal/cli"
 	"github.com/rerankd/rerankd/cmd/internal/paths"
 	"github.com/rerankd/rerankd/lexical"
@@ -27,7 +29,6 @@ import (
 	"github.com/rerankd/rerankd/retrieval/memory"
 	"github.com/rerankd/rerankd/scheduler"
 	"github.com/rerankd/rerankd/serve"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultMCPNamespace is where memory tools called without a namespace go

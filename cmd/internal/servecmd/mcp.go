@@ -10,12 +10,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rerankd/rerankd/serve"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rerankd/rerankd/cmd/internal/app"
 	"github.com/rerankd/rerankd/cmd/internal/cli"
+	"github.com/rerankd/rerankd/serve"
 )
 
 // RunMCP implements rerankd mcp: it serves the memory and rerank tools over stdio: the App `rerankd
