@@ -109,7 +109,7 @@ func (p pairSegmenter) CutSearch(run string) []string {
 // TestSegmentedConcurrent shares one Analyzer per gse mode between
 // goroutines (run with -race): lexical's side of those modes must keep no
 // shared state. gse's own side is raced in package lexical/gse, on a small
-// dictionary (loading the embedded one under -race takes tens of seconds).
+// dictionary: loading the embedded one under -race is slow (docs/testing.md).
 func TestSegmentedConcurrent(t *testing.T) {
 	texts := []string{"我喜欢弹钢琴", "Meeting in 北京大学 at 3pm", "中华人民共和国 and the 人民", "plain English, no Han"}
 	for _, m := range []CJKMode{CJKGse, CJKGseBigram, CJKGseUnigram} {

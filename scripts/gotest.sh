@@ -63,8 +63,9 @@ if [ -z "${RERANKD_TEST_FIXTURES:-}" ]; then
 fi
 
 # Flags of the two CI tiers. -ldflags=-w: the test binaries carry no DWARF
-# (nothing reads it; stack traces come from the symbol table), which cuts
-# about a third of each binary's link, and every package links one or two.
+# (nothing reads it; stack traces come from the symbol table), which
+# shortens each binary's link, and every package links one or two
+# (docs/testing.md).
 # -vet=off: `make test` runs go vet over the same packages, test files
 # included (scripts/together.sh), so go test's subset of it would only
 # repeat that in each tier.

@@ -184,8 +184,8 @@ func Start(t testing.TB, opts ...Option) *Server {
 }
 
 // skipShort skips t under -short (make test-short, the developer's inner
-// loop): a PostgreSQL server costs seconds of CPU to start, and make test
-// runs every test that needs one.
+// loop): starting servers is most of those tests' CPU, and make test runs
+// every test that needs one.
 func skipShort(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
