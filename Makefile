@@ -88,8 +88,8 @@ test-short:
 	@scripts/gotest.sh short -timeout 10m
 
 ## fresh-check: run .ci/run on a clone of HEAD as a new machine would (empty HOME, Go caches,
-## toolchain, rerankd cache, npm cache); FRESH_ARGS="--keep-caches" uses this machine's Go module,
-## build and golangci-lint caches instead. See scripts/fresh_check.sh --help.
+## toolchain, rerankd cache, npm cache); FRESH_ARGS="--keep-caches" uses this machine's Go module
+## and build caches instead. See scripts/fresh_check.sh --help.
 fresh-check:
 	scripts/fresh_check.sh $(FRESH_ARGS)
 
