@@ -4,8 +4,10 @@
 // cross-encoder folder's scorer with and without the engine's bound on a
 // call's attention scores (model.Options.EncoderScoresBytes), the two
 // opened in one process and taking turns request by request on the same
-// requests, and prints the pairs/s ratio and the largest logit difference.
-// A lab tool for docs/perf/encoders-memory.md; errors panic.
+// requests, and prints how fast the bounded side scores against the other
+// and the largest logit difference. ONNX Runtime is $ORT_LIB (what
+// scripts/setup.sh prints) unless -ort-lib names it. A lab tool for
+// docs/perf/encoders-memory.md; errors panic.
 package main
 
 import (
@@ -15,7 +17,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -30,8 +31,12 @@ func main() {
 	docs := flag.Int("docs", 20, "documents per request")
 	minW, maxW := flag.Int("min-words", 35, "fewest words a document"), flag.Int("max-words", 80, "most words a document")
 	threads := flag.Int("threads", 2, "ONNX Runtime intra-op threads")
-	ortLib := flag.String("ort-lib", filepath.Join(os.Getenv("HOME"), ".cache/rerankd/onnxruntime/1.30.0/libonnxruntime.so.1"), "ONNX Runtime library")
+	ortLib := flag.String("ort-lib", os.Getenv("ORT_LIB"), "ONNX Runtime library (default $ORT_LIB)")
 	flag.Parse()
+	if *ortLib == "" {
+		fmt.Fprintln(os.Stderr, `callbound: no ONNX Runtime library: pass -ort-lib, or eval "$(scripts/setup.sh)" and export ORT_LIB`)
+		os.Exit(2)
+	}
 	words := strings.Fields("the quick brown fox jumps over a lazy dog while alice tells bob about her trip to paris last summer and the weather was fine on tuesday but it rained on wednesday")
 	r := rand.New(rand.NewPCG(1, 2))
 	reqs := make([]rerank.Request, *requests+1) // the first warms both up
