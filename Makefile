@@ -71,6 +71,10 @@ run: setup build
 ## goroutine-starting test under it; the image. Each phase reports its wall time (scripts/phase.sh).
 PHASE := scripts/phase.sh
 SUBMAKE := $(MAKE) --no-print-directory
+# -trimpath for every go command the tests run: without it the go command keys its build, vet and
+# lint results by the clone's folder, and CI clones into a new folder each time, so nothing this
+# project compiled, vetted or linted before is reused; with it a kept cache is (docs/testing.md).
+test test-short: export GOFLAGS += -trimpath
 test:
 	@$(PHASE) setup $(SUBMAKE) setup
 	@$(PHASE) setup-browser $(SUBMAKE) setup-browser
@@ -88,8 +92,8 @@ test-short:
 	@scripts/gotest.sh short -timeout 10m
 
 ## fresh-check: run .ci/run on a clone of HEAD as a new machine would (empty HOME, Go caches,
-## toolchain, rerankd cache, npm cache); FRESH_ARGS="--keep-caches" uses this machine's Go module
-## and build caches instead. See scripts/fresh_check.sh --help.
+## toolchain, rerankd cache, npm cache); FRESH_ARGS="--keep-caches" uses this machine's Go module,
+## build and golangci-lint caches instead. See scripts/fresh_check.sh --help.
 fresh-check:
 	scripts/fresh_check.sh $(FRESH_ARGS)
 

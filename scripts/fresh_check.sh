@@ -15,8 +15,13 @@
 #
 # Usage: scripts/fresh_check.sh [--keep-caches] [--ref REV] [--keep]
 #   --keep-caches  use this machine's Go module and build caches (`go env
-#                  GOMODCACHE GOCACHE`, and so its downloaded toolchain): a
-#                  quicker second opinion. Everything else is still new.
+#                  GOMODCACHE GOCACHE`, and so its downloaded toolchain) and
+#                  golangci-lint's analysis cache ($GOLANGCI_LINT_CACHE, else
+#                  ~/.cache/golangci-lint): the caches a CI runner keeps
+#                  between runs (golangci-lint-action restores the last),
+#                  all keyed by content. A quicker second opinion;
+#                  everything else, golangci-lint's binary included, is
+#                  still new.
 #   --ref REV      check REV instead of HEAD (e.g. to time an older commit).
 #   --keep         leave the temporary folder for inspection.
 # Prints each phase's wall time (clone, each `make test` phase, cleanup), and
@@ -42,6 +47,7 @@ if [ "$keep_caches" = 1 ]; then
   # Asked before HOME changes; outside the module, so no toolchain switch.
   kept_mod=$(cd / && GOTOOLCHAIN=local go env GOMODCACHE)
   kept_build=$(cd / && GOTOOLCHAIN=local go env GOCACHE)
+  kept_lint=${GOLANGCI_LINT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/golangci-lint}
 fi
 rev=$(git -C "$repo" rev-parse --verify "$ref^{commit}") || { echo "fresh-check: no such revision $ref" >&2; exit 2; }
 if [ -n "$(git -C "$repo" status --porcelain --untracked-files=no)" ] && [ "$ref" = HEAD ]; then
@@ -77,10 +83,11 @@ export XDG_CACHE_HOME="$home/.cache" XDG_DATA_HOME="$home/.local/share" XDG_CONF
 export RERANKD_CACHE="$XDG_CACHE_HOME/rerankd" RERANKD_DATA="$XDG_DATA_HOME/rerankd"
 export npm_config_cache="$home/.npm"
 if [ "$keep_caches" = 1 ]; then
-  export GOMODCACHE="$kept_mod" GOCACHE="$kept_build"
-  caches="this machine's Go module and build caches kept ($kept_mod, $kept_build)"
+  export GOMODCACHE="$kept_mod" GOCACHE="$kept_build" GOLANGCI_LINT_CACHE="$kept_lint"
+  caches="this machine's Go module, build and lint caches kept ($kept_mod, $kept_build, $kept_lint)"
 else
   export GOMODCACHE="$GOPATH/pkg/mod" GOCACHE="$XDG_CACHE_HOME/go-build"
+  unset GOLANGCI_LINT_CACHE
   caches="all caches new"
 fi
 export CI=true
