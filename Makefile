@@ -86,7 +86,7 @@ test:
 	@$(PHASE) image-test $(SUBMAKE) image-test
 
 ## test-short: a developer's inner loop: every package's tests with -short (the crash loops
-## shrink; soaks, replicas, start-bench, MCP client and the slowest oracle cases skip), without the
+## shrink; soaks, replicas, start-bench, MCP client, browsers and the slowest oracle cases skip), without the
 ## race detector; `make test` is what CI runs
 test-short:
 	@scripts/gotest.sh short -timeout 10m

@@ -24,5 +24,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "model tests need ONNX Runtime (run scripts/setup.sh):", err)
 		os.Exit(1)
 	}
+	// Idle intra-op threads block instead of spinning: a test's sessions
+	// share two cores with the other test binaries of its tier, and scores
+	// do not depend on it (docs/testing.md).
+	defaultSpinning = false
 	os.Exit(fixture.Run(m)) // fixtures shared by this binary's tests (or the run's: scripts/gotest.sh)
 }

@@ -172,9 +172,14 @@ func (c CUDAOptions) providerOptions(device int) map[string]string {
 	return m
 }
 
+// defaultSpinning is DefaultSessionConfig's Spinning. This package's tests
+// turn it off (main_test.go): their sessions run beside other test binaries,
+// and spinning threads would take the cores those need.
+var defaultSpinning = true
+
 // DefaultSessionConfig returns CPU, one thread per CPU, spinning.
 func DefaultSessionConfig() SessionConfig {
-	return SessionConfig{Provider: ProviderCPU, Spinning: true}
+	return SessionConfig{Provider: ProviderCPU, Spinning: defaultSpinning}
 }
 
 // Validate reports every problem at once.

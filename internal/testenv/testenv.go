@@ -182,10 +182,15 @@ func moduleRoot() (string, error) {
 // Chromium is Debian's Chromium, which the browser tests drive.
 const Chromium = "/usr/bin/chromium"
 
-// RequireBrowser skips tb (fails it under CI) unless node, Chromium and
+// RequireBrowser skips tb under -short (make test-short: Chromium and its
+// node driver cost more CPU than any other test there; make test runs it),
+// and otherwise (fails it under CI) unless node, Chromium and
 // playwright-core are installed.
 func RequireBrowser(tb testing.TB) {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("a real browser: skipped under -short (make test runs it)")
+	}
 	const enable = "run scripts/setup_browser.sh (make test does)"
 	if _, err := os.Stat(Chromium); err != nil {
 		SkipUnlessCI(tb, "no "+Chromium, enable)
