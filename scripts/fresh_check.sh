@@ -19,7 +19,8 @@
 #                  golangci-lint's analysis cache ($GOLANGCI_LINT_CACHE, else
 #                  ~/.cache/golangci-lint): the caches a CI runner keeps
 #                  between runs (golangci-lint-action restores the last),
-#                  all keyed by content. A quicker second opinion;
+#                  all keyed by content (make test's -trimpath keeps the
+#                  clone's folder out of the keys). A quicker second opinion;
 #                  everything else, golangci-lint's binary included, is
 #                  still new.
 #   --ref REV      check REV instead of HEAD (e.g. to time an older commit).
