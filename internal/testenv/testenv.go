@@ -182,9 +182,9 @@ func moduleRoot() (string, error) {
 // Chromium is Debian's Chromium, which the browser tests drive.
 const Chromium = "/usr/bin/chromium"
 
-// RequireBrowser skips tb under -short (make test-short: Chromium and its
-// node driver cost more CPU than any other test there; make test runs it),
-// and otherwise (fails it under CI) unless node, Chromium and
+// RequireBrowser skips tb under -short (make test-short; Chromium and its
+// node driver are among that tier's largest CPU costs, docs/testing.md),
+// and otherwise skips it (fails it under CI) unless node, Chromium and
 // playwright-core are installed.
 func RequireBrowser(tb testing.TB) {
 	tb.Helper()
