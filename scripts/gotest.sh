@@ -62,6 +62,13 @@ if [ -z "${RERANKD_TEST_FIXTURES:-}" ]; then
   trap 'rm -rf "$RERANKD_TEST_FIXTURES"' EXIT
 fi
 
+# glibc's malloc backs its large blocks with transparent huge pages where
+# the host leaves THP to madvise: the tests' ONNX Runtime sessions (in the
+# test binaries and the servers they start) then fault their memory in
+# 2 MiB pages rather than 4 KiB ones (docs/testing.md measures it). Go's
+# own heap is not malloc's and is unchanged.
+export GLIBC_TUNABLES="glibc.malloc.hugetlb=1${GLIBC_TUNABLES:+:$GLIBC_TUNABLES}"
+
 # Flags of the two CI tiers. -ldflags=-w: the test binaries carry no DWARF
 # (nothing reads it; stack traces come from the symbol table), which
 # shortens each binary's link, and every package links one or two
